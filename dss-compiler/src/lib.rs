@@ -1,0 +1,25 @@
+//! dss-compiler: JSON Schema -> domain-specific shorthand.
+//!
+//! Pipeline (one stage per module, each only calls the ones above it):
+//! 1. [`schema`]   — read a JSON Schema document: drafts, `$ref`/`$id`/anchors, keywords.
+//! 2. [`shape`]    — abstract every subschema into a type-partitioned *shape* (the set of
+//!                   JSON values it may describe, over-approximated where JSON Schema is
+//!                   richer than a notation can be).
+//! 3. [`notation`] — design the shorthand for those shapes: field order, positional /
+//!                   keyless / keyed fields, keywords, tags, layout. Editable as YAML.
+//! 4. [`codec`]    — the exact mapper: JSON -> shorthand (`encode`) and back (`decode`).
+//! 5. [`grammar`]  — one grammar IR built from the notation, printed as readable BNF,
+//!                   pest and GBNF.
+//! 6. [`spec`]     — the compiled artifact (`spec.json`) tying it together, plus validation.
+
+pub mod codec;
+pub mod error;
+pub mod grammar;
+pub mod notation;
+pub mod schema;
+pub mod shape;
+pub mod spec;
+
+pub use error::{CompileError, CompressError, ExpandError, SpecError};
+pub use notation::NotationConfig;
+pub use spec::{compile, CompileOptions, CompiledSpec};

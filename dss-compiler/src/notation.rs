@@ -1,0 +1,5 @@
+//! notation
+use serde::{Deserialize, Serialize};
+/// The user-editable notation design (YAML).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct NotationConfig {}
