@@ -1,1 +1,858 @@
-//! codec
+//! Stage 4 — the exact mapper: JSON -> shorthand ([`encode`]) and shorthand -> JSON
+//! ([`decode`]), both driven by the notation. The decoder reads left to right with one token
+//! of lookahead — the notation stage guarantees that is enough — and reports errors as
+//! `line:column`, what was expected and what was found.
+
+use crate::error::ExpandError;
+use crate::notation::{
+    is_section, is_word, is_word_char, render_word, FieldLayout, FieldMode, First, Notation, ObjLayout,
+    RecordLayout, RootLayout,
+};
+use crate::schema::escape_token;
+use crate::shape::{same_number, ExprId, Parts, Shapes};
+use serde_json::{Map, Number, Value};
+use std::collections::BTreeMap;
+
+/// A value that does not fit the notation (only possible for instances the schema rejects).
+#[derive(Debug)]
+pub struct EncodeError {
+    pub pointer: String,
+    pub message: String,
+}
+
+type EResult<T> = Result<T, EncodeError>;
+
+fn eerr<T>(pointer: &str, message: impl Into<String>) -> EResult<T> {
+    Err(EncodeError { pointer: pointer.to_string(), message: message.into() })
+}
+
+/// JSON values are equal, numbers compared by value.
+pub fn json_eq(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => same_number(x, y),
+        (Value::Array(x), Value::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(p, q)| json_eq(p, q)),
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| json_eq(v, w)))
+        }
+        _ => a == b,
+    }
+}
+
+/// Writes shorthand.
+pub struct Encoder<'a> {
+    shapes: &'a Shapes,
+    notation: &'a Notation,
+}
+
+static NO_ABBREV: BTreeMap<String, String> = BTreeMap::new();
+
+impl<'a> Encoder<'a> {
+    pub fn new(shapes: &'a Shapes, notation: &'a Notation) -> Self {
+        Encoder { shapes, notation }
+    }
+
+    pub fn document(&self, v: &Value) -> EResult<String> {
+        let mut out = String::new();
+        let root = self.shapes.root;
+        match self.notation.root {
+            RootLayout::Block => self.block(v, root, &mut out)?,
+            RootLayout::Line => {
+                self.line_item(v, root, "", &mut out)?;
+                out.push('\n');
+            }
+            RootLayout::Lines => {
+                let Value::Array(items) = v else { return eerr("", "expected an array") };
+                let Some(item) = self.shapes.parts(root).array.as_ref().and_then(|a| a.items) else {
+                    return eerr("", "expected no items");
+                };
+                for (i, x) in items.iter().enumerate() {
+                    self.line_item(x, item, &format!("/{i}"), &mut out)?;
+                    out.push('\n');
+                }
+            }
+            RootLayout::Value => {
+                self.value(v, root, &NO_ABBREV, "", &mut out)?;
+                out.push('\n');
+            }
+        }
+        Ok(out)
+    }
+
+    fn record_of(&self, expr: ExprId, ptr: &str) -> EResult<&'a RecordLayout> {
+        match self.notation.object(expr) {
+            Some(ObjLayout::Record(r)) => Ok(r),
+            _ => eerr(ptr, "expected an object form"),
+        }
+    }
+
+    fn block(&self, v: &Value, expr: ExprId, out: &mut String) -> EResult<()> {
+        let Value::Object(map) = v else { return eerr("", "expected an object") };
+        let r = self.record_of(expr, "")?;
+        for f in &r.fields {
+            let ptr = format!("/{}", escape_token(&f.name));
+            let Some(x) = map.get(&f.name) else {
+                if matches!(f.mode, FieldMode::Positional | FieldMode::Const(_)) {
+                    return eerr("", format!("missing required property `{}`", f.name));
+                }
+                continue;
+            };
+            if let FieldMode::Const(c) = &f.mode {
+                if !json_eq(c, x) {
+                    return eerr(&ptr, format!("expected {c}"));
+                }
+                continue;
+            }
+            out.push_str(&f.keyword);
+            out.push(':');
+            if is_section(self.shapes, f.expr) {
+                out.push('\n');
+                let item = self.shapes.parts(f.expr).array.as_ref().and_then(|a| a.items).unwrap_or(crate::shape::NEVER);
+                let Value::Array(items) = x else { return eerr(&ptr, "expected an array") };
+                for (i, it) in items.iter().enumerate() {
+                    self.line_item(it, item, &format!("{ptr}/{i}"), out)?;
+                    out.push('\n');
+                }
+            } else {
+                out.push(' ');
+                self.value(x, f.expr, &f.abbrev, &ptr, out)?;
+                out.push('\n');
+            }
+        }
+        for (k, x) in self.extras(map, r, None, "")? {
+            out.push_str(&serde_json::to_string(k).unwrap_or_default());
+            out.push_str(": ");
+            let e = r.extras.unwrap_or(crate::shape::NEVER);
+            self.value(x, e, &NO_ABBREV, &format!("/{}", escape_token(k)), out)?;
+            out.push('\n');
+        }
+        Ok(())
+    }
+
+    /// Undeclared properties, sorted by key (the canonical order).
+    fn extras<'m>(
+        &self,
+        map: &'m Map<String, Value>,
+        r: &RecordLayout,
+        tag_key: Option<&str>,
+        ptr: &str,
+    ) -> EResult<Vec<(&'m String, &'m Value)>> {
+        let mut extra: Vec<(&String, &Value)> = map
+            .iter()
+            .filter(|(k, _)| Some(k.as_str()) != tag_key && !r.fields.iter().any(|f| &f.name == *k))
+            .collect();
+        if r.extras.is_none() {
+            if let Some((k, _)) = extra.first() {
+                return eerr(ptr, format!("property `{k}` is not allowed"));
+            }
+        }
+        extra.sort_by(|a, b| a.0.cmp(b.0));
+        Ok(extra)
+    }
+
+    /// An array item or root on its own line: objects without parentheses.
+    fn line_item(&self, v: &Value, expr: ExprId, ptr: &str, out: &mut String) -> EResult<()> {
+        if self.shapes.parts(expr).object_only() {
+            let Value::Object(map) = v else { return eerr(ptr, "expected an object") };
+            self.body(map, expr, ptr, out)
+        } else {
+            self.value(v, expr, &NO_ABBREV, ptr, out)
+        }
+    }
+
+    fn body(&self, map: &Map<String, Value>, expr: ExprId, ptr: &str, out: &mut String) -> EResult<()> {
+        let mut slots = 0usize;
+        match self.notation.object(expr) {
+            Some(ObjLayout::Record(r)) => self.record(map, r, None, ptr, &mut slots, out),
+            Some(ObjLayout::Tagged { key, variants }) => {
+                let Some(Value::String(tag)) = map.get(key) else {
+                    return eerr(ptr, format!("expected a string property `{key}` (the tag)"));
+                };
+                for var in variants {
+                    if let Some((_, written)) = var.tags.iter().find(|(v, _)| v == tag) {
+                        out.push_str(written);
+                        slots = 1;
+                        return self.record(map, &var.record, Some(key), ptr, &mut slots, out);
+                    }
+                }
+                eerr(&format!("{ptr}/{}", escape_token(key)), format!("`{tag}` is not a known `{key}`"))
+            }
+            None => eerr(ptr, "objects are not allowed here"),
+        }
+    }
+
+    fn record(
+        &self,
+        map: &Map<String, Value>,
+        r: &RecordLayout,
+        tag_key: Option<&str>,
+        ptr: &str,
+        slots: &mut usize,
+        out: &mut String,
+    ) -> EResult<()> {
+        for f in &r.fields {
+            let fptr = format!("{ptr}/{}", escape_token(&f.name));
+            let x = map.get(&f.name);
+            match (&f.mode, x) {
+                (FieldMode::Const(c), Some(x)) => {
+                    if !json_eq(c, x) {
+                        return eerr(&fptr, format!("expected {c}"));
+                    }
+                }
+                (FieldMode::Const(_) | FieldMode::Positional, None) => {
+                    return eerr(ptr, format!("missing required property `{}`", f.name));
+                }
+                (_, None) => {}
+                (FieldMode::Positional | FieldMode::Keyless, Some(x)) => {
+                    sep(slots, out);
+                    self.value(x, f.expr, &f.abbrev, &fptr, out)?;
+                }
+                (FieldMode::Keyed, Some(x)) => {
+                    sep(slots, out);
+                    out.push_str(&f.keyword);
+                    match self.shapes.parts(f.expr).single_value() {
+                        Some(c) if json_eq(&c, x) => {}
+                        Some(c) => return eerr(&fptr, format!("expected {c}")),
+                        None => {
+                            out.push(' ');
+                            self.value(x, f.expr, &f.abbrev, &fptr, out)?;
+                        }
+                    }
+                }
+            }
+        }
+        for (k, x) in self.extras(map, r, tag_key, ptr)? {
+            sep(slots, out);
+            out.push_str(&serde_json::to_string(k).unwrap_or_default());
+            out.push(' ');
+            let e = r.extras.unwrap_or(crate::shape::NEVER);
+            self.value(x, e, &NO_ABBREV, &format!("{ptr}/{}", escape_token(k)), out)?;
+        }
+        Ok(())
+    }
+
+    /// An inline value.
+    pub fn value(
+        &self,
+        v: &Value,
+        expr: ExprId,
+        abbrev: &BTreeMap<String, String>,
+        ptr: &str,
+        out: &mut String,
+    ) -> EResult<()> {
+        let p = self.shapes.parts(expr);
+        if p.any {
+            out.push_str(&serde_json::to_string(v).unwrap_or_default());
+            return Ok(());
+        }
+        match v {
+            Value::Null if p.null => out.push_str("null"),
+            Value::Bool(true) if p.bool_true => out.push_str("true"),
+            Value::Bool(false) if p.bool_false => out.push_str("false"),
+            Value::Number(n) if p.number.is_some() => {
+                let np = p.number.as_ref().expect("checked");
+                match &np.values {
+                    Some(vs) => match vs.iter().find(|m| same_number(m, n)) {
+                        Some(m) => out.push_str(&m.to_string()),
+                        None => return eerr(ptr, format!("{n} is not one of the allowed numbers")),
+                    },
+                    None => {
+                        if np.integer && n.as_f64().is_some_and(|f| f.fract() != 0.0) {
+                            return eerr(ptr, format!("{n} is not an integer"));
+                        }
+                        out.push_str(&n.to_string());
+                    }
+                }
+            }
+            Value::String(s) if p.string.is_some() => match &p.string.as_ref().expect("checked").values {
+                Some(vs) => {
+                    if !vs.contains(s) {
+                        return eerr(ptr, format!("`{s}` is not one of the allowed values"));
+                    }
+                    out.push_str(&render_word(abbrev.get(s).unwrap_or(s)));
+                }
+                None => out.push_str(&serde_json::to_string(s).unwrap_or_default()),
+            },
+            Value::Array(items) if p.array.is_some() => {
+                let a = p.array.as_ref().expect("checked");
+                out.push('[');
+                for (i, x) in items.iter().enumerate() {
+                    if i > 0 {
+                        out.push(' ');
+                    }
+                    let Some(e) = a.item_at(i) else {
+                        return eerr(ptr, format!("at most {} items are allowed", a.prefix.len()));
+                    };
+                    self.value(x, e, &NO_ABBREV, &format!("{ptr}/{i}"), out)?;
+                }
+                out.push(']');
+            }
+            Value::Object(map) if p.object.is_some() => {
+                out.push('(');
+                self.body(map, expr, ptr, out)?;
+                out.push(')');
+            }
+            _ => return eerr(ptr, format!("a {} is not allowed here", type_name(v))),
+        }
+        Ok(())
+    }
+}
+
+fn sep(slots: &mut usize, out: &mut String) {
+    if *slots > 0 {
+        out.push(' ');
+    }
+    *slots += 1;
+}
+
+fn type_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+/// Reads shorthand.
+pub struct Decoder<'a> {
+    src: &'a str,
+    pos: usize,
+    shapes: &'a Shapes,
+    notation: &'a Notation,
+}
+
+type DResult<T> = Result<T, ExpandError>;
+
+impl<'a> Decoder<'a> {
+    pub fn new(src: &'a str, shapes: &'a Shapes, notation: &'a Notation) -> Self {
+        Decoder { src, pos: 0, shapes, notation }
+    }
+
+    fn rest(&self) -> &'a str {
+        &self.src[self.pos..]
+    }
+    fn peek(&self) -> Option<char> {
+        self.rest().chars().next()
+    }
+    fn at_end(&self) -> bool {
+        self.pos >= self.src.len()
+    }
+
+    fn error<T>(&self, expected: impl Into<String>) -> DResult<T> {
+        self.error_at(self.pos, expected)
+    }
+
+    fn error_at<T>(&self, pos: usize, expected: impl Into<String>) -> DResult<T> {
+        let before = &self.src[..pos];
+        let line = before.matches('\n').count() + 1;
+        let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+        Err(ExpandError { line, column, expected: expected.into(), found: self.describe_at(pos) })
+    }
+
+    fn describe_at(&self, pos: usize) -> String {
+        let rest = &self.src[pos..];
+        match rest.chars().next() {
+            None => "end of input".into(),
+            Some('\n') => "end of line".into(),
+            Some(' ') => "a space".into(),
+            Some(c) if is_word_char(c) => {
+                let w: String = rest.chars().take_while(|&c| is_word_char(c)).take(40).collect();
+                format!("`{w}`")
+            }
+            Some(_) => {
+                let t: String = rest.chars().take_while(|&c| c != '\n').take(20).collect();
+                format!("`{t}`")
+            }
+        }
+    }
+
+    fn eat(&mut self, c: char) -> bool {
+        if self.peek() == Some(c) {
+            self.pos += c.len_utf8();
+            true
+        } else {
+            false
+        }
+    }
+
+    fn expect(&mut self, c: char, what: &str) -> DResult<()> {
+        if self.eat(c) {
+            Ok(())
+        } else {
+            self.error(what)
+        }
+    }
+
+    /// Accept the final newline, or its absence at the very end.
+    fn end_line(&mut self) -> DResult<()> {
+        if self.eat('\n') || self.at_end() {
+            Ok(())
+        } else {
+            self.error("end of line")
+        }
+    }
+
+    pub fn document(&mut self) -> DResult<Value> {
+        let root = self.shapes.root;
+        let v = match self.notation.root {
+            RootLayout::Block => self.block(root)?,
+            RootLayout::Line => {
+                let v = self.line_item(root)?;
+                self.end_line()?;
+                v
+            }
+            RootLayout::Lines => {
+                let item = self.shapes.parts(root).array.as_ref().and_then(|a| a.items).unwrap_or(crate::shape::NEVER);
+                let mut items = Vec::new();
+                while !self.at_end() {
+                    items.push(self.line_item(item)?);
+                    self.end_line()?;
+                }
+                Value::Array(items)
+            }
+            RootLayout::Value => {
+                let v = self.value(root, &NO_ABBREV)?;
+                self.end_line()?;
+                v
+            }
+        };
+        if !self.at_end() {
+            return self.error("end of input");
+        }
+        Ok(v)
+    }
+
+    /// At a line start: the statement head `kw:` or `"key":`, if there is one.
+    fn statement_head(&self) -> Option<(String, usize)> {
+        let rest = self.rest();
+        if rest.starts_with('"') {
+            let len = quoted_len(rest)?;
+            let key: String = serde_json::from_str(&rest[..len]).ok()?;
+            rest[len..].starts_with(':').then_some((format!("\"{key}"), len + 1))
+        } else {
+            let len = rest.find(|c: char| !is_word_char(c)).unwrap_or(rest.len());
+            (len > 0 && rest[len..].starts_with(':')).then(|| (rest[..len].to_string(), len + 1))
+        }
+    }
+
+    fn block(&mut self, expr: ExprId) -> DResult<Value> {
+        let r = match self.notation.object(expr) {
+            Some(ObjLayout::Record(r)) => r,
+            _ => return self.error("an object"),
+        };
+        let mut map = Map::new();
+        for f in &r.fields {
+            if let FieldMode::Const(c) = &f.mode {
+                map.insert(f.name.clone(), c.clone());
+                continue;
+            }
+            match self.statement_head() {
+                Some((kw, len)) if kw == f.keyword => self.pos += len,
+                _ if f.mode == FieldMode::Positional => return self.error(format!("`{}:`", f.keyword)),
+                _ => continue,
+            }
+            let v = if is_section(self.shapes, f.expr) {
+                self.expect('\n', "end of line after a section header")?;
+                let item = self.shapes.parts(f.expr).array.as_ref().and_then(|a| a.items).unwrap_or(crate::shape::NEVER);
+                let mut items = Vec::new();
+                while !self.at_end() && self.statement_head().is_none() {
+                    items.push(self.line_item(item)?);
+                    self.end_line()?;
+                }
+                Value::Array(items)
+            } else {
+                self.expect(' ', "a space after `:`")?;
+                let v = self.value(f.expr, &f.abbrev)?;
+                self.end_line()?;
+                v
+            };
+            map.insert(f.name.clone(), v);
+        }
+        while !self.at_end() {
+            let start = self.pos;
+            match (self.statement_head(), r.extras) {
+                (Some((kw, len)), Some(e)) if kw.starts_with('"') => {
+                    let key = kw[1..].to_string();
+                    if r.fields.iter().any(|f| f.name == key) || map.contains_key(&key) {
+                        return self.error_at(start, format!("a new property (`{key}` is declared or repeated)"));
+                    }
+                    self.pos += len;
+                    self.expect(' ', "a space after `:`")?;
+                    let v = self.value(e, &NO_ABBREV)?;
+                    self.end_line()?;
+                    map.insert(key, v);
+                }
+                _ => {
+                    let next: Vec<String> =
+                        r.fields.iter().filter(|f| !map.contains_key(&f.name)).map(|f| format!("`{}:`", f.keyword)).collect();
+                    return self.error(if next.is_empty() { "end of input".to_string() } else { format!("one of {}", next.join(", ")) });
+                }
+            }
+        }
+        Ok(Value::Object(map))
+    }
+
+    fn line_item(&mut self, expr: ExprId) -> DResult<Value> {
+        if self.shapes.parts(expr).object_only() {
+            self.body(expr)
+        } else {
+            self.value(expr, &NO_ABBREV)
+        }
+    }
+
+    fn body(&mut self, expr: ExprId) -> DResult<Value> {
+        let mut map = Map::new();
+        let mut slots = 0usize;
+        match self.notation.object(expr) {
+            Some(ObjLayout::Record(r)) => {
+                self.record(r, &mut map, &mut slots)?;
+            }
+            Some(ObjLayout::Tagged { key, variants }) => {
+                let start = self.pos;
+                let written = self.token_text();
+                let Some((var, value)) = written.as_deref().and_then(|w| {
+                    variants.iter().find_map(|v| v.tags.iter().find(|(_, t)| t == w).map(|(val, _)| (v, val)))
+                }) else {
+                    let all: Vec<String> = variants.iter().flat_map(|v| v.tags.iter().map(|(_, t)| t.clone())).collect();
+                    return self.error_at(start, format!("a `{key}` tag: one of {}", all.join(" ")));
+                };
+                self.pos += written.as_deref().map_or(0, str::len);
+                map.insert(key.clone(), Value::String(value.clone()));
+                slots = 1;
+                self.record(&var.record, &mut map, &mut slots)?;
+            }
+            None => return self.error("no object here"),
+        }
+        Ok(Value::Object(map))
+    }
+
+    /// The raw text of the next word or quoted string.
+    fn token_text(&self) -> Option<String> {
+        let rest = self.rest();
+        if rest.starts_with('"') {
+            quoted_len(rest).map(|n| rest[..n].to_string())
+        } else {
+            let n = rest.find(|c: char| !is_word_char(c)).unwrap_or(rest.len());
+            (n > 0).then(|| rest[..n].to_string())
+        }
+    }
+
+    fn classify(&self) -> Option<First> {
+        let c = self.peek()?;
+        Some(match c {
+            '(' => First::LParen,
+            '[' => First::LBracket,
+            '{' => First::LBrace,
+            '"' => First::Quoted,
+            '-' | '0'..='9' => First::Number,
+            c if is_word_char(c) => {
+                let w = self.token_text()?;
+                match w.as_str() {
+                    "true" => First::True,
+                    "false" => First::False,
+                    "null" => First::Null,
+                    _ => First::Word(w),
+                }
+            }
+            _ => return None,
+        })
+    }
+
+    fn record(&mut self, r: &RecordLayout, map: &mut Map<String, Value>, slots: &mut usize) -> DResult<()> {
+        let mut i = 0;
+        // Positional and const fields.
+        while i < r.fields.len() {
+            let f = &r.fields[i];
+            match &f.mode {
+                FieldMode::Const(c) => {
+                    map.insert(f.name.clone(), c.clone());
+                }
+                FieldMode::Positional => {
+                    if *slots > 0 {
+                        self.expect(' ', &format!("a space, then `{}`", f.name))?;
+                    }
+                    *slots += 1;
+                    let v = self.value(f.expr, &f.abbrev)?;
+                    map.insert(f.name.clone(), v);
+                }
+                _ => break,
+            }
+            i += 1;
+        }
+        // Optional fields in order, then undeclared properties.
+        let mut extras_started = false;
+        loop {
+            let sep_pos = self.pos;
+            if *slots > 0 {
+                if self.peek() != Some(' ') {
+                    break;
+                }
+                self.pos += 1;
+            } else if matches!(self.peek(), None | Some(')') | Some('\n')) {
+                break;
+            }
+            let token = self.classify();
+            let found = if extras_started {
+                None
+            } else {
+                token.as_ref().and_then(|t| (i..r.fields.len()).find(|&j| r.fields[j].first.contains(t)))
+            };
+            if let Some(j) = found {
+                // Const fields between i and j take their value without being written.
+                for f in &r.fields[i..j] {
+                    if let FieldMode::Const(c) = &f.mode {
+                        map.insert(f.name.clone(), c.clone());
+                    }
+                }
+                let f = &r.fields[j];
+                let v = self.optional_field(f)?;
+                map.insert(f.name.clone(), v);
+                i = j + 1;
+                *slots += 1;
+                continue;
+            }
+            if token == Some(First::Quoted) {
+                if let Some(e) = r.extras {
+                    let start = self.pos;
+                    let key = self.quoted()?;
+                    if r.fields.iter().any(|f| f.name == key) || map.contains_key(&key) {
+                        return self.error_at(start, format!("a new property (`{key}` is declared or repeated)"));
+                    }
+                    self.expect(' ', "a space, then the value")?;
+                    let v = self.value(e, &NO_ABBREV)?;
+                    map.insert(key, v);
+                    extras_started = true;
+                    *slots += 1;
+                    continue;
+                }
+            }
+            let mut expected: Vec<String> = Vec::new();
+            if !extras_started {
+                for f in &r.fields[i..] {
+                    match f.mode {
+                        FieldMode::Keyed => expected.push(format!("`{}`", f.keyword)),
+                        FieldMode::Keyless => expected.push(format!("a {} value", f.name)),
+                        _ => {}
+                    }
+                }
+            }
+            if r.extras.is_some() {
+                expected.push("a quoted property name".into());
+            }
+            if *slots > 0 {
+                // After a separator something must follow.
+                let what = if expected.is_empty() { "nothing more".to_string() } else { expected.join(", ") };
+                return self.error_at(sep_pos + 1, what);
+            }
+            expected.push("end of the object".into());
+            return self.error(expected.join(", "));
+        }
+        for f in &r.fields[i..] {
+            if let FieldMode::Const(c) = &f.mode {
+                map.insert(f.name.clone(), c.clone());
+            }
+        }
+        Ok(())
+    }
+
+    fn optional_field(&mut self, f: &FieldLayout) -> DResult<Value> {
+        if f.mode == FieldMode::Keyless {
+            return self.value(f.expr, &f.abbrev);
+        }
+        self.pos += f.keyword.len();
+        if let Some(c) = self.shapes.parts(f.expr).single_value() {
+            return Ok(c);
+        }
+        self.expect(' ', &format!("a space, then the value of `{}`", f.name))?;
+        self.value(f.expr, &f.abbrev)
+    }
+
+    fn quoted(&mut self) -> DResult<String> {
+        let rest = self.rest();
+        let Some(n) = quoted_len(rest) else { return self.error("a closed string") };
+        match serde_json::from_str::<String>(&rest[..n]) {
+            Ok(s) => {
+                self.pos += n;
+                Ok(s)
+            }
+            Err(e) => self.error(format!("a valid JSON string ({e})")),
+        }
+    }
+
+    fn number(&mut self) -> DResult<Number> {
+        let rest = self.rest();
+        let n = number_len(rest);
+        match serde_json::from_str::<Number>(&rest[..n]) {
+            Ok(num) if n > 0 => {
+                self.pos += n;
+                Ok(num)
+            }
+            _ => self.error("a number"),
+        }
+    }
+
+    fn json(&mut self) -> DResult<Value> {
+        if matches!(self.peek(), Some(c) if c.is_whitespace()) || self.at_end() {
+            return self.error("a JSON value");
+        }
+        let mut stream = serde_json::Deserializer::from_str(self.rest()).into_iter::<Value>();
+        match stream.next() {
+            Some(Ok(v)) => {
+                self.pos += stream.byte_offset();
+                Ok(v)
+            }
+            Some(Err(e)) => {
+                let at = self.pos;
+                self.error_at(at, format!("a JSON value ({e})"))
+            }
+            None => self.error("a JSON value"),
+        }
+    }
+
+    fn expected_of(&self, p: &Parts) -> String {
+        let mut e = Vec::new();
+        if p.null {
+            e.push("null".to_string());
+        }
+        if p.bool_true || p.bool_false {
+            e.push("true/false".into());
+        }
+        if let Some(n) = &p.number {
+            e.push(if n.integer { "an integer" } else { "a number" }.into());
+        }
+        if let Some(s) = &p.string {
+            match &s.values {
+                None => e.push("a \"quoted string\"".into()),
+                Some(vs) if vs.len() <= 12 => e.push(format!("one of {}", vs.iter().map(|v| render_word(v)).collect::<Vec<_>>().join(" "))),
+                Some(vs) => e.push(format!("one of {} values like {}", vs.len(), render_word(&vs[0]))),
+            }
+        }
+        if p.array.is_some() {
+            e.push("`[`".into());
+        }
+        if p.object.is_some() {
+            e.push("`(`".into());
+        }
+        if e.is_empty() {
+            "nothing (no value is allowed here)".into()
+        } else {
+            e.join(" or ")
+        }
+    }
+
+    pub fn value(&mut self, expr: ExprId, abbrev: &BTreeMap<String, String>) -> DResult<Value> {
+        let p = self.shapes.parts(expr);
+        if p.any {
+            return self.json();
+        }
+        let start = self.pos;
+        match self.peek() {
+            Some('(') if p.object.is_some() => {
+                self.pos += 1;
+                let v = self.body(expr)?;
+                self.expect(')', "`)`")?;
+                Ok(v)
+            }
+            Some('[') if p.array.is_some() => {
+                let a = p.array.as_ref().expect("checked");
+                self.pos += 1;
+                let mut items = Vec::new();
+                if !self.eat(']') {
+                    loop {
+                        let Some(e) = a.item_at(items.len()) else {
+                            return self.error(format!("`]` (at most {} items)", a.prefix.len()));
+                        };
+                        items.push(self.value(e, &NO_ABBREV)?);
+                        if self.eat(']') {
+                            break;
+                        }
+                        self.expect(' ', "a space or `]`")?;
+                    }
+                }
+                Ok(Value::Array(items))
+            }
+            Some('"') if p.string.is_some() => {
+                let s = self.quoted()?;
+                match &p.string.as_ref().expect("checked").values {
+                    None => Ok(Value::String(s)),
+                    Some(vs) => match lookup_enum(vs, abbrev, &s, false) {
+                        Some(v) => Ok(Value::String(v)),
+                        None => self.error_at(start, self.expected_of(p)),
+                    },
+                }
+            }
+            Some(c) if (c == '-' || c.is_ascii_digit()) && p.number.is_some() => {
+                let n = self.number()?;
+                let np = p.number.as_ref().expect("checked");
+                match &np.values {
+                    Some(vs) => match vs.iter().find(|m| same_number(m, &n)) {
+                        Some(m) => Ok(Value::Number(m.clone())),
+                        None => self.error_at(start, format!("one of {}", vs.iter().map(|v| v.to_string()).collect::<Vec<_>>().join(" "))),
+                    },
+                    None => {
+                        if np.integer && n.as_f64().is_some_and(|f| f.fract() != 0.0) {
+                            return self.error_at(start, "an integer");
+                        }
+                        Ok(Value::Number(n))
+                    }
+                }
+            }
+            Some(c) if is_word_char(c) && !c.is_ascii_digit() && c != '-' => {
+                let w = self.token_text().unwrap_or_default();
+                let v = match w.as_str() {
+                    "null" if p.null => Some(Value::Null),
+                    "true" if p.bool_true => Some(Value::Bool(true)),
+                    "false" if p.bool_false => Some(Value::Bool(false)),
+                    _ => p
+                        .string
+                        .as_ref()
+                        .and_then(|s| s.values.as_ref())
+                        .and_then(|vs| lookup_enum(vs, abbrev, &w, true))
+                        .map(Value::String),
+                };
+                match v {
+                    Some(v) => {
+                        self.pos += w.len();
+                        Ok(v)
+                    }
+                    None => self.error(self.expected_of(p)),
+                }
+            }
+            _ => self.error(self.expected_of(p)),
+        }
+    }
+}
+
+/// Which enum value a written token stands for (bare words must be written bare, others
+/// quoted, so each value has one spelling).
+fn lookup_enum(values: &[String], abbrev: &BTreeMap<String, String>, written: &str, bare: bool) -> Option<String> {
+    values
+        .iter()
+        .find(|v| {
+            let w = abbrev.get(*v).map(String::as_str).unwrap_or(v.as_str());
+            w == written && is_word(w) == bare
+        })
+        .cloned()
+}
+
+/// Length in bytes of the JSON string literal at the start of `s` (which starts with `"`).
+fn quoted_len(s: &str) -> Option<usize> {
+    let bytes = s.as_bytes();
+    let mut i = 1;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'\\' => i += 2,
+            b'"' => return Some(i + 1),
+            b'\n' => return None,
+            _ => i += 1,
+        }
+    }
+    None
+}
+
+/// Length of the JSON number at the start of `s`.
+fn number_len(s: &str) -> usize {
+    s.find(|c: char| !(c.is_ascii_digit() || matches!(c, '-' | '+' | '.' | 'e' | 'E'))).unwrap_or(s.len())
+}

@@ -1,1 +1,873 @@
-//! grammar
+//! Stage 5 — grammars. One grammar IR is built from the notation and printed as pest and
+//! GBNF, so both describe exactly the language the codec reads and writes. A readable BNF
+//! for prompts is printed from the notation directly (shorter, with the schema's
+//! descriptions as comments, like the DSS paper's Appendix C).
+//!
+//! The IR is deterministic with one token of lookahead, so PEG (pest) and CFG (GBNF) read
+//! it the same way. Optional fields in a fixed order use a chain of rules
+//! (`R_j ::= o_j (" " R_j+1)? | R_j+1`) rather than `o? o? o?` chains, which are slow in
+//! llama.cpp and need separators that depend on what was present.
+
+use crate::notation::{
+    is_section, is_word_char, render_word, FieldLayout, FieldMode, Notation, ObjLayout, RecordLayout,
+    RootLayout,
+};
+use crate::shape::{Expr, ExprId, Shapes};
+use std::collections::{BTreeMap, HashMap};
+use std::fmt::Write;
+
+/// A grammar expression.
+#[derive(Debug, Clone, PartialEq)]
+pub enum G {
+    Lit(String),
+    Rule(String),
+    Seq(Vec<G>),
+    Alt(Vec<G>),
+    Opt(Box<G>),
+    Star(Box<G>),
+}
+
+fn seq(items: Vec<G>) -> G {
+    let mut flat = Vec::new();
+    for g in items {
+        match g {
+            G::Seq(xs) => flat.extend(xs),
+            G::Lit(s) if s.is_empty() => {}
+            g => flat.push(g),
+        }
+    }
+    // Merge adjacent literals.
+    let mut merged: Vec<G> = Vec::new();
+    for g in flat {
+        if let (Some(G::Lit(prev)), G::Lit(s)) = (merged.last_mut(), &g) {
+            if !prev.ends_with(is_word_char) || !s.starts_with(is_word_char) {
+                prev.push_str(s);
+                continue;
+            }
+        }
+        merged.push(g);
+    }
+    if merged.len() == 1 {
+        merged.pop().unwrap_or(G::Lit(String::new()))
+    } else {
+        G::Seq(merged)
+    }
+}
+
+fn lit(s: &str) -> G {
+    G::Lit(s.to_string())
+}
+
+/// Alternatives of literals, longest first so PEG never stops at a prefix.
+fn lit_alts(mut words: Vec<String>) -> G {
+    words.sort_by(|a, b| b.len().cmp(&a.len()).then(a.cmp(b)));
+    words.dedup();
+    if words.len() == 1 {
+        G::Lit(words.remove(0))
+    } else {
+        G::Alt(words.into_iter().map(G::Lit).collect())
+    }
+}
+
+pub struct Rule {
+    pub name: String,
+    pub body: G,
+    pub comment: Option<String>,
+}
+
+/// The grammar: rules in order, `document` first.
+pub struct Grammar {
+    pub rules: Vec<Rule>,
+}
+
+/// Shared terminals, written for each syntax.
+const TERMINALS: &[&str] = &["string", "number", "integer", "json_value", "json_object", "json_array"];
+
+struct Builder<'a> {
+    shapes: &'a Shapes,
+    notation: &'a Notation,
+    rules: Vec<Rule>,
+    done: HashMap<String, String>,
+    names: HashMap<String, usize>,
+}
+
+impl<'a> Builder<'a> {
+    fn fresh(&mut self, base: &str) -> String {
+        let mut base: String = base.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect();
+        while base.contains("__") {
+            base = base.replace("__", "_");
+        }
+        let base = base.trim_matches('_').to_string();
+        let base = if base.is_empty() || base.starts_with(|c: char| c.is_ascii_digit()) || TERMINALS.contains(&base.as_str()) || base == "document" || base == "root" || base == "WCH" {
+            format!("r_{base}")
+        } else {
+            base
+        };
+        let n = self.names.entry(base.clone()).or_insert(0);
+        *n += 1;
+        if *n == 1 {
+            base
+        } else {
+            format!("{base}_{n}")
+        }
+    }
+
+    /// A readable name for an expression, from where it is in the schema.
+    fn expr_name(&self, id: ExprId) -> String {
+        match &self.shapes.exprs[id as usize] {
+            Expr::Node(p) => {
+                let segs: Vec<&str> = p.split('/').filter(|s| !s.is_empty()).collect();
+                let mut name = String::new();
+                let mut i = segs.len();
+                // Walk back to the last named thing: a definition or a property.
+                while i > 0 {
+                    i -= 1;
+                    let s = segs[i];
+                    if i > 0 && matches!(segs[i - 1], "$defs" | "definitions" | "properties" | "patternProperties") {
+                        name = if name.is_empty() { s.to_string() } else { format!("{s}_{name}") };
+                        break;
+                    }
+                    if !matches!(s, "items" | "anyOf" | "oneOf" | "allOf" | "prefixItems" | "additionalProperties")
+                        && s.parse::<usize>().is_err()
+                    {
+                        continue;
+                    }
+                    let label = match s {
+                        "items" | "prefixItems" => "item",
+                        "additionalProperties" => "value",
+                        s if s.parse::<usize>().is_ok() => s,
+                        _ => continue,
+                    };
+                    name = if name.is_empty() { label.to_string() } else { format!("{label}_{name}") };
+                }
+                if name.is_empty() {
+                    "top".into()
+                } else {
+                    name.replace('~', "_")
+                }
+            }
+            _ => format!("alt{id}"),
+        }
+    }
+
+    fn add(&mut self, name: String, body: G, comment: Option<String>) {
+        self.rules.push(Rule { name, body, comment });
+    }
+
+    /// Rule for an inline value of `expr` (with a field's abbreviations).
+    fn value(&mut self, expr: ExprId, abbrev: &BTreeMap<String, String>) -> G {
+        let expr = self.notation.canon[expr as usize];
+        let p = self.shapes.parts(expr).clone();
+        if p.any {
+            return G::Rule("json_value".into());
+        }
+        let key = format!("v{expr}:{abbrev:?}");
+        if let Some(n) = self.done.get(&key) {
+            return G::Rule(n.clone());
+        }
+        let name = self.fresh(&self.expr_name(expr));
+        self.done.insert(key, name.clone());
+        let mut alts = Vec::new();
+        let mut words = Vec::new();
+        if p.null {
+            words.push("null".to_string());
+        }
+        if p.bool_true {
+            words.push("true".to_string());
+        }
+        if p.bool_false {
+            words.push("false".to_string());
+        }
+        if let Some(n) = &p.number {
+            match &n.values {
+                Some(vs) => words.extend(vs.iter().map(|v| v.to_string())),
+                None => alts.push(G::Rule(if n.integer { "integer" } else { "number" }.into())),
+            }
+        }
+        if let Some(s) = &p.string {
+            match &s.values {
+                Some(vs) => words.extend(vs.iter().map(|v| render_word(abbrev.get(v).unwrap_or(v)))),
+                None => alts.push(G::Rule("string".into())),
+            }
+        }
+        if !words.is_empty() {
+            match lit_alts(words) {
+                G::Alt(xs) => alts.extend(xs),
+                g => alts.push(g),
+            }
+        }
+        if let Some(a) = &p.array {
+            fn tail(b: &mut Builder, a: &crate::shape::ArrPart, i: usize) -> Option<G> {
+                if i < a.prefix.len() {
+                    let head = b.value(a.prefix[i], &BTreeMap::new());
+                    Some(match tail(b, a, i + 1) {
+                        Some(t) => seq(vec![head, G::Opt(Box::new(seq(vec![lit(" "), t])))]),
+                        None => head,
+                    })
+                } else {
+                    a.items.map(|it| {
+                        let v = b.value(it, &BTreeMap::new());
+                        seq(vec![v.clone(), G::Star(Box::new(seq(vec![lit(" "), v])))])
+                    })
+                }
+            }
+            let inner = tail(self, a, 0);
+            alts.push(match inner {
+                Some(g) => seq(vec![lit("["), G::Opt(Box::new(g)), lit("]")]),
+                None => lit("[]"),
+            });
+        }
+        if p.object.is_some() {
+            let body = self.body(expr);
+            alts.push(seq(vec![lit("("), body, lit(")")]));
+        }
+        let body = match alts.len() {
+            0 => G::Alt(Vec::new()),
+            1 => alts.remove(0),
+            _ => G::Alt(alts),
+        };
+        let comment = self.shapes.doc(expr).map(str::to_string);
+        self.add(name.clone(), body, comment);
+        G::Rule(name)
+    }
+
+    /// Rule for the body of an object (without parentheses).
+    fn body(&mut self, expr: ExprId) -> G {
+        let expr = self.notation.canon[expr as usize];
+        let key = format!("b{expr}");
+        if let Some(n) = self.done.get(&key) {
+            return G::Rule(n.clone());
+        }
+        let name = self.fresh(&format!("{}_body", self.expr_name(expr)));
+        self.done.insert(key, name.clone());
+        let g = match self.notation.object(expr).cloned() {
+            Some(ObjLayout::Record(r)) => self.record(&r, None, &name),
+            Some(ObjLayout::Tagged { variants, .. }) => {
+                let mut alts = Vec::new();
+                for (k, v) in variants.iter().enumerate() {
+                    let tag = lit_alts(v.tags.iter().map(|(_, w)| w.clone()).collect());
+                    let vname = self.fresh(&format!("{name}_{}", tag_label(&v.tags)));
+                    let g = self.record(&v.record, Some(tag), &vname);
+                    let _ = k;
+                    self.add(vname.clone(), g, None);
+                    alts.push(G::Rule(vname));
+                }
+                G::Alt(alts)
+            }
+            None => G::Alt(Vec::new()),
+        };
+        self.add(name.clone(), g, None);
+        G::Rule(name)
+    }
+
+    fn field_slot(&mut self, f: &FieldLayout) -> G {
+        match f.mode {
+            FieldMode::Keyed => {
+                if self.shapes.parts(f.expr).single_value().is_some() {
+                    lit(&f.keyword)
+                } else {
+                    let v = self.value(f.expr, &f.abbrev);
+                    seq(vec![lit(&f.keyword), lit(" "), v])
+                }
+            }
+            _ => self.value(f.expr, &f.abbrev),
+        }
+    }
+
+    fn record(&mut self, r: &RecordLayout, tag: Option<G>, name: &str) -> G {
+        let mut mandatory: Vec<G> = tag.into_iter().collect();
+        let mut optional: Vec<G> = Vec::new();
+        for f in &r.fields {
+            match f.mode {
+                FieldMode::Const(_) => {}
+                FieldMode::Positional => {
+                    let g = self.value(f.expr, &f.abbrev);
+                    mandatory.push(g);
+                }
+                FieldMode::Keyed | FieldMode::Keyless => {
+                    let g = self.field_slot(f);
+                    optional.push(g);
+                }
+            }
+        }
+        // The chain R_j over optional slots, then the repeated undeclared properties.
+        let mut next: Option<G> = None;
+        if let Some(e) = r.extras {
+            let v = self.value(e, &BTreeMap::new());
+            let x = seq(vec![G::Rule("string".into()), lit(" "), v]);
+            let xname = self.fresh(&format!("{name}_more"));
+            self.add(xname.clone(), seq(vec![x.clone(), G::Star(Box::new(seq(vec![lit(" "), x])))]), None);
+            next = Some(G::Rule(xname));
+        }
+        for (j, o) in optional.into_iter().enumerate().rev() {
+            let g = match next.take() {
+                Some(n) => G::Alt(vec![seq(vec![o, G::Opt(Box::new(seq(vec![lit(" "), n.clone()])))]), n]),
+                None => o,
+            };
+            let rname = self.fresh(&format!("{name}_opt{j}"));
+            self.add(rname.clone(), g, None);
+            next = Some(G::Rule(rname));
+        }
+        if mandatory.is_empty() {
+            match next {
+                Some(n) => G::Opt(Box::new(n)),
+                None => lit(""),
+            }
+        } else {
+            let mut items = Vec::new();
+            for (i, m) in mandatory.into_iter().enumerate() {
+                if i > 0 {
+                    items.push(lit(" "));
+                }
+                items.push(m);
+            }
+            if let Some(n) = next {
+                items.push(G::Opt(Box::new(seq(vec![lit(" "), n]))));
+            }
+            seq(items)
+        }
+    }
+
+    fn line_item(&mut self, expr: ExprId) -> G {
+        if self.shapes.parts(expr).object_only() {
+            self.body(expr)
+        } else {
+            self.value(expr, &BTreeMap::new())
+        }
+    }
+
+    fn document(&mut self) -> G {
+        let root = self.shapes.root;
+        match self.notation.root {
+            RootLayout::Block => {
+                let Some(ObjLayout::Record(r)) = self.notation.object(root).cloned() else {
+                    return G::Alt(Vec::new());
+                };
+                let mut items = Vec::new();
+                for f in &r.fields {
+                    if matches!(f.mode, FieldMode::Const(_)) {
+                        continue;
+                    }
+                    let stmt = if is_section(self.shapes, f.expr) {
+                        let item = self.shapes.parts(f.expr).array.as_ref().and_then(|a| a.items).unwrap_or(crate::shape::NEVER);
+                        let li = self.line_item(item);
+                        seq(vec![lit(&format!("{}:\n", f.keyword)), G::Star(Box::new(seq(vec![li, lit("\n")])))])
+                    } else {
+                        let v = self.value(f.expr, &f.abbrev);
+                        seq(vec![lit(&format!("{}: ", f.keyword)), v, lit("\n")])
+                    };
+                    let sname = self.fresh(&format!("{}_line", f.keyword));
+                    let comment = f.doc.clone();
+                    self.add(sname.clone(), stmt, comment);
+                    items.push(if f.mode == FieldMode::Positional {
+                        G::Rule(sname)
+                    } else {
+                        G::Opt(Box::new(G::Rule(sname)))
+                    });
+                }
+                if let Some(e) = r.extras {
+                    let v = self.value(e, &BTreeMap::new());
+                    items.push(G::Star(Box::new(seq(vec![G::Rule("string".into()), lit(": "), v, lit("\n")]))));
+                }
+                seq(items)
+            }
+            RootLayout::Line => {
+                let b = self.body(root);
+                seq(vec![b, lit("\n")])
+            }
+            RootLayout::Lines => {
+                let item = self.shapes.parts(root).array.as_ref().and_then(|a| a.items).unwrap_or(crate::shape::NEVER);
+                let li = self.line_item(item);
+                G::Star(Box::new(seq(vec![li, lit("\n")])))
+            }
+            RootLayout::Value => {
+                let v = self.value(root, &BTreeMap::new());
+                seq(vec![v, lit("\n")])
+            }
+        }
+    }
+}
+
+fn tag_label(tags: &[(String, String)]) -> String {
+    tags.first().map(|(v, _)| v.clone()).unwrap_or_default()
+}
+
+/// Build the grammar of a notation.
+pub fn build(shapes: &Shapes, notation: &Notation) -> Grammar {
+    let mut b = Builder { shapes, notation, rules: Vec::new(), done: HashMap::new(), names: HashMap::new() };
+    for t in TERMINALS {
+        b.names.insert(t.to_string(), 1);
+    }
+    let doc = b.document();
+    let mut rules = vec![Rule { name: "document".into(), body: doc, comment: shapes.doc(shapes.root).map(str::to_string) }];
+    rules.extend(b.rules);
+    Grammar { rules }
+}
+
+// ---------------------------------------------------------------------------------------
+// Printers
+
+fn uses(g: &G, name: &str) -> bool {
+    match g {
+        G::Rule(n) => n == name,
+        G::Lit(_) => false,
+        G::Seq(xs) | G::Alt(xs) => xs.iter().any(|x| uses(x, name)),
+        G::Opt(x) | G::Star(x) => uses(x, name),
+    }
+}
+
+impl Grammar {
+    fn uses_terminal(&self, t: &str) -> bool {
+        self.rules.iter().any(|r| uses(&r.body, t))
+    }
+
+    /// Which terminals are needed (json_value pulls in the others it uses).
+    fn terminals(&self) -> Vec<&'static str> {
+        let json = self.uses_terminal("json_value");
+        TERMINALS
+            .iter()
+            .copied()
+            .filter(|t| match *t {
+                "json_value" | "json_object" | "json_array" => json,
+                "string" | "number" => json || self.uses_terminal(t),
+                _ => self.uses_terminal(t),
+            })
+            .collect()
+    }
+
+    pub fn to_pest(&self) -> String {
+        let mut out = String::from(
+            "// Generated by dss from a JSON Schema. Start rule: `document`.\n\
+             // Elements are separated by exactly one space; lines end with \"\\n\".\n\n",
+        );
+        for (i, r) in self.rules.iter().enumerate() {
+            if let Some(c) = &r.comment {
+                for line in c.lines() {
+                    let _ = writeln!(out, "// {line}");
+                }
+            }
+            let body = pest_expr(&r.body, 0);
+            if i == 0 {
+                let _ = writeln!(out, "document = {{ SOI ~ {body} ~ EOI }}");
+            } else {
+                let _ = writeln!(out, "{} = {{ {body} }}", r.name);
+            }
+        }
+        out.push_str("\nWCH = _{ ASCII_ALPHANUMERIC | \"_\" | \"$\" | \".\" | \"-\" }\n");
+        for t in self.terminals() {
+            out.push_str(match t {
+                "string" => "string = @{ \"\\\"\" ~ (!(\"\\\"\" | \"\\\\\" | '\\u{00}'..'\\u{1F}') ~ ANY | \"\\\\\" ~ (\"\\\"\" | \"\\\\\" | \"/\" | \"b\" | \"f\" | \"n\" | \"r\" | \"t\" | \"u\" ~ ASCII_HEX_DIGIT{4}))* ~ \"\\\"\" }\n",
+                "number" => "number = @{ \"-\"? ~ (\"0\" | ASCII_NONZERO_DIGIT ~ ASCII_DIGIT*) ~ (\".\" ~ ASCII_DIGIT+)? ~ ((\"e\" | \"E\") ~ (\"+\" | \"-\")? ~ ASCII_DIGIT+)? }\n",
+                "integer" => "integer = @{ \"-\"? ~ (\"0\" | ASCII_NONZERO_DIGIT ~ ASCII_DIGIT*) ~ (\".\" ~ \"0\"+)? ~ ((\"e\" | \"E\") ~ \"+\"? ~ ASCII_DIGIT+)? }\n",
+                "json_value" => "json_value = { json_object | json_array | string | number | \"true\" | \"false\" | \"null\" }\n",
+                "json_object" => "json_object = { \"{\" ~ (string ~ \":\" ~ json_value ~ (\",\" ~ string ~ \":\" ~ json_value)*)? ~ \"}\" }\n",
+                "json_array" => "json_array = { \"[\" ~ (json_value ~ (\",\" ~ json_value)*)? ~ \"]\" }\n",
+                _ => "",
+            });
+        }
+        out
+    }
+
+    pub fn to_gbnf(&self) -> String {
+        let mut out = String::from("# Generated by dss from a JSON Schema. Start rule: root.\n\n");
+        for (i, r) in self.rules.iter().enumerate() {
+            let name = if i == 0 { "root".to_string() } else { gbnf_name(&r.name) };
+            let _ = writeln!(out, "{name} ::= {}", gbnf_expr(&r.body, 0));
+        }
+        out.push('\n');
+        for t in self.terminals() {
+            out.push_str(match t {
+                "string" => "string ::= \"\\\"\" ( [^\"\\\\\\x00-\\x1F] | \"\\\\\" ( [\"\\\\/bfnrt] | \"u\" [0-9a-fA-F]{4} ) )* \"\\\"\"\n",
+                "number" => "number ::= \"-\"? ( \"0\" | [1-9] [0-9]* ) ( \".\" [0-9]+ )? ( [eE] [-+]? [0-9]+ )?\n",
+                "integer" => "integer ::= \"-\"? ( \"0\" | [1-9] [0-9]* ) ( \".\" \"0\"+ )? ( [eE] \"+\"? [0-9]+ )?\n",
+                "json_value" => "json-value ::= json-object | json-array | string | number | \"true\" | \"false\" | \"null\"\n",
+                "json_object" => "json-object ::= \"{\" ( string \":\" json-value ( \",\" string \":\" json-value )* )? \"}\"\n",
+                "json_array" => "json-array ::= \"[\" ( json-value ( \",\" json-value )* )? \"]\"\n",
+                _ => "",
+            });
+        }
+        out
+    }
+}
+
+fn pest_lit(s: &str) -> String {
+    let mut out = String::from("\"");
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if (c as u32) < 0x20 => {
+                let _ = write!(out, "\\u{{{:02X}}}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    // A literal ending in a word character must end at a word boundary, or PEG would
+    // accept a prefix of a longer word or number.
+    if s.ends_with(is_word_char) {
+        out = format!("({out} ~ !WCH)");
+    }
+    out
+}
+
+fn pest_expr(g: &G, prec: u8) -> String {
+    match g {
+        G::Lit(s) => {
+            if s.is_empty() {
+                "\"\"".into()
+            } else {
+                pest_lit(s)
+            }
+        }
+        G::Rule(n) => n.clone(),
+        G::Seq(xs) => {
+            let s = xs.iter().map(|x| pest_expr(x, 2)).collect::<Vec<_>>().join(" ~ ");
+            if prec > 1 {
+                format!("({s})")
+            } else {
+                s
+            }
+        }
+        G::Alt(xs) if xs.is_empty() => "!ANY ~ ANY".into(),
+        G::Alt(xs) => {
+            let s = xs.iter().map(|x| pest_expr(x, 1)).collect::<Vec<_>>().join(" | ");
+            if prec > 0 {
+                format!("({s})")
+            } else {
+                s
+            }
+        }
+        G::Opt(x) => format!("{}?", pest_expr(x, 3)),
+        G::Star(x) => format!("{}*", pest_expr(x, 3)),
+    }
+}
+
+fn gbnf_name(n: &str) -> String {
+    n.replace('_', "-")
+}
+
+fn gbnf_lit(s: &str) -> String {
+    let mut out = String::from("\"");
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if (c as u32) < 0x20 => {
+                let _ = write!(out, "\\x{:02X}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+fn gbnf_expr(g: &G, prec: u8) -> String {
+    match g {
+        G::Lit(s) => gbnf_lit(s),
+        G::Rule(n) => gbnf_name(if n == "json_value" { "json-value" } else { n }),
+        G::Seq(xs) => {
+            let s = xs.iter().map(|x| gbnf_expr(x, 2)).collect::<Vec<_>>().join(" ");
+            if prec > 1 {
+                format!("({s})")
+            } else {
+                s
+            }
+        }
+        // An empty alternative: a character class that matches nothing is not portable;
+        // use a literal no generator will emit (a NUL byte is never valid shorthand).
+        G::Alt(xs) if xs.is_empty() => "[\\x00] [\\x00]".into(),
+        G::Alt(xs) => {
+            let s = xs.iter().map(|x| gbnf_expr(x, 1)).collect::<Vec<_>>().join(" | ");
+            if prec > 0 {
+                format!("({s})")
+            } else {
+                s
+            }
+        }
+        G::Opt(x) => format!("{}?", gbnf_expr(x, 3)),
+        G::Star(x) => format!("{}*", gbnf_expr(x, 3)),
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Readable BNF for prompts
+
+/// A readable CFG of the notation with the schema's descriptions as comments.
+pub fn readable(shapes: &Shapes, notation: &Notation) -> String {
+    let mut p = Readable { shapes, notation, out: Vec::new(), done: HashMap::new(), queue: Vec::new(), names: HashMap::new() };
+    let header = "# Shorthand notation (BNF). Lines starting with # are comments.\n\
+                  # Elements are separated by one space. ( ) is an object, [ ] a list; [x] in a rule\n\
+                  # means x is optional; x* means zero or more x. Strings are \"double-quoted\";\n\
+                  # words from a list of choices are written bare. <json> is compact JSON.\n";
+    let root = shapes.root;
+    let doc = match notation.root {
+        RootLayout::Block => {
+            let mut lines = Vec::new();
+            if let Some(ObjLayout::Record(r)) = notation.object(root) {
+                for f in &r.fields {
+                    if matches!(f.mode, FieldMode::Const(_)) {
+                        continue;
+                    }
+                    let desc = f.doc.as_deref().map(|d| format!("# {}: {}\n", f.keyword, one_line(d))).unwrap_or_default();
+                    let stmt = if is_section(shapes, f.expr) {
+                        let item = shapes.parts(f.expr).array.as_ref().and_then(|a| a.items).unwrap_or(crate::shape::NEVER);
+                        let li = p.line_item_ref(item);
+                        format!("{}:\\n ({li} \\n)*", f.keyword)
+                    } else {
+                        format!("{}: {} \\n", f.keyword, p.value_ref(f.expr, &f.abbrev))
+                    };
+                    let stmt = if f.mode == FieldMode::Positional { stmt } else { format!("[{stmt}]") };
+                    lines.push(format!("{desc}<Document> ::= ... {stmt}"));
+                }
+                let body: Vec<String> = lines.iter().map(|l| l.rsplit("... ").next().unwrap_or("").to_string()).collect();
+                let mut s = String::new();
+                for l in &lines {
+                    if let Some((d, _)) = l.split_once("<Document>") {
+                        s.push_str(d);
+                    }
+                }
+                let _ = write!(s, "<Document> ::= {}", body.join("\n    "));
+                if r.extras.is_some() {
+                    s.push_str("\n    (\"other key\": <json> \\n)*");
+                }
+                s
+            } else {
+                String::new()
+            }
+        }
+        RootLayout::Line => format!("<Document> ::= {} \\n", p.body_ref(root)),
+        RootLayout::Lines => {
+            let item = shapes.parts(root).array.as_ref().and_then(|a| a.items).unwrap_or(crate::shape::NEVER);
+            format!("<Document> ::= ({} \\n)*", p.line_item_ref(item))
+        }
+        RootLayout::Value => format!("<Document> ::= {} \\n", p.value_ref(root, &BTreeMap::new())),
+    };
+    while let Some(job) = p.queue.pop() {
+        p.emit(job);
+    }
+    let mut out = String::from(header);
+    if let Some(d) = shapes.doc(root) {
+        let _ = writeln!(out, "# {}", one_line(d));
+    }
+    out.push_str(&doc);
+    out.push('\n');
+    p.out.sort_by_key(|(i, _)| *i);
+    for (_, r) in p.out {
+        out.push('\n');
+        out.push_str(&r);
+    }
+    out
+}
+
+fn one_line(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+enum Job {
+    Value(ExprId, BTreeMap<String, String>, String, usize),
+    Body(ExprId, String, usize),
+}
+
+struct Readable<'a> {
+    shapes: &'a Shapes,
+    notation: &'a Notation,
+    out: Vec<(usize, String)>,
+    done: HashMap<String, String>,
+    queue: Vec<Job>,
+    names: HashMap<String, usize>,
+}
+
+impl Readable<'_> {
+    fn name(&mut self, expr: ExprId, suffix: &str) -> String {
+        let b = Builder { shapes: self.shapes, notation: self.notation, rules: Vec::new(), done: HashMap::new(), names: HashMap::new() };
+        let base = format!("{}{suffix}", b.expr_name(expr));
+        let mut c: String = base.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' }).collect();
+        if let Some(f) = c.get_mut(0..1) {
+            f.make_ascii_uppercase();
+        }
+        let n = self.names.entry(c.clone()).or_insert(0);
+        *n += 1;
+        if *n > 1 {
+            c = format!("{c}{n}");
+        }
+        c
+    }
+
+    /// Inline text for simple values, or a reference to a rule.
+    fn value_ref(&mut self, expr: ExprId, abbrev: &BTreeMap<String, String>) -> String {
+        let expr = self.notation.canon[expr as usize];
+        let p = self.shapes.parts(expr);
+        if p.any {
+            return "<json>".into();
+        }
+        let key = format!("v{expr}:{abbrev:?}");
+        if let Some(n) = self.done.get(&key) {
+            return format!("<{n}>");
+        }
+        // Scalars without choices are written in place.
+        let mut simple = Vec::new();
+        let mut only_simple = p.array.is_none() && p.object.is_none();
+        if let Some(n) = &p.number {
+            if n.values.is_some() {
+                only_simple = false;
+            } else {
+                simple.push(if n.integer { "<integer>" } else { "<number>" });
+            }
+        }
+        if let Some(s) = &p.string {
+            if s.values.is_some() {
+                only_simple = false;
+            } else {
+                simple.push("<string>");
+            }
+        }
+        if p.null {
+            simple.push("null");
+        }
+        if p.bool_true && p.bool_false {
+            simple.push("true | false");
+        } else if p.bool_true {
+            simple.push("true");
+        } else if p.bool_false {
+            simple.push("false");
+        }
+        if only_simple && simple.len() == 1 {
+            return simple[0].to_string();
+        }
+        let name = self.name(expr, "");
+        self.done.insert(key, name.clone());
+        let order = self.done.len();
+        self.queue.push(Job::Value(expr, abbrev.clone(), name.clone(), order));
+        format!("<{name}>")
+    }
+
+    fn body_ref(&mut self, expr: ExprId) -> String {
+        let expr = self.notation.canon[expr as usize];
+        let key = format!("b{expr}");
+        if let Some(n) = self.done.get(&key) {
+            return format!("<{n}>");
+        }
+        let name = self.name(expr, "");
+        self.done.insert(key, name.clone());
+        let order = self.done.len();
+        self.queue.push(Job::Body(expr, name.clone(), order));
+        format!("<{name}>")
+    }
+
+    fn line_item_ref(&mut self, expr: ExprId) -> String {
+        if self.shapes.parts(expr).object_only() {
+            self.body_ref(expr)
+        } else {
+            self.value_ref(expr, &BTreeMap::new())
+        }
+    }
+
+    fn emit(&mut self, job: Job) {
+        match job {
+            Job::Value(expr, abbrev, name, order) => {
+                let p = self.shapes.parts(expr).clone();
+                let mut alts: Vec<String> = Vec::new();
+                if p.null {
+                    alts.push("null".into());
+                }
+                if p.bool_true {
+                    alts.push("true".into());
+                }
+                if p.bool_false {
+                    alts.push("false".into());
+                }
+                if let Some(n) = &p.number {
+                    match &n.values {
+                        Some(vs) => alts.extend(vs.iter().map(|v| v.to_string())),
+                        None => alts.push(if n.integer { "<integer>" } else { "<number>" }.into()),
+                    }
+                }
+                if let Some(s) = &p.string {
+                    match &s.values {
+                        Some(vs) => alts.extend(vs.iter().map(|v| render_word(abbrev.get(v).unwrap_or(v)))),
+                        None => alts.push("<string>".into()),
+                    }
+                }
+                if let Some(a) = &p.array {
+                    let mut parts: Vec<String> = Vec::new();
+                    for e in a.prefix.clone() {
+                        parts.push(format!("[{}]", self.value_ref(e, &BTreeMap::new())));
+                    }
+                    if let Some(it) = a.items {
+                        parts.push(format!("{}*", self.value_ref(it, &BTreeMap::new())));
+                    }
+                    alts.push(format!("\"[\" {} \"]\"", parts.join(" ")));
+                }
+                if p.object.is_some() {
+                    let b = self.body_ref(expr);
+                    alts.push(format!("\"(\" {b} \")\""));
+                }
+                let doc = self.shapes.doc(expr).map(|d| format!("# {}\n", one_line(d))).unwrap_or_default();
+                let text = format!("{doc}<{name}> ::= {}", alts.join(" | "));
+                self.out.push((order, text));
+            }
+            Job::Body(expr, name, order) => {
+                let doc = self.shapes.doc(expr).map(|d| format!("# {}\n", one_line(d))).unwrap_or_default();
+                let text = match self.notation.object(expr).cloned() {
+                    Some(ObjLayout::Record(r)) => {
+                        let (comments, rhs) = self.record_rhs(&r);
+                        format!("{doc}{comments}<{name}> ::= {rhs}")
+                    }
+                    Some(ObjLayout::Tagged { key, variants }) => {
+                        let mut s = format!("{doc}# the first word is the `{key}`, which selects the form\n<{name}> ::= ");
+                        let mut forms = Vec::new();
+                        for v in &variants {
+                            let (comments, rhs) = self.record_rhs(&v.record);
+                            let tags: Vec<String> = v.tags.iter().map(|(_, w)| w.clone()).collect();
+                            let head = if tags.len() == 1 { tags[0].clone() } else { format!("({})", tags.join(" | ")) };
+                            forms.push((comments, format!("{head} {rhs}").trim_end().to_string()));
+                        }
+                        let c: String = forms.iter().map(|(c, _)| c.clone()).collect();
+                        s = format!("{c}{s}");
+                        s.push_str(&forms.iter().map(|(_, f)| f.clone()).collect::<Vec<_>>().join("\n    | "));
+                        s
+                    }
+                    None => format!("<{name}> ::= <json>"),
+                };
+                self.out.push((order, text));
+            }
+        }
+    }
+
+    fn record_rhs(&mut self, r: &RecordLayout) -> (String, String) {
+        let mut comments = String::new();
+        let mut parts = Vec::new();
+        for f in &r.fields {
+            let d = f.doc.as_deref().map(one_line);
+            match f.mode {
+                FieldMode::Const(_) => continue,
+                FieldMode::Positional => parts.push(self.value_ref(f.expr, &f.abbrev)),
+                FieldMode::Keyless => parts.push(format!("[{}]", self.value_ref(f.expr, &f.abbrev))),
+                FieldMode::Keyed => {
+                    if self.shapes.parts(f.expr).single_value().is_some() {
+                        parts.push(format!("[{}]", f.keyword));
+                    } else {
+                        let v = self.value_ref(f.expr, &f.abbrev);
+                        parts.push(format!("[{} {v}]", f.keyword));
+                    }
+                }
+            }
+            if let Some(d) = d {
+                let _ = writeln!(comments, "# {}: {d}", f.name);
+            }
+        }
+        if r.extras.is_some() {
+            let v = r.extras.map(|e| self.value_ref(e, &BTreeMap::new())).unwrap_or_default();
+            parts.push(format!("(<string> {v})*"));
+        }
+        (comments, parts.join(" "))
+    }
+}

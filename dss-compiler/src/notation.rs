@@ -1,5 +1,645 @@
-//! notation
+//! Stage 3 — the notation: how each shape is written.
+//!
+//! Syntax, everywhere: elements separated by one space; objects `( … )`, arrays `[ … ]`,
+//! strings JSON-quoted unless they are enum values that are plain words, numbers bare,
+//! unconstrained subtrees as compact JSON. An object body lists
+//!   1. an optional *tag* (discriminated unions: the variant's tag value),
+//!   2. *positional* fields (required; no key),
+//!   3. optional fields in a fixed order, each *keyed* (`kw value`) or *keyless* (just the
+//!      value, when its first token tells which field it is),
+//!   4. undeclared properties as `"key" value`.
+//!
+//! Required fields with a single possible value are not written at all. Every choice is
+//! checked so one left-to-right pass, one token of lookahead, decides every step: that
+//! makes the language unambiguous and the same under PEG (pest) and CFG (GBNF).
+//! At the root, objects with array-of-object fields use a *block* layout: one `kw:` line per
+//! field, each array item on its own line (the paper's `fields:` / `filters:` sections).
+
+use crate::error::CompileError;
+use crate::shape::{ExprId, Parts, Record, Shapes, ANY};
 use serde::{Deserialize, Serialize};
-/// The user-editable notation design (YAML).
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct NotationConfig {}
+use serde_json::Value;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+/// How the whole document is laid out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RootLayout {
+    /// Root object: one `kw: value` line per field, array fields as `kw:` + one item per line.
+    Block,
+    /// Root object: its body on one line, without parentheses.
+    Line,
+    /// Root array: one item per line.
+    Lines,
+    /// Any other root: one inline value.
+    Value,
+}
+
+/// How an object field is written.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FieldMode {
+    /// Required; written by position, without a key.
+    Positional,
+    /// Required with a single possible value: not written.
+    Const(Value),
+    /// Optional; written as `keyword value` (or `keyword` alone for single-valued fields).
+    Keyed,
+    /// Optional; written as its value alone, recognised by its first token.
+    Keyless,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FieldLayout {
+    pub name: String,
+    pub expr: ExprId,
+    pub mode: FieldMode,
+    /// The key as written: a bare word, or a JSON-quoted string.
+    pub keyword: String,
+    /// Enum value -> abbreviation written instead.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub abbrev: BTreeMap<String, String>,
+    /// Optional fields: the first tokens that select this field (its keyword, or, when
+    /// keyless, the first tokens of its values).
+    #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
+    pub first: BTreeSet<First>,
+    /// The field's own description from the schema (shapes are shared, descriptions not).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub doc: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RecordLayout {
+    /// Name used by notation edits (the schema location(s) of the object form).
+    pub name: String,
+    pub fields: Vec<FieldLayout>,
+    /// Shape of undeclared properties, `None` when closed.
+    pub extras: Option<ExprId>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TaggedVariant {
+    /// Tag values of this variant (as in the JSON) with what is written for each.
+    pub tags: Vec<(String, String)>,
+    pub record: RecordLayout,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum ObjLayout {
+    Record(RecordLayout),
+    /// A union discriminated by a required string property (`key`).
+    Tagged { key: String, variants: Vec<TaggedVariant> },
+}
+
+/// The whole notation: a layout per object shape, the root layout, and which expressions
+/// share one rule.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Notation {
+    pub root: RootLayout,
+    /// Canonical representative of each expression (equal parts => same rule).
+    pub canon: Vec<ExprId>,
+    /// Object layouts of canonical expressions with an object part.
+    pub objects: BTreeMap<ExprId, ObjLayout>,
+}
+
+impl Notation {
+    pub fn object(&self, id: ExprId) -> Option<&ObjLayout> {
+        self.objects.get(&self.canon[id as usize])
+    }
+}
+
+/// First token classes, for deciding keyless fields and checking determinism.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum First {
+    Null,
+    True,
+    False,
+    Number,
+    Quoted,
+    Word(String),
+    LParen,
+    LBracket,
+    LBrace,
+}
+
+const RESERVED: &[&str] = &["true", "false", "null"];
+
+/// A string that can be written without quotes.
+pub fn is_word(s: &str) -> bool {
+    let mut chars = s.chars();
+    match chars.next() {
+        Some(c) if c.is_ascii_alphabetic() || c == '_' || c == '$' => {}
+        _ => return false,
+    }
+    s.len() <= 64 && chars.all(is_word_char) && !RESERVED.contains(&s) && !s.ends_with(['.', '-'])
+}
+
+pub fn is_word_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || matches!(c, '_' | '$' | '.' | '-')
+}
+
+/// How a string is written as a token: bare if a word, else JSON-quoted.
+pub fn render_word(s: &str) -> String {
+    if is_word(s) {
+        s.to_string()
+    } else {
+        serde_json::to_string(s).unwrap_or_default()
+    }
+}
+
+/// First tokens of a value of these parts.
+pub fn first_set(parts: &Parts, abbrev: &BTreeMap<String, String>) -> BTreeSet<First> {
+    let mut f = BTreeSet::new();
+    if parts.any {
+        f.extend([First::Null, First::True, First::False, First::Number, First::Quoted, First::LBracket, First::LBrace]);
+        return f;
+    }
+    if parts.null {
+        f.insert(First::Null);
+    }
+    if parts.bool_true {
+        f.insert(First::True);
+    }
+    if parts.bool_false {
+        f.insert(First::False);
+    }
+    if parts.number.is_some() {
+        f.insert(First::Number);
+    }
+    if let Some(s) = &parts.string {
+        match &s.values {
+            None => {
+                f.insert(First::Quoted);
+            }
+            Some(vs) => {
+                for v in vs {
+                    let w = abbrev.get(v).map(String::as_str).unwrap_or(v);
+                    f.insert(if is_word(w) { First::Word(w.to_string()) } else { First::Quoted });
+                }
+            }
+        }
+    }
+    if parts.array.is_some() {
+        f.insert(First::LBracket);
+    }
+    if parts.object.is_some() {
+        f.insert(First::LParen);
+    }
+    f
+}
+
+/// A plain-word keyword for a property name (`@type` -> `_type`).
+pub fn keyword_for(name: &str) -> String {
+    if is_word(name) {
+        return name.to_string();
+    }
+    let mut k: String = name.chars().map(|c| if is_word_char(c) { c } else { '_' }).collect();
+    if !k.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_' || c == '$') {
+        k.insert(0, '_');
+    }
+    while k.ends_with(['.', '-']) {
+        k.push('_');
+    }
+    if !is_word(&k) {
+        k = format!("{k}_");
+    }
+    k.truncate(64);
+    k
+}
+
+/// User edits of the notation, as printed by `dss init` (YAML).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct NotationConfig {
+    /// `block`, `line`, `lines` or `value`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub root: Option<RootLayout>,
+    /// Object forms by name (their schema location); fields in the order they are written.
+    #[serde(default)]
+    pub objects: BTreeMap<String, ObjectConfig>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct ObjectConfig {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tag: Option<String>,
+    #[serde(default)]
+    pub fields: Vec<FieldConfig>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct FieldConfig {
+    pub name: String,
+    /// `positional`, `const`, `keyed` or `keyless`.
+    pub mode: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub keyword: Option<String>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub abbrev: BTreeMap<String, String>,
+}
+
+/// Design the notation for shapes, honouring user edits.
+pub fn design(shapes: &Shapes, config: Option<&NotationConfig>) -> Result<Notation, CompileError> {
+    let canon = canonicalize(shapes);
+    let mut objects = BTreeMap::new();
+    let empty = NotationConfig::default();
+    let config = config.unwrap_or(&empty);
+    let mut used = BTreeSet::new();
+    for (id, parts) in shapes.parts.iter().enumerate() {
+        let id = id as ExprId;
+        if canon[id as usize] != id || parts.any {
+            continue;
+        }
+        if let Some(obj) = &parts.object {
+            let layout = design_object(shapes, &canon, &obj.records, obj.merged.as_ref(), config, &mut used)?;
+            objects.insert(id, layout);
+        }
+    }
+    for name in config.objects.keys() {
+        if !used.contains(name) {
+            return Err(CompileError::Notation(format!(
+                "object `{name}` in the notation does not exist in this schema (run `dss init` to see the names)"
+            )));
+        }
+    }
+    let root_parts = shapes.parts(shapes.root);
+    let auto_root = if root_parts.object_only() {
+        match objects.get(&canon[shapes.root as usize]) {
+            Some(ObjLayout::Record(r)) if r.fields.iter().any(|f| is_section(shapes, f.expr)) => RootLayout::Block,
+            _ => RootLayout::Line,
+        }
+    } else if root_parts.array_only() && root_parts.array.as_ref().is_some_and(|a| a.prefix.is_empty()) {
+        RootLayout::Lines
+    } else {
+        RootLayout::Value
+    };
+    let root = match config.root {
+        None => auto_root,
+        Some(RootLayout::Value) => RootLayout::Value,
+        Some(r @ (RootLayout::Block | RootLayout::Line)) => {
+            if !root_parts.object_only() {
+                return Err(CompileError::Notation(format!("root layout `{r:?}` needs a schema whose root is always an object").to_lowercase()));
+            }
+            if r == RootLayout::Block && !matches!(objects.get(&canon[shapes.root as usize]), Some(ObjLayout::Record(_))) {
+                return Err(CompileError::Notation("root layout `block` needs a root object that is not a tagged union".into()));
+            }
+            r
+        }
+        Some(RootLayout::Lines) => {
+            if auto_root != RootLayout::Lines {
+                return Err(CompileError::Notation("root layout `lines` needs a schema whose root is always an array".into()));
+            }
+            RootLayout::Lines
+        }
+    };
+    Ok(Notation { root, canon, objects })
+}
+
+/// Array-only fields with no tuple part become sections (`kw:` + one item per line).
+pub fn is_section(shapes: &Shapes, expr: ExprId) -> bool {
+    let p = shapes.parts(expr);
+    p.array_only() && p.array.as_ref().is_some_and(|a| a.prefix.is_empty() && a.items.is_some())
+}
+
+/// Expressions with equal parts share a layout and a grammar rule.
+fn canonicalize(shapes: &Shapes) -> Vec<ExprId> {
+    let mut seen: HashMap<String, ExprId> = HashMap::new();
+    let mut canon = Vec::with_capacity(shapes.parts.len());
+    for (id, p) in shapes.parts.iter().enumerate() {
+        let key = serde_json::to_string(p).unwrap_or_default();
+        let c = *seen.entry(key).or_insert(id as ExprId);
+        canon.push(c);
+    }
+    canon
+}
+
+fn design_object(
+    shapes: &Shapes,
+    canon: &[ExprId],
+    records: &[Record],
+    merged: Option<&Record>,
+    config: &NotationConfig,
+    used: &mut BTreeSet<String>,
+) -> Result<ObjLayout, CompileError> {
+    if records.len() >= 2 {
+        if let Some(key) = find_discriminator(shapes, records) {
+            let mut variants = Vec::new();
+            for r in records {
+                let tag_expr = r.prop(&key).unwrap_or(ANY);
+                let values = shapes.parts(tag_expr).string.as_ref().and_then(|s| s.values.clone()).unwrap_or_default();
+                let mut rest = r.clone();
+                rest.props.retain(|(n, _)| *n != key);
+                rest.required.retain(|n| *n != key);
+                let layout = design_record(shapes, canon, &rest, config, used)?;
+                let tag_cfg = config.objects.get(&layout.name).and_then(|c| c.tag.clone());
+                let tags = values
+                    .into_iter()
+                    .map(|v| {
+                        let w = match (&tag_cfg, values_len(shapes, tag_expr)) {
+                            (Some(t), 1) => t.clone(),
+                            _ => v.clone(),
+                        };
+                        (v, render_word(&w))
+                    })
+                    .collect();
+                variants.push(TaggedVariant { tags, record: layout });
+            }
+            check_tags(&key, &variants)?;
+            return Ok(ObjLayout::Tagged { key, variants });
+        }
+    }
+    let merged = match (records.len(), merged) {
+        (1, _) => &records[0],
+        (_, Some(m)) => m,
+        _ => return Err(CompileError::Notation("internal: union of objects was not merged".into())),
+    };
+    Ok(ObjLayout::Record(design_record(shapes, canon, merged, config, used)?))
+}
+
+fn values_len(shapes: &Shapes, e: ExprId) -> usize {
+    shapes.parts(e).string.as_ref().and_then(|s| s.values.as_ref()).map_or(0, |v| v.len())
+}
+
+fn check_tags(key: &str, variants: &[TaggedVariant]) -> Result<(), CompileError> {
+    let mut seen = BTreeSet::new();
+    for v in variants {
+        for (_, w) in &v.tags {
+            if !seen.insert(w.clone()) {
+                return Err(CompileError::Ambiguous(format!("tag `{w}` of `{key}` is written for two variants")));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A property required by every record, whose values are string enums disjoint across them.
+fn find_discriminator(shapes: &Shapes, records: &[Record]) -> Option<String> {
+    let first = &records[0];
+    'candidates: for name in &first.required {
+        let mut seen: BTreeSet<&str> = BTreeSet::new();
+        for r in records {
+            if !r.required.contains(name) {
+                continue 'candidates;
+            }
+            let Some(e) = r.prop(name) else { continue 'candidates };
+            let p = shapes.parts(e);
+            let only_string = p.string.is_some()
+                && !p.any
+                && !p.null
+                && !p.bool_false
+                && !p.bool_true
+                && p.number.is_none()
+                && p.array.is_none()
+                && p.object.is_none();
+            let Some(values) = p.string.as_ref().and_then(|s| s.values.as_ref()) else { continue 'candidates };
+            if !only_string {
+                continue 'candidates;
+            }
+            for v in values {
+                if !seen.insert(v.as_str()) {
+                    continue 'candidates;
+                }
+            }
+        }
+        return Some(name.clone());
+    }
+    None
+}
+
+fn design_record(
+    shapes: &Shapes,
+    canon: &[ExprId],
+    r: &Record,
+    config: &NotationConfig,
+    used: &mut BTreeSet<String>,
+) -> Result<RecordLayout, CompileError> {
+    let name = format!("#{}", r.origin.replace('|', "|#"));
+    let cfg = config.objects.get(&name);
+    if cfg.is_some() {
+        used.insert(name.clone());
+    }
+    let c = |e: ExprId| canon[e as usize];
+    // Default order: required fields first (schema order), then optional ones.
+    let mut order: Vec<&(String, ExprId)> = r.props.iter().filter(|(n, _)| r.required.contains(n)).collect();
+    order.extend(r.props.iter().filter(|(n, _)| !r.required.contains(n)));
+    if let Some(cfg) = cfg {
+        for f in &cfg.fields {
+            if r.prop(&f.name).is_none() {
+                return Err(CompileError::Notation(format!("object `{name}` has no field `{}`", f.name)));
+            }
+        }
+        let pos = |n: &str| cfg.fields.iter().position(|f| f.name == n).unwrap_or(usize::MAX);
+        order.sort_by_key(|(n, _)| pos(n));
+    }
+    let mut fields = Vec::new();
+    for (n, e) in order {
+        let parts = shapes.parts(*e);
+        let required = r.required.contains(n);
+        let keyword = keyword_for(n);
+        let auto_mode = match (required, parts.single_value()) {
+            (true, Some(v)) => FieldMode::Const(v),
+            (true, None) => FieldMode::Positional,
+            (false, _) => FieldMode::Keyed,
+        };
+        let fc = cfg.and_then(|c| c.fields.iter().find(|f| &f.name == n));
+        let mode = match fc.map(|f| f.mode.as_str()) {
+            None => auto_mode,
+            Some("positional") if required => FieldMode::Positional,
+            Some("const") => match (required, parts.single_value()) {
+                (true, Some(v)) => FieldMode::Const(v),
+                _ => {
+                    return Err(CompileError::Ambiguous(format!(
+                        "`{name}` field `{n}`: only a required field with a single possible value can be omitted (const)"
+                    )))
+                }
+            },
+            Some("keyed") => FieldMode::Keyed,
+            Some("keyless") if !required => FieldMode::Keyless,
+            Some(m @ ("positional" | "keyless")) => {
+                return Err(CompileError::Ambiguous(format!(
+                    "`{name}` field `{n}` is {}: it cannot be {m}",
+                    if required { "required" } else { "optional (it may be absent, so its position cannot identify it)" }
+                )))
+            }
+            Some(m) => {
+                return Err(CompileError::Notation(format!(
+                    "`{name}` field `{n}`: unknown mode `{m}` (positional, const, keyed or keyless)"
+                )))
+            }
+        };
+        let mode = if required && mode == FieldMode::Keyed { FieldMode::Positional } else { mode };
+        let keyword = match fc.and_then(|f| f.keyword.clone()) {
+            Some(k) if is_word(&k) => k,
+            Some(k) => {
+                return Err(CompileError::Notation(format!(
+                    "`{name}` field `{n}`: keyword `{k}` must be a plain word (letters, digits, _ $ . -; not true/false/null)"
+                )))
+            }
+            None => keyword,
+        };
+        let abbrev = fc.map(|f| f.abbrev.clone()).unwrap_or_default();
+        if !abbrev.is_empty() {
+            check_abbrev(&name, n, parts, &abbrev)?;
+        }
+        let doc = shapes.doc(*e).map(str::to_string);
+        fields.push(FieldLayout { name: n.clone(), expr: c(*e), mode, keyword, abbrev, first: BTreeSet::new(), doc });
+    }
+    // Positional fields come first.
+    if let Some(first_opt) = fields.iter().position(|f| matches!(f.mode, FieldMode::Keyed | FieldMode::Keyless)) {
+        if let Some(late) = fields[first_opt..].iter().find(|f| f.mode == FieldMode::Positional) {
+            return Err(CompileError::Ambiguous(format!(
+                "`{name}`: positional field `{}` must come before the optional fields",
+                late.name
+            )));
+        }
+    }
+    let user_fixed = cfg.is_some();
+    assign_keyless(shapes, &name, &mut fields, r.extras.is_some(), user_fixed)?;
+    Ok(RecordLayout { name, fields, extras: r.extras.map(c) })
+}
+
+fn check_abbrev(name: &str, field: &str, parts: &Parts, abbrev: &BTreeMap<String, String>) -> Result<(), CompileError> {
+    let Some(values) = parts.string.as_ref().and_then(|s| s.values.as_ref()) else {
+        return Err(CompileError::Notation(format!("`{name}` field `{field}`: abbreviations need an enum of strings")));
+    };
+    let mut written = BTreeSet::new();
+    for v in values {
+        let w = abbrev.get(v).unwrap_or(v);
+        if !written.insert(render_word(w)) {
+            return Err(CompileError::Ambiguous(format!(
+                "`{name}` field `{field}`: `{w}` would stand for two values"
+            )));
+        }
+    }
+    for (k, w) in abbrev {
+        if !values.contains(k) {
+            return Err(CompileError::Notation(format!("`{name}` field `{field}`: `{k}` is not one of its values")));
+        }
+        if !is_word(w) {
+            return Err(CompileError::Notation(format!("`{name}` field `{field}`: abbreviation `{w}` must be a plain word")));
+        }
+    }
+    Ok(())
+}
+
+/// Decide keyless fields (automatic) or check them (user edits), scanning backwards: an
+/// optional field may be keyless only if its first tokens cannot start anything after it.
+fn assign_keyless(
+    shapes: &Shapes,
+    name: &str,
+    fields: &mut [FieldLayout],
+    open: bool,
+    user_fixed: bool,
+) -> Result<(), CompileError> {
+    let mut follow: BTreeSet<First> = BTreeSet::new();
+    if open {
+        follow.insert(First::Quoted);
+    }
+    let mut keywords = BTreeSet::new();
+    // Value first-tokens of every optional field: a keyless field must not share any with a
+    // sibling, or a reader (model or human) could not tell `[start] [end]` apart.
+    let value_firsts: Vec<BTreeSet<First>> = fields
+        .iter()
+        .map(|f| match f.mode {
+            FieldMode::Keyed | FieldMode::Keyless => first_set(shapes.parts(f.expr), &f.abbrev),
+            _ => BTreeSet::new(),
+        })
+        .collect();
+    for (idx, f) in fields.iter_mut().enumerate().rev() {
+        let shared = value_firsts
+            .iter()
+            .enumerate()
+            .any(|(j, other)| j != idx && other.iter().any(|t| value_firsts[idx].contains(t)));
+        if !matches!(f.mode, FieldMode::Keyed | FieldMode::Keyless) {
+            continue;
+        }
+        let parts = shapes.parts(f.expr);
+        let first = first_set(parts, &f.abbrev);
+        let clash = first.iter().find(|t| follow.contains(t)).cloned();
+        let keyless_ok = clash.is_none() && parts.single_value().is_none();
+        if f.mode == FieldMode::Keyless && !keyless_ok {
+            return Err(CompileError::Ambiguous(format!(
+                "`{name}` field `{}` cannot be keyless: {}",
+                f.name,
+                match clash {
+                    Some(t) => format!("a value starting with {t:?} could also start what follows it"),
+                    None => "it has a single value, so without a keyword it would be invisible".into(),
+                }
+            )));
+        }
+        if !user_fixed && f.mode == FieldMode::Keyed && keyless_ok && !shared && auto_keyless(parts) {
+            f.mode = FieldMode::Keyless;
+        }
+        if f.mode == FieldMode::Keyless {
+            follow.extend(first.iter().cloned());
+            f.first = first;
+        } else {
+            let clashes = |k: &str, follow: &BTreeSet<First>, keywords: &BTreeSet<String>| {
+                follow.contains(&First::Word(k.to_string())) || keywords.contains(k)
+            };
+            if clashes(&f.keyword, &follow, &keywords) {
+                if user_fixed {
+                    return Err(CompileError::Ambiguous(format!(
+                        "`{name}` field `{}`: keyword `{}` could also start what follows it",
+                        f.name, f.keyword
+                    )));
+                }
+                let mut k = format!("{}_", f.keyword);
+                while clashes(&k, &follow, &keywords) {
+                    k.push('_');
+                }
+                f.keyword = k;
+            }
+            keywords.insert(f.keyword.clone());
+            follow.insert(First::Word(f.keyword.clone()));
+            f.first = BTreeSet::from([First::Word(f.keyword.clone())]);
+        }
+    }
+    Ok(())
+}
+
+/// Which optional fields the automatic design writes without a key: enums, numbers and
+/// free strings read naturally by value; booleans, arrays and objects keep their key.
+fn auto_keyless(parts: &Parts) -> bool {
+    !parts.any
+        && !parts.bool_true
+        && !parts.bool_false
+        && parts.array.is_none()
+        && parts.object.is_none()
+        && (parts.string.is_some() || parts.number.is_some())
+}
+
+/// The notation design as editable YAML.
+pub fn to_config(n: &Notation) -> NotationConfig {
+    let mut objects = BTreeMap::new();
+    let mut add = |r: &RecordLayout, tag: Option<String>| {
+        let fields = r
+            .fields
+            .iter()
+            .map(|f| FieldConfig {
+                name: f.name.clone(),
+                mode: match f.mode {
+                    FieldMode::Positional => "positional",
+                    FieldMode::Const(_) => "const",
+                    FieldMode::Keyed => "keyed",
+                    FieldMode::Keyless => "keyless",
+                }
+                .into(),
+                keyword: (f.mode == FieldMode::Keyed).then(|| f.keyword.clone()),
+                abbrev: f.abbrev.clone(),
+            })
+            .collect();
+        objects.entry(r.name.clone()).or_insert(ObjectConfig { tag, fields });
+    };
+    for layout in n.objects.values() {
+        match layout {
+            ObjLayout::Record(r) => add(r, None),
+            ObjLayout::Tagged { variants, .. } => {
+                for v in variants {
+                    let tag = (v.tags.len() == 1).then(|| v.tags[0].1.clone());
+                    add(&v.record, tag);
+                }
+            }
+        }
+    }
+    NotationConfig { root: Some(n.root), objects }
+}

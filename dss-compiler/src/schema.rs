@@ -1,1 +1,320 @@
-//! schema
+//! Stage 1 — the JSON Schema document: which draft it is, where every `$id` and anchor
+//! lives, and how a `$ref` resolves to a location (a JSON pointer) inside the document.
+//!
+//! Subschemas are named by their JSON pointer from the document root; later stages never
+//! hold references into the JSON tree, only pointers, so the compiled spec is serializable.
+
+use crate::error::CompileError;
+use serde_json::Value;
+use std::collections::HashMap;
+
+/// Which family of keyword semantics applies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Draft {
+    /// draft-04/06/07: `$ref` siblings are ignored, `items: [..]` is a tuple, `definitions`.
+    Legacy,
+    /// 2019-09 / 2020-12 (and the default): `$ref` is one more conjunct, `prefixItems`.
+    Modern,
+}
+
+/// A schema document with its resource index.
+pub struct SchemaDoc<'a> {
+    pub root: &'a Value,
+    pub draft: Draft,
+    /// Absolute or document-relative resource URI (no fragment) -> pointer of its root.
+    resources: HashMap<String, String>,
+    /// `uri#anchor` -> pointer.
+    anchors: HashMap<String, String>,
+    /// Pointers of nodes that carry an `$id`, with the base URI they establish.
+    bases: Vec<(String, String)>,
+}
+
+/// Keywords whose value is a subschema.
+const SCHEMA_KEYWORDS: &[&str] = &[
+    "additionalProperties",
+    "additionalItems",
+    "items",
+    "contains",
+    "not",
+    "if",
+    "then",
+    "else",
+    "propertyNames",
+    "unevaluatedProperties",
+    "unevaluatedItems",
+    "contentSchema",
+];
+/// Keywords whose value is an array of subschemas (or, for `items`, possibly one).
+const SCHEMA_ARRAY_KEYWORDS: &[&str] = &["allOf", "anyOf", "oneOf", "prefixItems", "items"];
+/// Keywords whose value is an object of subschemas.
+const SCHEMA_MAP_KEYWORDS: &[&str] = &[
+    "properties",
+    "patternProperties",
+    "$defs",
+    "definitions",
+    "dependentSchemas",
+    "dependencies",
+];
+
+impl<'a> SchemaDoc<'a> {
+    pub fn new(root: &'a Value) -> Self {
+        let draft = match root.get("$schema").and_then(Value::as_str) {
+            Some(s) if s.contains("draft-04") || s.contains("draft-06") || s.contains("draft-07") => {
+                Draft::Legacy
+            }
+            Some(s) if s.contains("draft-03") => Draft::Legacy,
+            _ => Draft::Modern,
+        };
+        let mut doc = SchemaDoc {
+            root,
+            draft,
+            resources: HashMap::new(),
+            anchors: HashMap::new(),
+            bases: Vec::new(),
+        };
+        doc.resources.insert(String::new(), String::new());
+        doc.index(root, "", "");
+        doc
+    }
+
+    /// The node at a pointer (pointers come from this module, so they exist).
+    pub fn node(&self, pointer: &str) -> &'a Value {
+        static TRUE: Value = Value::Bool(true);
+        self.root.pointer(pointer).unwrap_or(&TRUE)
+    }
+
+    fn index(&mut self, node: &'a Value, pointer: &str, base: &str) {
+        let Value::Object(map) = node else { return };
+        let mut base = base.to_string();
+        let id_key = if map.contains_key("$id") { "$id" } else { "id" };
+        if let Some(id) = map.get(id_key).and_then(Value::as_str) {
+            // draft-04 `id` only counts when it is a string in schema position; `$id` always.
+            if let Some(anchor) = id.strip_prefix('#') {
+                self.anchors.insert(format!("{base}#{anchor}"), pointer.to_string());
+            } else {
+                let (resource, fragment) = split_fragment(&join_uri(&base, id));
+                base = resource.clone();
+                self.resources.insert(resource.clone(), pointer.to_string());
+                self.bases.push((pointer.to_string(), resource.clone()));
+                if !fragment.is_empty() && !fragment.starts_with('/') {
+                    self.anchors.insert(format!("{resource}#{fragment}"), pointer.to_string());
+                }
+            }
+        }
+        for key in ["$anchor", "$dynamicAnchor"] {
+            if let Some(anchor) = map.get(key).and_then(Value::as_str) {
+                self.anchors
+                    .entry(format!("{base}#{anchor}"))
+                    .or_insert_with(|| pointer.to_string());
+            }
+        }
+        for (key, value) in map {
+            let child = format!("{pointer}/{}", escape_token(key));
+            if SCHEMA_MAP_KEYWORDS.contains(&key.as_str()) {
+                if let Value::Object(children) = value {
+                    for (name, sub) in children {
+                        self.index(sub, &format!("{child}/{}", escape_token(name)), &base);
+                    }
+                }
+            } else if SCHEMA_ARRAY_KEYWORDS.contains(&key.as_str()) && value.is_array() {
+                if let Value::Array(items) = value {
+                    for (i, sub) in items.iter().enumerate() {
+                        self.index(sub, &format!("{child}/{i}"), &base);
+                    }
+                }
+            } else if SCHEMA_KEYWORDS.contains(&key.as_str()) {
+                self.index(value, &child, &base);
+            }
+        }
+    }
+
+    /// The base URI in force at a pointer: the nearest enclosing `$id`.
+    fn base_at(&self, pointer: &str) -> &str {
+        self.bases
+            .iter()
+            .filter(|(p, _)| {
+                pointer == p || (pointer.starts_with(p.as_str()) && pointer[p.len()..].starts_with('/'))
+            })
+            .max_by_key(|(p, _)| p.len())
+            .map(|(_, b)| b.as_str())
+            .unwrap_or("")
+    }
+
+    /// Resolve a `$ref` found at `pointer` to the pointer of its target.
+    pub fn resolve(&self, pointer: &str, reference: &str) -> Result<String, CompileError> {
+        let base = self.base_at(pointer);
+        let target = join_uri(base, reference);
+        let (resource, fragment) = split_fragment(&target);
+        let fragment = percent_decode(&fragment);
+        let Some(resource_ptr) = self.resources.get(&resource) else {
+            return Err(CompileError::RemoteRef {
+                pointer: pointer.to_string(),
+                reference: reference.to_string(),
+            });
+        };
+        let resolved = if fragment.is_empty() {
+            resource_ptr.clone()
+        } else if fragment.starts_with('/') {
+            format!("{resource_ptr}{fragment}")
+        } else {
+            match self.anchors.get(&format!("{resource}#{fragment}")) {
+                Some(p) => p.clone(),
+                None => {
+                    return Err(CompileError::Schema {
+                        pointer: pointer.to_string(),
+                        message: format!("$ref `{reference}`: no anchor `{fragment}` in this document"),
+                    })
+                }
+            }
+        };
+        if self.root.pointer(&resolved).is_none() {
+            return Err(CompileError::Schema {
+                pointer: pointer.to_string(),
+                message: format!("$ref `{reference}` points to `{resolved}`, which does not exist"),
+            });
+        }
+        Ok(resolved)
+    }
+}
+
+/// Escape a key as a JSON-pointer token.
+pub fn escape_token(key: &str) -> String {
+    if key.contains(['~', '/']) {
+        key.replace('~', "~0").replace('/', "~1")
+    } else {
+        key.to_string()
+    }
+}
+
+fn split_fragment(uri: &str) -> (String, String) {
+    match uri.split_once('#') {
+        Some((r, f)) => (r.to_string(), f.to_string()),
+        None => (uri.to_string(), String::new()),
+    }
+}
+
+fn has_scheme(uri: &str) -> bool {
+    match uri.find(':') {
+        Some(i) => uri[..i].chars().all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c)) && i > 0,
+        None => false,
+    }
+}
+
+/// RFC 3986 reference resolution, reduced to what schemas use: absolute URIs,
+/// fragment-only references, absolute paths and relative paths with `./` / `../`.
+fn join_uri(base: &str, reference: &str) -> String {
+    if has_scheme(reference) {
+        return reference.to_string();
+    }
+    if let Some(fragment) = reference.strip_prefix('#') {
+        let (resource, _) = split_fragment(base);
+        return format!("{resource}#{fragment}");
+    }
+    let (base, _) = split_fragment(base);
+    if reference.starts_with("//") {
+        let scheme = base.split(':').next().unwrap_or("");
+        return format!("{scheme}:{reference}");
+    }
+    // Authority part of the base (scheme://host), kept for absolute paths.
+    let authority_end = base
+        .find("://")
+        .map(|i| base[i + 3..].find('/').map(|j| i + 3 + j).unwrap_or(base.len()))
+        .unwrap_or(0);
+    let (authority, path) = base.split_at(authority_end);
+    let mut segments: Vec<&str> = if reference.starts_with('/') {
+        Vec::new()
+    } else {
+        let dir = match path.rfind('/') {
+            Some(i) => &path[..i],
+            None => "",
+        };
+        dir.split('/').collect()
+    };
+    for seg in reference.trim_start_matches('/').split('/') {
+        match seg {
+            "." => {}
+            ".." => {
+                if segments.len() > 1 {
+                    segments.pop();
+                }
+            }
+            s => segments.push(s),
+        }
+    }
+    let joined = segments.join("/");
+    if authority.is_empty() {
+        if path.starts_with('/') || reference.starts_with('/') {
+            format!("/{}", joined.trim_start_matches('/'))
+        } else {
+            joined.trim_start_matches('/').to_string()
+        }
+    } else {
+        format!("{authority}/{}", joined.trim_start_matches('/'))
+    }
+}
+
+fn percent_decode(s: &str) -> String {
+    if !s.contains('%') {
+        return s.to_string();
+    }
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' && i + 2 < bytes.len() {
+            if let Ok(b) = u8::from_str_radix(&s[i + 1..i + 3], 16) {
+                out.push(b);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn local_refs_and_ids() {
+        let schema = json!({
+            "$id": "http://example.com/root.json",
+            "$defs": {
+                "a": {"$id": "a.json", "$defs": {"x": {"$anchor": "here", "type": "string"}}},
+                "b~/c": {"type": "integer"}
+            }
+        });
+        let doc = SchemaDoc::new(&schema);
+        assert_eq!(doc.resolve("", "#/$defs/b~0~1c").unwrap(), "/$defs/b~0~1c");
+        assert_eq!(doc.resolve("", "a.json").unwrap(), "/$defs/a");
+        assert_eq!(doc.resolve("", "a.json#here").unwrap(), "/$defs/a/$defs/x");
+        assert_eq!(doc.resolve("/$defs/a", "#/$defs/x").unwrap(), "/$defs/a/$defs/x");
+        assert!(matches!(
+            doc.resolve("", "http://other.org/s.json"),
+            Err(CompileError::RemoteRef { .. })
+        ));
+        assert!(matches!(doc.resolve("", "#/$defs/missing"), Err(CompileError::Schema { .. })));
+    }
+
+    #[test]
+    fn uri_join() {
+        assert_eq!(join_uri("http://x.org/a/b.json", "c.json"), "http://x.org/a/c.json");
+        assert_eq!(join_uri("http://x.org/a/b.json", "../c.json"), "http://x.org/c.json");
+        assert_eq!(join_uri("http://x.org/a/b.json", "/d.json"), "http://x.org/d.json");
+        assert_eq!(join_uri("http://x.org/a/b.json", "#foo"), "http://x.org/a/b.json#foo");
+        assert_eq!(join_uri("", "#/definitions/a"), "#/definitions/a");
+        assert_eq!(percent_decode("/a%25b"), "/a%b");
+    }
+
+    #[test]
+    fn draft_detection() {
+        let s = json!({"$schema": "http://json-schema.org/draft-07/schema#"});
+        assert_eq!(SchemaDoc::new(&s).draft, Draft::Legacy);
+        let s = json!({});
+        assert_eq!(SchemaDoc::new(&s).draft, Draft::Modern);
+    }
+}

@@ -1,1 +1,934 @@
-//! shape
+//! Stage 2 — shapes: what JSON values a subschema may describe, partitioned by JSON type.
+//!
+//! A shape never rejects a value its schema accepts (it *over-approximates*: keywords a
+//! notation cannot express, such as `pattern`, `not` or `if`, are dropped), so every valid
+//! instance can be written in the notation; validity itself is checked by a real validator
+//! before compressing. Subschemas are combined lazily as expressions (`Union`, `Inter`) so
+//! recursive schemas stay finite: an object's fields point at expressions, not at shapes.
+
+use crate::error::CompileError;
+use crate::schema::{escape_token, Draft, SchemaDoc};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Number, Value};
+use std::collections::HashMap;
+
+pub type ExprId = u32;
+/// The expression that admits every JSON value (written as plain JSON).
+pub const ANY: ExprId = 0;
+/// The expression that admits nothing.
+pub const NEVER: ExprId = 1;
+
+/// A lazily combined subschema.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Expr {
+    Any,
+    Never,
+    /// The subschema at this JSON pointer.
+    Node(String),
+    /// Values admitted by any member (sorted, deduplicated, two or more).
+    Union(Vec<ExprId>),
+    /// Values admitted by every member (sorted, deduplicated, two or more).
+    Inter(Vec<ExprId>),
+}
+
+/// The values of one shape, by JSON type. `None` / `false` = that type is not admitted.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Parts {
+    /// Unconstrained: every JSON value, written as compact JSON (the fallback).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub any: bool,
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub null: bool,
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub bool_false: bool,
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub bool_true: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub number: Option<NumPart>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub string: Option<StrPart>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub array: Option<ArrPart>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub object: Option<ObjPart>,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NumPart {
+    pub integer: bool,
+    /// `enum`/`const` values, if restricted.
+    pub values: Option<Vec<Number>>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StrPart {
+    /// `enum`/`const` values, if restricted (schema order).
+    pub values: Option<Vec<String>>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ArrPart {
+    /// Tuple positions (`prefixItems`, or draft-07 `items: [..]`).
+    pub prefix: Vec<ExprId>,
+    /// Items after the prefix; `None` = no more items allowed.
+    pub items: Option<ExprId>,
+}
+
+impl ArrPart {
+    pub fn item_at(&self, i: usize) -> Option<ExprId> {
+        self.prefix.get(i).copied().or(self.items)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ObjPart {
+    /// Alternative object forms (one per `anyOf`/`oneOf` variant that is an object).
+    pub records: Vec<Record>,
+    /// With two or more records: one record admitting all of them (field shapes are
+    /// unions), used when no discriminating tag property exists.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub merged: Option<Record>,
+}
+
+/// One object form: declared properties in schema order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Record {
+    /// Where it was declared (a JSON pointer into the schema), for naming and notation edits.
+    pub origin: String,
+    pub props: Vec<(String, ExprId)>,
+    pub required: Vec<String>,
+    /// Shape of undeclared properties; `None` = closed (`additionalProperties: false`).
+    pub extras: Option<ExprId>,
+}
+
+impl Record {
+    pub fn open(origin: &str) -> Record {
+        Record { origin: origin.to_string(), props: Vec::new(), required: Vec::new(), extras: Some(ANY) }
+    }
+    pub fn prop(&self, name: &str) -> Option<ExprId> {
+        self.props.iter().find(|(n, _)| n == name).map(|(_, e)| *e)
+    }
+}
+
+impl Parts {
+    pub fn any() -> Parts {
+        Parts { any: true, ..Parts::all_types("") }
+    }
+    pub fn never() -> Parts {
+        Parts::default()
+    }
+    /// Every type, structured (not the JSON fallback).
+    pub fn all_types(origin: &str) -> Parts {
+        Parts {
+            any: false,
+            null: true,
+            bool_false: true,
+            bool_true: true,
+            number: Some(NumPart { integer: false, values: None }),
+            string: Some(StrPart { values: None }),
+            array: Some(ArrPart { prefix: Vec::new(), items: Some(ANY) }),
+            object: Some(ObjPart { records: vec![Record::open(origin)], merged: None }),
+        }
+    }
+    pub fn is_never(&self) -> bool {
+        !self.any
+            && !self.null
+            && !self.bool_false
+            && !self.bool_true
+            && self.number.is_none()
+            && self.string.is_none()
+            && self.array.is_none()
+            && self.object.is_none()
+    }
+    /// The only value admitted, if exactly one (such values cost zero tokens as fields).
+    pub fn single_value(&self) -> Option<Value> {
+        if self.any {
+            return None;
+        }
+        let mut found: Vec<Value> = Vec::new();
+        if self.null {
+            found.push(Value::Null);
+        }
+        if self.bool_false {
+            found.push(Value::Bool(false));
+        }
+        if self.bool_true {
+            found.push(Value::Bool(true));
+        }
+        if let Some(n) = &self.number {
+            match &n.values {
+                Some(vs) if vs.len() == 1 => found.push(Value::Number(vs[0].clone())),
+                _ => return None,
+            }
+        }
+        if let Some(s) = &self.string {
+            match &s.values {
+                Some(vs) if vs.len() == 1 => found.push(Value::String(vs[0].clone())),
+                _ => return None,
+            }
+        }
+        if self.array.is_some() || self.object.is_some() {
+            return None;
+        }
+        if found.len() == 1 {
+            found.pop()
+        } else {
+            None
+        }
+    }
+    /// Only objects are admitted.
+    pub fn object_only(&self) -> bool {
+        !self.any
+            && self.object.is_some()
+            && !self.null
+            && !self.bool_false
+            && !self.bool_true
+            && self.number.is_none()
+            && self.string.is_none()
+            && self.array.is_none()
+    }
+    /// Only arrays are admitted.
+    pub fn array_only(&self) -> bool {
+        !self.any
+            && self.array.is_some()
+            && !self.null
+            && !self.bool_false
+            && !self.bool_true
+            && self.number.is_none()
+            && self.string.is_none()
+            && self.object.is_none()
+    }
+}
+
+/// Two JSON numbers are the same value (1 == 1.0), as JSON Schema's `enum` compares them.
+pub fn same_number(a: &Number, b: &Number) -> bool {
+    match (a.as_i64(), b.as_i64(), a.as_u64(), b.as_u64()) {
+        (Some(x), Some(y), _, _) => x == y,
+        (_, _, Some(x), Some(y)) => x == y,
+        _ => a.as_f64() == b.as_f64(),
+    }
+}
+
+/// The arena of expressions and their materialized parts.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Shapes {
+    pub exprs: Vec<Expr>,
+    pub parts: Vec<Parts>,
+    /// Schema `description` (or `title`) of each expression, if it has one.
+    pub docs: Vec<Option<String>>,
+    pub root: ExprId,
+}
+
+impl Shapes {
+    pub fn parts(&self, id: ExprId) -> &Parts {
+        &self.parts[id as usize]
+    }
+    pub fn doc(&self, id: ExprId) -> Option<&str> {
+        self.docs.get(id as usize).and_then(|d| d.as_deref())
+    }
+}
+
+/// Above this many expressions, new combinations fall back to `ANY` (plain JSON), so a
+/// pathological schema still compiles in bounded time.
+const MAX_EXPRS: usize = 50_000;
+/// Above this many object forms per shape, intersections keep one side (over-approximate).
+const MAX_RECORDS: usize = 64;
+
+/// Builds [`Shapes`] from a schema document.
+pub struct Builder<'d, 'a> {
+    doc: &'d SchemaDoc<'a>,
+    exprs: Vec<Expr>,
+    index: HashMap<Expr, ExprId>,
+    parts: Vec<Option<Parts>>,
+    in_progress: Vec<bool>,
+    docs: Vec<Option<String>>,
+}
+
+impl<'d, 'a> Builder<'d, 'a> {
+    pub fn new(doc: &'d SchemaDoc<'a>) -> Self {
+        let mut b = Builder {
+            doc,
+            exprs: Vec::new(),
+            index: HashMap::new(),
+            parts: Vec::new(),
+            in_progress: Vec::new(),
+            docs: Vec::new(),
+        };
+        b.intern(Expr::Any);
+        b.intern(Expr::Never);
+        b
+    }
+
+    /// Build the shapes of everything reachable from the document root.
+    pub fn build(mut self) -> Result<Shapes, CompileError> {
+        let root = self.node("");
+        // Every expression interned while materializing is reachable; the arena grows as
+        // we go, so this loop is the closure.
+        let mut i = 0;
+        while i < self.exprs.len() {
+            let id = i as ExprId;
+            let parts = self.materialize(id)?;
+            if let Some(obj) = &parts.object {
+                if obj.records.len() >= 2 && obj.merged.is_none() {
+                    let merged = self.merge_records(&obj.records);
+                    if let Some(Some(p)) = self.parts.get_mut(i) {
+                        if let Some(o) = &mut p.object {
+                            o.merged = Some(merged);
+                        }
+                    }
+                }
+            }
+            i += 1;
+        }
+        Ok(Shapes {
+            exprs: self.exprs,
+            parts: self.parts.into_iter().map(|p| p.unwrap_or_default()).collect(),
+            docs: self.docs,
+            root,
+        })
+    }
+
+    /// One record admitting every object any of `records` admits.
+    fn merge_records(&mut self, records: &[Record]) -> Record {
+        let mut names: Vec<String> = Vec::new();
+        for r in records {
+            for (n, _) in &r.props {
+                if !names.contains(n) {
+                    names.push(n.clone());
+                }
+            }
+        }
+        let mut props = Vec::new();
+        for n in names {
+            // A record without the property may still have it as an undeclared one.
+            let members: Vec<ExprId> = records.iter().filter_map(|r| r.prop(&n).or(r.extras)).collect();
+            let e = self.union(&members);
+            props.push((n, e));
+        }
+        let required = records[0]
+            .required
+            .iter()
+            .filter(|n| records.iter().all(|r| r.required.contains(n)))
+            .cloned()
+            .collect();
+        let extras = if records.iter().all(|r| r.extras.is_none()) {
+            None
+        } else {
+            let members: Vec<ExprId> = records.iter().filter_map(|r| r.extras).collect();
+            Some(self.union(&members))
+        };
+        let mut origins: Vec<&str> = records.iter().map(|r| r.origin.as_str()).collect();
+        origins.dedup();
+        Record { origin: origins.join("|"), props, required, extras }
+    }
+
+    fn intern(&mut self, e: Expr) -> ExprId {
+        if let Some(&id) = self.index.get(&e) {
+            return id;
+        }
+        if self.exprs.len() >= MAX_EXPRS {
+            return ANY;
+        }
+        let id = self.exprs.len() as ExprId;
+        let doc = match &e {
+            Expr::Node(p) => describe(self.doc.node(p)),
+            _ => None,
+        };
+        self.exprs.push(e.clone());
+        self.index.insert(e, id);
+        self.parts.push(None);
+        self.in_progress.push(false);
+        self.docs.push(doc);
+        id
+    }
+
+    pub fn node(&mut self, pointer: &str) -> ExprId {
+        match self.doc.node(pointer) {
+            Value::Bool(true) => ANY,
+            Value::Bool(false) => NEVER,
+            _ => self.intern(Expr::Node(pointer.to_string())),
+        }
+    }
+
+    pub fn union(&mut self, ids: &[ExprId]) -> ExprId {
+        let mut flat = Vec::new();
+        for &id in ids {
+            match &self.exprs[id as usize] {
+                Expr::Any => return ANY,
+                Expr::Never => {}
+                Expr::Union(xs) => flat.extend(xs.iter().copied()),
+                _ => flat.push(id),
+            }
+        }
+        flat.sort_unstable();
+        flat.dedup();
+        match flat.len() {
+            0 => NEVER,
+            1 => flat[0],
+            _ => self.intern(Expr::Union(flat)),
+        }
+    }
+
+    pub fn inter(&mut self, ids: &[ExprId]) -> ExprId {
+        let mut flat = Vec::new();
+        for &id in ids {
+            match &self.exprs[id as usize] {
+                Expr::Never => return NEVER,
+                Expr::Any => {}
+                Expr::Inter(xs) => flat.extend(xs.iter().copied()),
+                _ => flat.push(id),
+            }
+        }
+        flat.sort_unstable();
+        flat.dedup();
+        match flat.len() {
+            0 => ANY,
+            1 => flat[0],
+            _ => self.intern(Expr::Inter(flat)),
+        }
+    }
+
+    pub fn materialize(&mut self, id: ExprId) -> Result<Parts, CompileError> {
+        if let Some(p) = &self.parts[id as usize] {
+            return Ok(p.clone());
+        }
+        if self.in_progress[id as usize] {
+            // A cycle that does not pass through a property or an item (e.g. `{"$ref": "#"}`
+            // at the root): nothing structural can be said, so admit everything.
+            return Ok(Parts::any());
+        }
+        self.in_progress[id as usize] = true;
+        let parts = match self.exprs[id as usize].clone() {
+            Expr::Any => Parts::any(),
+            Expr::Never => Parts::never(),
+            Expr::Node(p) => self.node_parts(&p)?,
+            Expr::Union(xs) => {
+                let mut acc = Parts::never();
+                for x in xs {
+                    let px = self.materialize(x)?;
+                    acc = self.union_parts(acc, px);
+                }
+                acc
+            }
+            Expr::Inter(xs) => {
+                let mut acc = Parts::any();
+                for x in xs {
+                    let px = self.materialize(x)?;
+                    acc = self.inter_parts(acc, px);
+                }
+                acc
+            }
+        };
+        self.in_progress[id as usize] = false;
+        self.parts[id as usize] = Some(parts.clone());
+        Ok(parts)
+    }
+
+    fn node_parts(&mut self, p: &str) -> Result<Parts, CompileError> {
+        let v = self.doc.node(p);
+        let m = match v {
+            Value::Bool(true) => return Ok(Parts::any()),
+            Value::Bool(false) => return Ok(Parts::never()),
+            Value::Object(m) => m,
+            // Not a schema: validators ignore it, so do we.
+            _ => return Ok(Parts::any()),
+        };
+        let mut acc = self.own_parts(m, p);
+        if let Some(r) = m.get("$ref").and_then(Value::as_str) {
+            let target = self.doc.resolve(p, r)?;
+            let t = self.node(&target);
+            let pt = self.materialize(t)?;
+            if self.doc.draft == Draft::Legacy {
+                return Ok(pt);
+            }
+            acc = self.inter_parts(acc, pt);
+        }
+        if let Some(Value::Array(xs)) = m.get("allOf") {
+            for i in 0..xs.len() {
+                let e = self.node(&format!("{p}/allOf/{i}"));
+                let pe = self.materialize(e)?;
+                acc = self.inter_parts(acc, pe);
+            }
+        }
+        for key in ["anyOf", "oneOf"] {
+            if let Some(Value::Array(xs)) = m.get(key) {
+                let ids: Vec<ExprId> = (0..xs.len()).map(|i| self.node(&format!("{p}/{key}/{i}"))).collect();
+                let u = self.union(&ids);
+                let pu = self.materialize(u)?;
+                acc = self.inter_parts(acc, pu);
+            }
+        }
+        Ok(acc)
+    }
+
+    /// Parts from a node's own keywords (not `$ref`/`allOf`/`anyOf`/`oneOf`).
+    fn own_parts(&mut self, m: &Map<String, Value>, p: &str) -> Parts {
+        const STRUCTURAL: &[&str] = &[
+            "type",
+            "enum",
+            "const",
+            "properties",
+            "required",
+            "additionalProperties",
+            "patternProperties",
+            "items",
+            "prefixItems",
+            "additionalItems",
+        ];
+        if !STRUCTURAL.iter().any(|k| m.contains_key(*k)) {
+            return Parts::any();
+        }
+        let mut parts = Parts::all_types(p);
+        // type
+        if let Some(t) = m.get("type") {
+            let names: Vec<&str> = match t {
+                Value::String(s) => vec![s.as_str()],
+                Value::Array(xs) => xs.iter().filter_map(Value::as_str).collect(),
+                _ => vec!["null", "boolean", "number", "string", "array", "object"],
+            };
+            let has = |n: &str| names.contains(&n);
+            parts.null = has("null");
+            parts.bool_false = has("boolean");
+            parts.bool_true = has("boolean");
+            if has("number") {
+                parts.number = Some(NumPart { integer: false, values: None });
+            } else if has("integer") {
+                parts.number = Some(NumPart { integer: true, values: None });
+            } else {
+                parts.number = None;
+            }
+            if !has("string") {
+                parts.string = None;
+            }
+            if !has("array") {
+                parts.array = None;
+            }
+            if !has("object") {
+                parts.object = None;
+            }
+        }
+        // enum / const
+        let listed: Option<Vec<&Value>> = match (m.get("const"), m.get("enum")) {
+            (Some(c), _) => Some(vec![c]),
+            (None, Some(Value::Array(xs))) => Some(xs.iter().collect()),
+            _ => None,
+        };
+        if let Some(values) = listed {
+            let mut e = Parts::never();
+            for v in values {
+                match v {
+                    Value::Null => e.null = true,
+                    Value::Bool(false) => e.bool_false = true,
+                    Value::Bool(true) => e.bool_true = true,
+                    Value::Number(n) => {
+                        let np = e.number.get_or_insert(NumPart { integer: false, values: Some(Vec::new()) });
+                        if let Some(vs) = &mut np.values {
+                            if !vs.iter().any(|x| same_number(x, n)) {
+                                vs.push(n.clone());
+                            }
+                        }
+                    }
+                    Value::String(s) => {
+                        let sp = e.string.get_or_insert(StrPart { values: Some(Vec::new()) });
+                        if let Some(vs) = &mut sp.values {
+                            if !vs.contains(s) {
+                                vs.push(s.clone());
+                            }
+                        }
+                    }
+                    Value::Array(_) => {
+                        e.array = Some(ArrPart { prefix: Vec::new(), items: Some(ANY) });
+                    }
+                    Value::Object(_) => {
+                        e.object = Some(ObjPart { records: vec![Record::open(p)], merged: None });
+                    }
+                }
+            }
+            if let (Some(en), Some(tn)) = (&mut e.number, &parts.number) {
+                if tn.integer {
+                    if let Some(vs) = &mut en.values {
+                        vs.retain(|n| n.as_f64().is_some_and(|f| f.fract() == 0.0));
+                    }
+                }
+            }
+            parts = self.inter_parts(parts, e);
+        }
+        // object keywords
+        if parts.object.is_some() {
+            let mut rec = Record { origin: p.to_string(), props: Vec::new(), required: Vec::new(), extras: Some(ANY) };
+            if let Some(Value::Object(props)) = m.get("properties") {
+                for name in props.keys() {
+                    let e = self.node(&format!("{p}/properties/{}", escape_token(name)));
+                    rec.props.push((name.clone(), e));
+                }
+            }
+            if let Some(Value::Array(req)) = m.get("required") {
+                for r in req.iter().filter_map(Value::as_str) {
+                    if !rec.required.iter().any(|x| x == r) {
+                        rec.required.push(r.to_string());
+                    }
+                }
+            }
+            let mut extra_ids = Vec::new();
+            if let Some(Value::Object(pats)) = m.get("patternProperties") {
+                for name in pats.keys() {
+                    extra_ids.push(self.node(&format!("{p}/patternProperties/{}", escape_token(name))));
+                }
+            }
+            let additional = match m.get("additionalProperties") {
+                None => Some(ANY),
+                Some(_) => {
+                    let e = self.node(&format!("{p}/additionalProperties"));
+                    if e == NEVER {
+                        None
+                    } else {
+                        Some(e)
+                    }
+                }
+            };
+            rec.extras = match additional {
+                // Keys matching a pattern must satisfy its schema; others, additionalProperties.
+                Some(a) => {
+                    extra_ids.push(a);
+                    Some(self.union(&extra_ids))
+                }
+                None if extra_ids.is_empty() => None,
+                None => Some(self.union(&extra_ids)),
+            };
+            // Required but undeclared properties are positional fields of the extras' shape.
+            for r in rec.required.clone() {
+                if rec.prop(&r).is_none() {
+                    let e = rec.extras.unwrap_or(ANY);
+                    rec.props.push((r, e));
+                }
+            }
+            parts.object = Some(ObjPart { records: vec![rec], merged: None });
+        }
+        // array keywords
+        if parts.array.is_some() {
+            let mut prefix = Vec::new();
+            let mut items = Some(ANY);
+            let tuple_key = if m.get("prefixItems").is_some_and(Value::is_array) {
+                Some("prefixItems")
+            } else if m.get("items").is_some_and(Value::is_array) {
+                Some("items")
+            } else {
+                None
+            };
+            if let Some(k) = tuple_key {
+                let n = m.get(k).and_then(Value::as_array).map_or(0, |a| a.len());
+                for i in 0..n {
+                    prefix.push(self.node(&format!("{p}/{k}/{i}")));
+                }
+                if k == "items" {
+                    if m.contains_key("additionalItems") {
+                        items = Some(self.node(&format!("{p}/additionalItems")));
+                    }
+                } else if m.get("items").is_some_and(|v| !v.is_array()) {
+                    items = Some(self.node(&format!("{p}/items")));
+                }
+            } else if m.contains_key("items") {
+                items = Some(self.node(&format!("{p}/items")));
+            }
+            if items == Some(NEVER) {
+                items = None;
+            }
+            parts.array = Some(ArrPart { prefix, items });
+        }
+        parts
+    }
+
+    fn union_parts(&mut self, a: Parts, b: Parts) -> Parts {
+        if a.any || b.is_never() {
+            return a;
+        }
+        if b.any || a.is_never() {
+            return b;
+        }
+        let number = match (a.number, b.number) {
+            (None, x) | (x, None) => x,
+            (Some(x), Some(y)) => Some(NumPart {
+                integer: x.integer && y.integer,
+                values: match (x.values, y.values) {
+                    (Some(mut xs), Some(ys)) => {
+                        for n in ys {
+                            if !xs.iter().any(|v| same_number(v, &n)) {
+                                xs.push(n);
+                            }
+                        }
+                        Some(xs)
+                    }
+                    _ => None,
+                },
+            }),
+        };
+        let string = match (a.string, b.string) {
+            (None, x) | (x, None) => x,
+            (Some(x), Some(y)) => Some(StrPart {
+                values: match (x.values, y.values) {
+                    (Some(mut xs), Some(ys)) => {
+                        for s in ys {
+                            if !xs.contains(&s) {
+                                xs.push(s);
+                            }
+                        }
+                        Some(xs)
+                    }
+                    _ => None,
+                },
+            }),
+        };
+        let array = match (a.array, b.array) {
+            (None, x) | (x, None) => x,
+            (Some(x), Some(y)) => {
+                let n = x.prefix.len().max(y.prefix.len());
+                let mut prefix = Vec::with_capacity(n);
+                for i in 0..n {
+                    let ids: Vec<ExprId> = [x.item_at(i), y.item_at(i)].into_iter().flatten().collect();
+                    prefix.push(self.union(&ids));
+                }
+                let items = match (x.items, y.items) {
+                    (None, None) => None,
+                    (Some(i), None) | (None, Some(i)) => Some(i),
+                    (Some(i), Some(j)) => Some(self.union(&[i, j])),
+                };
+                Some(ArrPart { prefix, items })
+            }
+        };
+        let object = match (a.object, b.object) {
+            (None, x) | (x, None) => x,
+            (Some(mut x), Some(y)) => {
+                for r in y.records {
+                    if !x.records.contains(&r) {
+                        x.records.push(r);
+                    }
+                }
+                x.merged = None;
+                Some(x)
+            }
+        };
+        Parts {
+            any: false,
+            null: a.null || b.null,
+            bool_false: a.bool_false || b.bool_false,
+            bool_true: a.bool_true || b.bool_true,
+            number,
+            string,
+            array,
+            object,
+        }
+    }
+
+    fn inter_parts(&mut self, a: Parts, b: Parts) -> Parts {
+        if a.any {
+            return b;
+        }
+        if b.any {
+            return a;
+        }
+        let number = match (a.number, b.number) {
+            (Some(x), Some(y)) => {
+                let integer = x.integer || y.integer;
+                let mut values = match (x.values, y.values) {
+                    (Some(xs), Some(ys)) => {
+                        Some(xs.into_iter().filter(|n| ys.iter().any(|m| same_number(n, m))).collect())
+                    }
+                    (Some(xs), None) | (None, Some(xs)) => Some(xs),
+                    (None, None) => None,
+                };
+                if integer {
+                    if let Some(vs) = &mut values {
+                        vs.retain(|n: &Number| n.as_f64().is_some_and(|f| f.fract() == 0.0));
+                    }
+                }
+                match &values {
+                    Some(vs) if vs.is_empty() => None,
+                    _ => Some(NumPart { integer, values }),
+                }
+            }
+            _ => None,
+        };
+        let string = match (a.string, b.string) {
+            (Some(x), Some(y)) => {
+                let values = match (x.values, y.values) {
+                    (Some(xs), Some(ys)) => Some(xs.into_iter().filter(|s| ys.contains(s)).collect()),
+                    (Some(xs), None) | (None, Some(xs)) => Some(xs),
+                    (None, None) => None,
+                };
+                match &values {
+                    Some(vs) if vs.is_empty() => None,
+                    _ => Some(StrPart { values }),
+                }
+            }
+            _ => None,
+        };
+        let array = match (a.array, b.array) {
+            (Some(x), Some(y)) => {
+                let n = x.prefix.len().max(y.prefix.len());
+                let mut prefix = Vec::with_capacity(n);
+                for i in 0..n {
+                    let e = match (x.item_at(i), y.item_at(i)) {
+                        (Some(p), Some(q)) => self.inter(&[p, q]),
+                        _ => NEVER,
+                    };
+                    prefix.push(e);
+                }
+                // Trailing NEVER positions just cap the length.
+                while prefix.last() == Some(&NEVER) {
+                    prefix.pop();
+                }
+                let items = match (x.items, y.items) {
+                    (Some(i), Some(j)) => Some(self.inter(&[i, j])),
+                    _ => None,
+                };
+                Some(ArrPart { prefix, items })
+            }
+            _ => None,
+        };
+        let object = match (a.object, b.object) {
+            (Some(x), Some(y)) => {
+                if x.records.len() * y.records.len() > MAX_RECORDS {
+                    // Keep one side: a superset of the intersection.
+                    let mut keep = if x.records.len() <= y.records.len() { x } else { y };
+                    keep.merged = None;
+                    Some(keep)
+                } else {
+                    let mut records = Vec::new();
+                    for rx in &x.records {
+                        for ry in &y.records {
+                            let r = self.inter_records(rx, ry);
+                            if !records.contains(&r) {
+                                records.push(r);
+                            }
+                        }
+                    }
+                    Some(ObjPart { records, merged: None })
+                }
+            }
+            _ => None,
+        };
+        Parts {
+            any: false,
+            null: a.null && b.null,
+            bool_false: a.bool_false && b.bool_false,
+            bool_true: a.bool_true && b.bool_true,
+            number,
+            string,
+            array,
+            object,
+        }
+    }
+
+    fn inter_records(&mut self, x: &Record, y: &Record) -> Record {
+        // An open record without declarations is the identity of intersection.
+        let trivial = |r: &Record| r.props.is_empty() && r.required.is_empty() && r.extras == Some(ANY);
+        if trivial(x) {
+            return Record { origin: y.origin.clone(), ..y.clone() };
+        }
+        if trivial(y) {
+            return x.clone();
+        }
+        let mut props = Vec::new();
+        for (name, ex) in &x.props {
+            let e = match y.prop(name) {
+                Some(ey) => self.inter(&[*ex, ey]),
+                None => *ex,
+            };
+            props.push((name.clone(), e));
+        }
+        for (name, ey) in &y.props {
+            if x.prop(name).is_none() {
+                props.push((name.clone(), *ey));
+            }
+        }
+        let mut required = x.required.clone();
+        for r in &y.required {
+            if !required.contains(r) {
+                required.push(r.clone());
+            }
+        }
+        let extras = match (x.extras, y.extras) {
+            (Some(a), Some(b)) => Some(self.inter(&[a, b])),
+            _ => None,
+        };
+        Record { origin: x.origin.clone(), props, required, extras }
+    }
+}
+
+fn describe(v: &Value) -> Option<String> {
+    let m = v.as_object()?;
+    m.get("description").or_else(|| m.get("title")).and_then(Value::as_str).map(|s| s.to_string())
+}
+
+/// Build the shapes of a schema document.
+pub fn build(doc: &SchemaDoc) -> Result<Shapes, CompileError> {
+    Builder::new(doc).build()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn shapes(schema: Value) -> Shapes {
+        let doc = SchemaDoc::new(&schema);
+        build(&doc).unwrap()
+    }
+
+    #[test]
+    fn object_with_required_and_enum() {
+        let s = shapes(json!({
+            "type": "object",
+            "properties": {"a": {"type": "string"}, "b": {"enum": ["x", "y"]}},
+            "required": ["a"],
+            "additionalProperties": false
+        }));
+        let p = s.parts(s.root);
+        assert!(p.object_only());
+        let r = &p.object.as_ref().unwrap().records[0];
+        assert_eq!(r.required, vec!["a"]);
+        assert_eq!(r.extras, None);
+        let b = s.parts(r.prop("b").unwrap());
+        assert_eq!(b.string.as_ref().unwrap().values.as_ref().unwrap(), &vec!["x", "y"]);
+        assert!(b.number.is_none());
+    }
+
+    #[test]
+    fn recursive_ref_is_finite() {
+        let s = shapes(json!({
+            "$defs": {"node": {"type": "object", "properties": {"kids": {"type": "array", "items": {"$ref": "#/$defs/node"}}}}},
+            "$ref": "#/$defs/node"
+        }));
+        assert!(s.parts(s.root).object_only());
+    }
+
+    #[test]
+    fn any_of_merges_types() {
+        let s = shapes(json!({"anyOf": [{"type": "string"}, {"type": "integer"}, {"const": null}]}));
+        let p = s.parts(s.root);
+        assert!(p.null && p.string.is_some() && p.number.as_ref().unwrap().integer);
+        assert!(p.object.is_none() && p.array.is_none());
+    }
+
+    #[test]
+    fn all_of_intersects() {
+        let s = shapes(json!({"allOf": [
+            {"type": ["string", "number"]},
+            {"type": ["number", "null"]},
+            {"properties": {"a": {}}}
+        ]}));
+        let p = s.parts(s.root);
+        assert!(p.number.is_some() && p.string.is_none() && !p.null);
+        assert_eq!(p.single_value(), None);
+    }
+
+    #[test]
+    fn const_is_single_value() {
+        let s = shapes(json!({"const": "x"}));
+        assert_eq!(s.parts(s.root).single_value(), Some(json!("x")));
+    }
+}
