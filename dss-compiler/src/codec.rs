@@ -693,21 +693,16 @@ impl<'a> Decoder<'a> {
         }
     }
 
+    /// A compact JSON value (the fallback for unconstrained subtrees).
     fn json(&mut self) -> DResult<Value> {
-        if matches!(self.peek(), Some(c) if c.is_whitespace()) || self.at_end() {
-            return self.error("a JSON value");
-        }
-        let mut stream = serde_json::Deserializer::from_str(self.rest()).into_iter::<Value>();
-        match stream.next() {
-            Some(Ok(v)) => {
-                self.pos += stream.byte_offset();
+        let rest = self.rest();
+        let Some(n) = json_len(rest) else { return self.error("a JSON value") };
+        match serde_json::from_str::<Value>(&rest[..n]) {
+            Ok(v) => {
+                self.pos += n;
                 Ok(v)
             }
-            Some(Err(e)) => {
-                let at = self.pos;
-                self.error_at(at, format!("a JSON value ({e})"))
-            }
-            None => self.error("a JSON value"),
+            Err(e) => self.error(format!("a JSON value ({e})")),
         }
     }
 
@@ -850,6 +845,39 @@ fn quoted_len(s: &str) -> Option<usize> {
         }
     }
     None
+}
+
+/// Length of the compact JSON value at the start of `s` (strings and brackets balanced).
+fn json_len(s: &str) -> Option<usize> {
+    let bytes = s.as_bytes();
+    match bytes.first()? {
+        b'"' => quoted_len(s),
+        b'{' | b'[' => {
+            let mut depth = 0usize;
+            let mut i = 0;
+            while i < bytes.len() {
+                match bytes[i] {
+                    b'"' => i += quoted_len(&s[i..])? - 1,
+                    b'{' | b'[' => depth += 1,
+                    b'}' | b']' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            return Some(i + 1);
+                        }
+                    }
+                    b'\n' => return None,
+                    _ => {}
+                }
+                i += 1;
+            }
+            None
+        }
+        b'-' | b'0'..=b'9' => Some(number_len(s)),
+        _ => {
+            let n = s.find(|c: char| !c.is_ascii_alphabetic()).unwrap_or(s.len());
+            (n > 0).then_some(n)
+        }
+    }
 }
 
 /// Length of the JSON number at the start of `s`.

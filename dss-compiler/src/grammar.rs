@@ -357,7 +357,7 @@ impl<'a> Builder<'a> {
                         seq(vec![lit(&format!("{}: ", f.keyword)), v, lit("\n")])
                     };
                     let sname = self.fresh(&format!("{}_line", f.keyword));
-                    let comment = f.doc.clone();
+                    let comment = self.shapes.doc(f.source).map(str::to_string);
                     self.add(sname.clone(), stmt, comment);
                     items.push(if f.mode == FieldMode::Positional {
                         G::Rule(sname)
@@ -616,7 +616,7 @@ pub fn readable(shapes: &Shapes, notation: &Notation) -> String {
                     if matches!(f.mode, FieldMode::Const(_)) {
                         continue;
                     }
-                    let desc = f.doc.as_deref().map(|d| format!("# {}: {}\n", f.keyword, one_line(d))).unwrap_or_default();
+                    let desc = shapes.doc(f.source).map(|d| format!("# {}: {}\n", f.keyword, one_line(d))).unwrap_or_default();
                     let stmt = if is_section(shapes, f.expr) {
                         let item = shapes.parts(f.expr).array.as_ref().and_then(|a| a.items).unwrap_or(crate::shape::NEVER);
                         let li = p.line_item_ref(item);
@@ -846,7 +846,7 @@ impl Readable<'_> {
         let mut comments = String::new();
         let mut parts = Vec::new();
         for f in &r.fields {
-            let d = f.doc.as_deref().map(one_line);
+            let d = self.shapes.doc(f.source).map(one_line);
             match f.mode {
                 FieldMode::Const(_) => continue,
                 FieldMode::Positional => parts.push(self.value_ref(f.expr, &f.abbrev)),

@@ -19,7 +19,9 @@ use crate::error::CompileError;
 use crate::shape::{ExprId, Parts, Record, Shapes, ANY};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use rustc_hash::FxHashMap as HashMap;
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 /// How the whole document is laid out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -63,9 +65,9 @@ pub struct FieldLayout {
     /// keyless, the first tokens of its values).
     #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
     pub first: BTreeSet<First>,
-    /// The field's own description from the schema (shapes are shared, descriptions not).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub doc: Option<String>,
+    /// The field's own schema expression, for its description (shapes are shared by
+    /// canonical `expr`, descriptions are not).
+    pub source: ExprId,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -109,7 +111,7 @@ impl Notation {
 }
 
 /// First token classes, for deciding keyless fields and checking determinism.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub enum First {
     Null,
     True,
@@ -244,13 +246,42 @@ pub fn design(shapes: &Shapes, config: Option<&NotationConfig>) -> Result<Notati
     let empty = NotationConfig::default();
     let config = config.unwrap_or(&empty);
     let mut used = BTreeSet::new();
+    // Many shapes share one object part (`X` and `X | null`): design each part once.
+    let mut designed: HashMap<&crate::shape::ObjPart, ObjLayout> = HashMap::default();
+    // Only shapes reachable from the root (through canonical children) need a layout.
+    let mut reached = vec![false; shapes.parts.len()];
+    let mut stack = vec![canon[shapes.root as usize]];
+    while let Some(id) = stack.pop() {
+        if std::mem::replace(&mut reached[id as usize], true) {
+            continue;
+        }
+        let parts = shapes.parts(id);
+        let mut push = |e: ExprId| stack.push(canon[e as usize]);
+        if let Some(a) = &parts.array {
+            a.prefix.iter().for_each(|&e| push(e));
+            a.items.into_iter().for_each(&mut push);
+        }
+        if let Some(o) = &parts.object {
+            for r in o.records.iter().chain(o.merged.iter()) {
+                r.props.iter().for_each(|(_, e)| push(*e));
+                r.extras.into_iter().for_each(&mut push);
+            }
+        }
+    }
     for (id, parts) in shapes.parts.iter().enumerate() {
         let id = id as ExprId;
-        if canon[id as usize] != id || parts.any {
+        if canon[id as usize] != id || parts.any || !reached[id as usize] {
             continue;
         }
         if let Some(obj) = &parts.object {
-            let layout = design_object(shapes, &canon, &obj.records, obj.merged.as_ref(), config, &mut used)?;
+            let layout = match designed.get(obj) {
+                Some(l) => l.clone(),
+                None => {
+                    let l = design_object(shapes, &canon, &obj.records, obj.merged.as_ref(), config, &mut used)?;
+                    designed.insert(obj, l.clone());
+                    l
+                }
+            };
             objects.insert(id, layout);
         }
     }
@@ -302,11 +333,10 @@ pub fn is_section(shapes: &Shapes, expr: ExprId) -> bool {
 
 /// Expressions with equal parts share a layout and a grammar rule.
 fn canonicalize(shapes: &Shapes) -> Vec<ExprId> {
-    let mut seen: HashMap<String, ExprId> = HashMap::new();
+    let mut seen: HashMap<&Parts, ExprId> = HashMap::default();
     let mut canon = Vec::with_capacity(shapes.parts.len());
     for (id, p) in shapes.parts.iter().enumerate() {
-        let key = serde_json::to_string(p).unwrap_or_default();
-        let c = *seen.entry(key).or_insert(id as ExprId);
+        let c = *seen.entry(p).or_insert(id as ExprId);
         canon.push(c);
     }
     canon
@@ -315,8 +345,8 @@ fn canonicalize(shapes: &Shapes) -> Vec<ExprId> {
 fn design_object(
     shapes: &Shapes,
     canon: &[ExprId],
-    records: &[Record],
-    merged: Option<&Record>,
+    records: &[Arc<Record>],
+    merged: Option<&Arc<Record>>,
     config: &NotationConfig,
     used: &mut BTreeSet<String>,
 ) -> Result<ObjLayout, CompileError> {
@@ -326,7 +356,7 @@ fn design_object(
             for r in records {
                 let tag_expr = r.prop(&key).unwrap_or(ANY);
                 let values = shapes.parts(tag_expr).string.as_ref().and_then(|s| s.values.clone()).unwrap_or_default();
-                let mut rest = r.clone();
+                let mut rest = Record::clone(r);
                 rest.props.retain(|(n, _)| *n != key);
                 rest.required.retain(|n| *n != key);
                 let layout = design_record(shapes, canon, &rest, config, used)?;
@@ -372,7 +402,7 @@ fn check_tags(key: &str, variants: &[TaggedVariant]) -> Result<(), CompileError>
 }
 
 /// A property required by every record, whose values are string enums disjoint across them.
-fn find_discriminator(shapes: &Shapes, records: &[Record]) -> Option<String> {
+fn find_discriminator(shapes: &Shapes, records: &[Arc<Record>]) -> Option<String> {
     let first = &records[0];
     'candidates: for name in &first.required {
         let mut seen: BTreeSet<&str> = BTreeSet::new();
@@ -480,8 +510,7 @@ fn design_record(
         if !abbrev.is_empty() {
             check_abbrev(&name, n, parts, &abbrev)?;
         }
-        let doc = shapes.doc(*e).map(str::to_string);
-        fields.push(FieldLayout { name: n.clone(), expr: c(*e), mode, keyword, abbrev, first: BTreeSet::new(), doc });
+        fields.push(FieldLayout { name: n.clone(), expr: c(*e), mode, keyword, abbrev, first: BTreeSet::new(), source: *e });
     }
     // Positional fields come first.
     if let Some(first_opt) = fields.iter().position(|f| matches!(f.mode, FieldMode::Keyed | FieldMode::Keyless)) {
@@ -544,11 +573,14 @@ fn assign_keyless(
             _ => BTreeSet::new(),
         })
         .collect();
+    let mut counts: HashMap<&First, usize> = HashMap::default();
+    for set in &value_firsts {
+        for t in set {
+            *counts.entry(t).or_insert(0) += 1;
+        }
+    }
     for (idx, f) in fields.iter_mut().enumerate().rev() {
-        let shared = value_firsts
-            .iter()
-            .enumerate()
-            .any(|(j, other)| j != idx && other.iter().any(|t| value_firsts[idx].contains(t)));
+        let shared = value_firsts[idx].iter().any(|t| counts.get(t).copied().unwrap_or(0) > 1);
         if !matches!(f.mode, FieldMode::Keyed | FieldMode::Keyless) {
             continue;
         }

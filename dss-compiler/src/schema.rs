@@ -27,6 +27,7 @@ pub struct SchemaDoc<'a> {
     anchors: HashMap<String, String>,
     /// Pointers of nodes that carry an `$id`, with the base URI they establish.
     bases: Vec<(String, String)>,
+    draft04: bool,
 }
 
 /// Keywords whose value is a subschema.
@@ -58,6 +59,10 @@ const SCHEMA_MAP_KEYWORDS: &[&str] = &[
 
 impl<'a> SchemaDoc<'a> {
     pub fn new(root: &'a Value) -> Self {
+        let draft04 = root
+            .get("$schema")
+            .and_then(Value::as_str)
+            .is_some_and(|s| s.contains("draft-04") || s.contains("draft-03"));
         let draft = match root.get("$schema").and_then(Value::as_str) {
             Some(s) if s.contains("draft-04") || s.contains("draft-06") || s.contains("draft-07") => {
                 Draft::Legacy
@@ -71,9 +76,10 @@ impl<'a> SchemaDoc<'a> {
             resources: HashMap::new(),
             anchors: HashMap::new(),
             bases: Vec::new(),
+            draft04,
         };
         doc.resources.insert(String::new(), String::new());
-        doc.index(root, "", "");
+        doc.index(root, &mut String::new(), "");
         doc
     }
 
@@ -83,48 +89,62 @@ impl<'a> SchemaDoc<'a> {
         self.root.pointer(pointer).unwrap_or(&TRUE)
     }
 
-    fn index(&mut self, node: &'a Value, pointer: &str, base: &str) {
+    /// Walk schema positions, registering `$id`s and anchors. `pointer` is one buffer,
+    /// grown and cut back as we descend, so nothing is allocated per node.
+    fn index(&mut self, node: &'a Value, pointer: &mut String, base: &str) {
         let Value::Object(map) = node else { return };
         let mut base = base.to_string();
-        let id_key = if map.contains_key("$id") { "$id" } else { "id" };
+        let id_key = if self.draft04 { "id" } else { "$id" };
         if let Some(id) = map.get(id_key).and_then(Value::as_str) {
-            // draft-04 `id` only counts when it is a string in schema position; `$id` always.
             if let Some(anchor) = id.strip_prefix('#') {
-                self.anchors.insert(format!("{base}#{anchor}"), pointer.to_string());
+                self.anchors.insert(format!("{base}#{anchor}"), pointer.clone());
             } else {
                 let (resource, fragment) = split_fragment(&join_uri(&base, id));
                 base = resource.clone();
-                self.resources.insert(resource.clone(), pointer.to_string());
-                self.bases.push((pointer.to_string(), resource.clone()));
+                self.resources.insert(resource.clone(), pointer.clone());
+                self.bases.push((pointer.clone(), resource.clone()));
                 if !fragment.is_empty() && !fragment.starts_with('/') {
-                    self.anchors.insert(format!("{resource}#{fragment}"), pointer.to_string());
+                    self.anchors.insert(format!("{resource}#{fragment}"), pointer.clone());
                 }
             }
         }
         for key in ["$anchor", "$dynamicAnchor"] {
             if let Some(anchor) = map.get(key).and_then(Value::as_str) {
-                self.anchors
-                    .entry(format!("{base}#{anchor}"))
-                    .or_insert_with(|| pointer.to_string());
+                self.anchors.entry(format!("{base}#{anchor}")).or_insert_with(|| pointer.clone());
             }
         }
+        let len = pointer.len();
         for (key, value) in map {
-            let child = format!("{pointer}/{}", escape_token(key));
-            if SCHEMA_MAP_KEYWORDS.contains(&key.as_str()) {
-                if let Value::Object(children) = value {
-                    for (name, sub) in children {
-                        self.index(sub, &format!("{child}/{}", escape_token(name)), &base);
-                    }
-                }
-            } else if SCHEMA_ARRAY_KEYWORDS.contains(&key.as_str()) && value.is_array() {
-                if let Value::Array(items) = value {
-                    for (i, sub) in items.iter().enumerate() {
-                        self.index(sub, &format!("{child}/{i}"), &base);
-                    }
-                }
-            } else if SCHEMA_KEYWORDS.contains(&key.as_str()) {
-                self.index(value, &child, &base);
+            let is_map = SCHEMA_MAP_KEYWORDS.contains(&key.as_str());
+            let is_array = SCHEMA_ARRAY_KEYWORDS.contains(&key.as_str()) && value.is_array();
+            let is_schema = SCHEMA_KEYWORDS.contains(&key.as_str());
+            if !(is_map || is_array || is_schema) {
+                continue;
             }
+            pointer.push('/');
+            push_token(pointer, key);
+            let child_len = pointer.len();
+            match value {
+                Value::Object(children) if is_map => {
+                    for (name, sub) in children {
+                        pointer.push('/');
+                        push_token(pointer, name);
+                        self.index(sub, pointer, &base);
+                        pointer.truncate(child_len);
+                    }
+                }
+                Value::Array(items) if is_array => {
+                    for (i, sub) in items.iter().enumerate() {
+                        use std::fmt::Write;
+                        let _ = write!(pointer, "/{i}");
+                        self.index(sub, pointer, &base);
+                        pointer.truncate(child_len);
+                    }
+                }
+                _ if is_schema => self.index(value, pointer, &base),
+                _ => {}
+            }
+            pointer.truncate(len);
         }
     }
 
@@ -174,6 +194,55 @@ impl<'a> SchemaDoc<'a> {
             });
         }
         Ok(resolved)
+    }
+}
+
+/// Percent-encode characters that are not allowed in a URI reference inside every `$ref`
+/// (Vega-Lite writes `#/definitions/Foo<Bar|null>`). Same target, and strict validators
+/// accept it. Only schema positions are visited, never `const`/`enum`/`default` data.
+pub fn encode_refs(v: &mut Value) {
+    let Value::Object(map) = v else { return };
+    for (key, value) in map.iter_mut() {
+        if key == "$ref" {
+            if let Value::String(r) = value {
+                if r.chars().any(needs_encoding) {
+                    let mut out = String::with_capacity(r.len() + 8);
+                    for c in r.chars() {
+                        if needs_encoding(c) {
+                            let mut buf = [0u8; 4];
+                            for b in c.encode_utf8(&mut buf).bytes() {
+                                out.push_str(&format!("%{b:02X}"));
+                            }
+                        } else {
+                            out.push(c);
+                        }
+                    }
+                    *r = out;
+                }
+            }
+        } else if SCHEMA_MAP_KEYWORDS.contains(&key.as_str()) {
+            if let Value::Object(children) = value {
+                children.values_mut().for_each(encode_refs);
+            }
+        } else if SCHEMA_ARRAY_KEYWORDS.contains(&key.as_str()) && value.is_array() {
+            if let Value::Array(items) = value {
+                items.iter_mut().for_each(encode_refs);
+            }
+        } else if SCHEMA_KEYWORDS.contains(&key.as_str()) {
+            encode_refs(value);
+        }
+    }
+}
+
+fn needs_encoding(c: char) -> bool {
+    matches!(c, ' ' | '<' | '>' | '|' | '"' | '{' | '}' | '^' | '`' | '\\') || (c as u32) < 0x20
+}
+
+fn push_token(out: &mut String, key: &str) {
+    if key.contains(['~', '/']) {
+        out.push_str(&escape_token(key));
+    } else {
+        out.push_str(key);
     }
 }
 

@@ -10,7 +10,9 @@ use crate::error::CompileError;
 use crate::schema::{escape_token, Draft, SchemaDoc};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Number, Value};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
+use std::rc::Rc;
+use std::sync::Arc;
 
 pub type ExprId = u32;
 /// The expression that admits every JSON value (written as plain JSON).
@@ -32,7 +34,7 @@ pub enum Expr {
 }
 
 /// The values of one shape, by JSON type. `None` / `false` = that type is not admitted.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Parts {
     /// Unconstrained: every JSON value, written as compact JSON (the fallback).
     #[serde(default, skip_serializing_if = "is_false")]
@@ -57,20 +59,20 @@ fn is_false(b: &bool) -> bool {
     !*b
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct NumPart {
     pub integer: bool,
     /// `enum`/`const` values, if restricted.
     pub values: Option<Vec<Number>>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct StrPart {
     /// `enum`/`const` values, if restricted (schema order).
     pub values: Option<Vec<String>>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct ArrPart {
     /// Tuple positions (`prefixItems`, or draft-07 `items: [..]`).
     pub prefix: Vec<ExprId>,
@@ -84,18 +86,18 @@ impl ArrPart {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct ObjPart {
     /// Alternative object forms (one per `anyOf`/`oneOf` variant that is an object).
-    pub records: Vec<Record>,
+    pub records: Vec<Arc<Record>>,
     /// With two or more records: one record admitting all of them (field shapes are
     /// unions), used when no discriminating tag property exists.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub merged: Option<Record>,
+    pub merged: Option<Arc<Record>>,
 }
 
 /// One object form: declared properties in schema order.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Record {
     /// Where it was declared (a JSON pointer into the schema), for naming and notation edits.
     pub origin: String,
@@ -131,7 +133,7 @@ impl Parts {
             number: Some(NumPart { integer: false, values: None }),
             string: Some(StrPart { values: None }),
             array: Some(ArrPart { prefix: Vec::new(), items: Some(ANY) }),
-            object: Some(ObjPart { records: vec![Record::open(origin)], merged: None }),
+            object: Some(ObjPart { records: vec![Arc::new(Record::open(origin))], merged: None }),
         }
     }
     pub fn is_never(&self) -> bool {
@@ -243,9 +245,11 @@ pub struct Builder<'d, 'a> {
     doc: &'d SchemaDoc<'a>,
     exprs: Vec<Expr>,
     index: HashMap<Expr, ExprId>,
-    parts: Vec<Option<Parts>>,
+    parts: Vec<Option<Rc<Parts>>>,
     in_progress: Vec<bool>,
     docs: Vec<Option<String>>,
+    /// The schema node of each `Node` expression (saves re-walking pointers).
+    values: Vec<Option<&'a Value>>,
 }
 
 impl<'d, 'a> Builder<'d, 'a> {
@@ -253,13 +257,14 @@ impl<'d, 'a> Builder<'d, 'a> {
         let mut b = Builder {
             doc,
             exprs: Vec::new(),
-            index: HashMap::new(),
+            index: HashMap::default(),
             parts: Vec::new(),
             in_progress: Vec::new(),
             docs: Vec::new(),
+            values: Vec::new(),
         };
-        b.intern(Expr::Any);
-        b.intern(Expr::Never);
+        b.intern(Expr::Any, None);
+        b.intern(Expr::Never, None);
         b
     }
 
@@ -276,8 +281,8 @@ impl<'d, 'a> Builder<'d, 'a> {
                 if obj.records.len() >= 2 && obj.merged.is_none() {
                     let merged = self.merge_records(&obj.records);
                     if let Some(Some(p)) = self.parts.get_mut(i) {
-                        if let Some(o) = &mut p.object {
-                            o.merged = Some(merged);
+                        if let Some(o) = &mut Rc::make_mut(p).object {
+                            o.merged = Some(Arc::new(merged));
                         }
                     }
                 }
@@ -286,14 +291,14 @@ impl<'d, 'a> Builder<'d, 'a> {
         }
         Ok(Shapes {
             exprs: self.exprs,
-            parts: self.parts.into_iter().map(|p| p.unwrap_or_default()).collect(),
+            parts: self.parts.into_iter().map(|p| p.map(Rc::unwrap_or_clone).unwrap_or_default()).collect(),
             docs: self.docs,
             root,
         })
     }
 
     /// One record admitting every object any of `records` admits.
-    fn merge_records(&mut self, records: &[Record]) -> Record {
+    fn merge_records(&mut self, records: &[Arc<Record>]) -> Record {
         let mut names: Vec<String> = Vec::new();
         for r in records {
             for (n, _) in &r.props {
@@ -326,7 +331,7 @@ impl<'d, 'a> Builder<'d, 'a> {
         Record { origin: origins.join("|"), props, required, extras }
     }
 
-    fn intern(&mut self, e: Expr) -> ExprId {
+    fn intern(&mut self, e: Expr, value: Option<&'a Value>) -> ExprId {
         if let Some(&id) = self.index.get(&e) {
             return id;
         }
@@ -334,10 +339,8 @@ impl<'d, 'a> Builder<'d, 'a> {
             return ANY;
         }
         let id = self.exprs.len() as ExprId;
-        let doc = match &e {
-            Expr::Node(p) => describe(self.doc.node(p)),
-            _ => None,
-        };
+        let doc = value.and_then(describe);
+        self.values.push(value);
         self.exprs.push(e.clone());
         self.index.insert(e, id);
         self.parts.push(None);
@@ -347,10 +350,16 @@ impl<'d, 'a> Builder<'d, 'a> {
     }
 
     pub fn node(&mut self, pointer: &str) -> ExprId {
-        match self.doc.node(pointer) {
+        let v = self.doc.node(pointer);
+        self.node_at(pointer.to_string(), v)
+    }
+
+    /// A node whose value is already at hand (children of the node being read).
+    fn node_at(&mut self, pointer: String, v: &'a Value) -> ExprId {
+        match v {
             Value::Bool(true) => ANY,
             Value::Bool(false) => NEVER,
-            _ => self.intern(Expr::Node(pointer.to_string())),
+            _ => self.intern(Expr::Node(pointer), Some(v)),
         }
     }
 
@@ -369,7 +378,7 @@ impl<'d, 'a> Builder<'d, 'a> {
         match flat.len() {
             0 => NEVER,
             1 => flat[0],
-            _ => self.intern(Expr::Union(flat)),
+            _ => self.intern(Expr::Union(flat), None),
         }
     }
 
@@ -388,29 +397,35 @@ impl<'d, 'a> Builder<'d, 'a> {
         match flat.len() {
             0 => ANY,
             1 => flat[0],
-            _ => self.intern(Expr::Inter(flat)),
+            _ => self.intern(Expr::Inter(flat), None),
         }
     }
 
-    pub fn materialize(&mut self, id: ExprId) -> Result<Parts, CompileError> {
+    pub fn materialize(&mut self, id: ExprId) -> Result<Rc<Parts>, CompileError> {
         if let Some(p) = &self.parts[id as usize] {
             return Ok(p.clone());
         }
         if self.in_progress[id as usize] {
             // A cycle that does not pass through a property or an item (e.g. `{"$ref": "#"}`
             // at the root): nothing structural can be said, so admit everything.
-            return Ok(Parts::any());
+            return Ok(Rc::new(Parts::any()));
         }
         self.in_progress[id as usize] = true;
         let parts = match self.exprs[id as usize].clone() {
             Expr::Any => Parts::any(),
             Expr::Never => Parts::never(),
-            Expr::Node(p) => self.node_parts(&p)?,
+            Expr::Node(p) => {
+                let v = self.values[id as usize].unwrap_or_else(|| self.doc.node(&p));
+                let shared = self.node_parts(&p, v)?;
+                self.in_progress[id as usize] = false;
+                self.parts[id as usize] = Some(shared.clone());
+                return Ok(shared);
+            }
             Expr::Union(xs) => {
                 let mut acc = Parts::never();
                 for x in xs {
                     let px = self.materialize(x)?;
-                    acc = self.union_parts(acc, px);
+                    acc = self.union_parts(acc, Rc::unwrap_or_clone(px));
                 }
                 acc
             }
@@ -418,55 +433,74 @@ impl<'d, 'a> Builder<'d, 'a> {
                 let mut acc = Parts::any();
                 for x in xs {
                     let px = self.materialize(x)?;
-                    acc = self.inter_parts(acc, px);
+                    acc = self.inter_parts(acc, Rc::unwrap_or_clone(px));
                 }
                 acc
             }
         };
         self.in_progress[id as usize] = false;
+        let parts = Rc::new(parts);
         self.parts[id as usize] = Some(parts.clone());
         Ok(parts)
     }
 
-    fn node_parts(&mut self, p: &str) -> Result<Parts, CompileError> {
-        let v = self.doc.node(p);
+    fn node_parts(&mut self, p: &str, v: &'a Value) -> Result<Rc<Parts>, CompileError> {
         let m = match v {
-            Value::Bool(true) => return Ok(Parts::any()),
-            Value::Bool(false) => return Ok(Parts::never()),
+            Value::Bool(true) => return Ok(Rc::new(Parts::any())),
+            Value::Bool(false) => return Ok(Rc::new(Parts::never())),
             Value::Object(m) => m,
             // Not a schema: validators ignore it, so do we.
-            _ => return Ok(Parts::any()),
+            _ => return Ok(Rc::new(Parts::any())),
         };
+        // A bare `$ref` (or draft-07 `$ref` with ignored siblings) shares its target's parts.
+        if let Some(r) = m.get("$ref").and_then(Value::as_str) {
+            let only_ref = self.doc.draft == Draft::Legacy
+                || m.keys().all(|k| matches!(k.as_str(), "$ref" | "description" | "title" | "$comment" | "default" | "examples"));
+            if only_ref {
+                match self.doc.resolve(p, r) {
+                    Ok(target) => {
+                        let t = self.node(&target);
+                        return self.materialize(t);
+                    }
+                    Err(CompileError::RemoteRef { .. }) if is_metaschema(r) => return Ok(Rc::new(Parts::any())),
+                    Err(e) => return Err(e),
+                }
+            }
+        }
         let mut acc = self.own_parts(m, p);
         if let Some(r) = m.get("$ref").and_then(Value::as_str) {
-            let target = self.doc.resolve(p, r)?;
+            let target = match self.doc.resolve(p, r) {
+                Ok(t) => t,
+                // The standard metaschemas ship with the validator: validated there,
+                // unconstrained (plain JSON) here.
+                Err(CompileError::RemoteRef { .. }) if is_metaschema(r) => return Ok(Rc::new(acc)),
+                Err(e) => return Err(e),
+            };
             let t = self.node(&target);
             let pt = self.materialize(t)?;
-            if self.doc.draft == Draft::Legacy {
-                return Ok(pt);
-            }
-            acc = self.inter_parts(acc, pt);
+            acc = self.inter_parts(acc, Rc::unwrap_or_clone(pt));
         }
         if let Some(Value::Array(xs)) = m.get("allOf") {
-            for i in 0..xs.len() {
-                let e = self.node(&format!("{p}/allOf/{i}"));
+            for (i, x) in xs.iter().enumerate() {
+                let e = self.node_at(format!("{p}/allOf/{i}"), x);
                 let pe = self.materialize(e)?;
-                acc = self.inter_parts(acc, pe);
+                acc = self.inter_parts(acc, Rc::unwrap_or_clone(pe));
             }
         }
         for key in ["anyOf", "oneOf"] {
             if let Some(Value::Array(xs)) = m.get(key) {
-                let ids: Vec<ExprId> = (0..xs.len()).map(|i| self.node(&format!("{p}/{key}/{i}"))).collect();
+                let ids: Vec<ExprId> =
+                    xs.iter().enumerate().map(|(i, x)| self.node_at(format!("{p}/{key}/{i}"), x)).collect();
                 let u = self.union(&ids);
                 let pu = self.materialize(u)?;
-                acc = self.inter_parts(acc, pu);
+                acc = self.inter_parts(acc, Rc::unwrap_or_clone(pu));
             }
         }
-        Ok(acc)
+        Ok(Rc::new(acc))
     }
 
     /// Parts from a node's own keywords (not `$ref`/`allOf`/`anyOf`/`oneOf`).
-    fn own_parts(&mut self, m: &Map<String, Value>, p: &str) -> Parts {
+    fn own_parts(&mut self, m: &'a Map<String, Value>, p: &str) -> Parts {
         const STRUCTURAL: &[&str] = &[
             "type",
             "enum",
@@ -544,7 +578,7 @@ impl<'d, 'a> Builder<'d, 'a> {
                         e.array = Some(ArrPart { prefix: Vec::new(), items: Some(ANY) });
                     }
                     Value::Object(_) => {
-                        e.object = Some(ObjPart { records: vec![Record::open(p)], merged: None });
+                        e.object = Some(ObjPart { records: vec![Arc::new(Record::open(p))], merged: None });
                     }
                 }
             }
@@ -561,8 +595,8 @@ impl<'d, 'a> Builder<'d, 'a> {
         if parts.object.is_some() {
             let mut rec = Record { origin: p.to_string(), props: Vec::new(), required: Vec::new(), extras: Some(ANY) };
             if let Some(Value::Object(props)) = m.get("properties") {
-                for name in props.keys() {
-                    let e = self.node(&format!("{p}/properties/{}", escape_token(name)));
+                for (name, sub) in props {
+                    let e = self.node_at(format!("{p}/properties/{}", escape_token(name)), sub);
                     rec.props.push((name.clone(), e));
                 }
             }
@@ -575,14 +609,14 @@ impl<'d, 'a> Builder<'d, 'a> {
             }
             let mut extra_ids = Vec::new();
             if let Some(Value::Object(pats)) = m.get("patternProperties") {
-                for name in pats.keys() {
-                    extra_ids.push(self.node(&format!("{p}/patternProperties/{}", escape_token(name))));
+                for (name, sub) in pats {
+                    extra_ids.push(self.node_at(format!("{p}/patternProperties/{}", escape_token(name)), sub));
                 }
             }
             let additional = match m.get("additionalProperties") {
                 None => Some(ANY),
-                Some(_) => {
-                    let e = self.node(&format!("{p}/additionalProperties"));
+                Some(sub) => {
+                    let e = self.node_at(format!("{p}/additionalProperties"), sub);
                     if e == NEVER {
                         None
                     } else {
@@ -606,7 +640,7 @@ impl<'d, 'a> Builder<'d, 'a> {
                     rec.props.push((r, e));
                 }
             }
-            parts.object = Some(ObjPart { records: vec![rec], merged: None });
+            parts.object = Some(ObjPart { records: vec![Arc::new(rec)], merged: None });
         }
         // array keywords
         if parts.array.is_some() {
@@ -620,19 +654,20 @@ impl<'d, 'a> Builder<'d, 'a> {
                 None
             };
             if let Some(k) = tuple_key {
-                let n = m.get(k).and_then(Value::as_array).map_or(0, |a| a.len());
-                for i in 0..n {
-                    prefix.push(self.node(&format!("{p}/{k}/{i}")));
+                if let Some(Value::Array(xs)) = m.get(k) {
+                    for (i, x) in xs.iter().enumerate() {
+                        prefix.push(self.node_at(format!("{p}/{k}/{i}"), x));
+                    }
                 }
                 if k == "items" {
-                    if m.contains_key("additionalItems") {
-                        items = Some(self.node(&format!("{p}/additionalItems")));
+                    if let Some(sub) = m.get("additionalItems") {
+                        items = Some(self.node_at(format!("{p}/additionalItems"), sub));
                     }
-                } else if m.get("items").is_some_and(|v| !v.is_array()) {
-                    items = Some(self.node(&format!("{p}/items")));
+                } else if let Some(sub) = m.get("items").filter(|v| !v.is_array()) {
+                    items = Some(self.node_at(format!("{p}/items"), sub));
                 }
-            } else if m.contains_key("items") {
-                items = Some(self.node(&format!("{p}/items")));
+            } else if let Some(sub) = m.get("items") {
+                items = Some(self.node_at(format!("{p}/items"), sub));
             }
             if items == Some(NEVER) {
                 items = None;
@@ -801,7 +836,7 @@ impl<'d, 'a> Builder<'d, 'a> {
                     for rx in &x.records {
                         for ry in &y.records {
                             let r = self.inter_records(rx, ry);
-                            if !records.contains(&r) {
+                            if !records.iter().any(|x: &Arc<Record>| **x == *r) {
                                 records.push(r);
                             }
                         }
@@ -823,11 +858,11 @@ impl<'d, 'a> Builder<'d, 'a> {
         }
     }
 
-    fn inter_records(&mut self, x: &Record, y: &Record) -> Record {
+    fn inter_records(&mut self, x: &Arc<Record>, y: &Arc<Record>) -> Arc<Record> {
         // An open record without declarations is the identity of intersection.
         let trivial = |r: &Record| r.props.is_empty() && r.required.is_empty() && r.extras == Some(ANY);
         if trivial(x) {
-            return Record { origin: y.origin.clone(), ..y.clone() };
+            return y.clone();
         }
         if trivial(y) {
             return x.clone();
@@ -855,8 +890,13 @@ impl<'d, 'a> Builder<'d, 'a> {
             (Some(a), Some(b)) => Some(self.inter(&[a, b])),
             _ => None,
         };
-        Record { origin: x.origin.clone(), props, required, extras }
+        Arc::new(Record { origin: x.origin.clone(), props, required, extras })
     }
+}
+
+fn is_metaschema(reference: &str) -> bool {
+    let r = reference.trim_start_matches("https://").trim_start_matches("http://");
+    r.starts_with("json-schema.org/draft-0") || r.starts_with("json-schema.org/draft/20") || r.starts_with("json-schema.org/schema")
 }
 
 fn describe(v: &Value) -> Option<String> {

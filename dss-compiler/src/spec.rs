@@ -9,6 +9,7 @@ use crate::shape::{self, Shapes};
 use crate::grammar;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use std::sync::OnceLock;
 
 /// Options for [`compile`].
 #[derive(Debug, Clone, Default)]
@@ -33,18 +34,62 @@ pub struct CompiledSpec {
     schema: Value,
     shapes: Shapes,
     notation: Notation,
+    /// Built on first use: designing the notation does not need it, and for a large schema
+    /// (Vega-Lite) building it costs more than the whole compile.
+    validator: OnceLock<Result<Validated, CompileError>>,
+}
+
+/// The validator, and what had to be ignored in the schema to build it.
+struct Validated {
     validator: jsonschema::Validator,
+    warnings: Vec<String>,
 }
 
 fn build_validator(schema: &Value) -> Result<jsonschema::Validator, CompileError> {
-    jsonschema::options().should_validate_formats(false).build(schema).map_err(|e| {
+    let mut options = jsonschema::options().should_validate_formats(true);
+    // Formats are checked by their latest definition whatever the draft (as most
+    // validators do): `iri` only exists from draft-07 on.
+    let legacy = schema
+        .get("$schema")
+        .and_then(Value::as_str)
+        .is_some_and(|s| ["draft-03", "draft-04", "draft-06"].iter().any(|d| s.contains(d)));
+    if legacy {
+        options = options.with_format("iri", |s: &str| url::Url::parse(s).is_ok());
+    }
+    options.build(schema).map_err(|e| {
         let msg = e.to_string();
         if msg.contains("Unresolvable") || msg.contains("resolve") || msg.contains("Failed to retrieve") {
             CompileError::RemoteRef { pointer: e.schema_path().to_string(), reference: msg }
         } else {
-            CompileError::Schema { pointer: e.schema_path().to_string(), message: msg }
+            CompileError::Schema { pointer: e.instance_path().to_string(), message: msg }
         }
     })
+}
+
+/// A schema that breaks its own metaschema (e.g. `anyOf` given an object) is compiled the
+/// way lenient validators treat it: the malformed keyword is ignored, with a warning.
+fn repair(schema: &Value, warnings: &mut Vec<String>) -> Result<(Value, jsonschema::Validator), CompileError> {
+    let mut fixed = schema.clone();
+    crate::schema::encode_refs(&mut fixed);
+    for _ in 0..32 {
+        match build_validator(&fixed) {
+            Ok(v) => return Ok((fixed, v)),
+            Err(CompileError::Schema { pointer, message }) if !pointer.is_empty() => {
+                let Some((parent, key)) = pointer.rsplit_once('/') else { break };
+                let key = key.replace("~1", "/").replace("~0", "~");
+                let removed = match fixed.pointer_mut(parent) {
+                    Some(Value::Object(m)) => m.remove(&key).is_some(),
+                    _ => false,
+                };
+                if !removed {
+                    return Err(CompileError::Schema { pointer, message });
+                }
+                warnings.push(format!("ignored malformed keyword at {pointer}: {message}"));
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    build_validator(&fixed).map(|v| (fixed, v))
 }
 
 /// Compile a JSON Schema document.
@@ -55,14 +100,38 @@ pub fn compile(schema: &Value, opts: &CompileOptions) -> Result<CompiledSpec, Co
     let doc = SchemaDoc::new(schema);
     let shapes = shape::build(&doc)?;
     let notation = notation::design(&shapes, opts.notation.as_ref())?;
-    let validator = build_validator(schema)?;
-    Ok(CompiledSpec { schema: schema.clone(), shapes, notation, validator })
+    Ok(CompiledSpec { schema: schema.clone(), shapes, notation, validator: OnceLock::new() })
 }
 
 impl CompiledSpec {
+    fn validated(&self) -> Result<&Validated, &CompileError> {
+        self.validator
+            .get_or_init(|| {
+                let mut warnings = Vec::new();
+                repair(&self.schema, &mut warnings).map(|(_, validator)| Validated { validator, warnings })
+            })
+            .as_ref()
+    }
+
+    /// Build the validator now (it is otherwise built on first use) and report whether
+    /// the schema can validate instances: remote `$ref`s, for instance, cannot.
+    pub fn check_validator(&self) -> Result<(), CompileError> {
+        self.validated().map(|_| ()).map_err(|e| match e {
+            CompileError::Schema { pointer, message } => CompileError::Schema { pointer: pointer.clone(), message: message.clone() },
+            CompileError::RemoteRef { pointer, reference } => CompileError::RemoteRef { pointer: pointer.clone(), reference: reference.clone() },
+            CompileError::Notation(m) => CompileError::Notation(m.clone()),
+            CompileError::Ambiguous(m) => CompileError::Ambiguous(m.clone()),
+        })
+    }
+
     /// Check an instance against the schema; the first error names the JSON pointer and keyword.
     pub fn validate(&self, instance: &Value) -> Result<(), CompressError> {
-        match self.validator.iter_errors(instance).next() {
+        let v = self.validated().map_err(|e| CompressError {
+            pointer: String::new(),
+            keyword: "$schema".into(),
+            message: format!("the schema cannot validate instances: {e}"),
+        })?;
+        match v.validator.iter_errors(instance).next() {
             None => Ok(()),
             Some(e) => Err(CompressError {
                 pointer: e.instance_path().to_string(),
@@ -112,7 +181,11 @@ impl CompiledSpec {
              {body}"
         )
     }
-    /// The schema this spec was compiled from.
+    /// What validation had to ignore in the schema (malformed keywords), for the user to see.
+    pub fn warnings(&self) -> Vec<String> {
+        self.validated().map(|v| v.warnings.clone()).unwrap_or_default()
+    }
+    /// The schema this spec was compiled from (after ignoring malformed keywords).
     pub fn schema(&self) -> &Value {
         &self.schema
     }
@@ -136,8 +209,7 @@ impl CompiledSpec {
                 file.dss_spec
             )));
         }
-        let validator = build_validator(&file.schema)?;
-        Ok(CompiledSpec { schema: file.schema, shapes: file.shapes, notation: file.notation, validator })
+        Ok(CompiledSpec { schema: file.schema, shapes: file.shapes, notation: file.notation, validator: OnceLock::new() })
     }
 }
 
