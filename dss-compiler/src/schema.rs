@@ -95,7 +95,9 @@ impl<'a> SchemaDoc<'a> {
         let Value::Object(map) = node else { return };
         let mut base = base.to_string();
         let id_key = if self.draft04 { "id" } else { "$id" };
-        if let Some(id) = map.get(id_key).and_then(Value::as_str) {
+        // Up to draft-07 every sibling of `$ref`, `$id` included, is ignored.
+        let ignored = self.draft == Draft::Legacy && map.contains_key("$ref");
+        if let Some(id) = map.get(id_key).and_then(Value::as_str).filter(|_| !ignored) {
             if let Some(anchor) = id.strip_prefix('#') {
                 self.anchors.insert(format!("{base}#{anchor}"), pointer.clone());
             } else {

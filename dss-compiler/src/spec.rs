@@ -46,19 +46,24 @@ struct Validated {
 }
 
 fn build_validator(schema: &Value) -> Result<jsonschema::Validator, CompileError> {
-    let mut options = jsonschema::options().should_validate_formats(true);
+    let dialect = schema.get("$schema").and_then(Value::as_str).unwrap_or("");
+    // `format` asserts, as structured-output users expect, except where the schema declares
+    // a dialect in which it is only an annotation (2019-09 and 2020-12).
+    let annotation_only = dialect.contains("2019-09") || dialect.contains("2020-12");
+    let mut options = jsonschema::options().should_validate_formats(!annotation_only);
     // Formats are checked by their latest definition whatever the draft (as most
     // validators do): `iri` only exists from draft-07 on.
-    let legacy = schema
-        .get("$schema")
-        .and_then(Value::as_str)
-        .is_some_and(|s| ["draft-03", "draft-04", "draft-06"].iter().any(|d| s.contains(d)));
+    let legacy = ["draft-03", "draft-04", "draft-06"].iter().any(|d| dialect.contains(d));
     if legacy {
         options = options.with_format("iri", |s: &str| url::Url::parse(s).is_ok());
     }
     options.build(schema).map_err(|e| {
         let msg = e.to_string();
-        if msg.contains("Unresolvable") || msg.contains("resolve") || msg.contains("Failed to retrieve") {
+        if msg.contains("Unresolvable")
+            || msg.contains("resolve")
+            || msg.contains("Failed to retrieve")
+            || msg.contains("Unknown meta-schema")
+        {
             CompileError::RemoteRef { pointer: e.schema_path().to_string(), reference: msg }
         } else {
             CompileError::Schema { pointer: e.instance_path().to_string(), message: msg }

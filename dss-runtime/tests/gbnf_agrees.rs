@@ -1,0 +1,116 @@
+//! The GBNF that dss emits is accepted by llama.cpp's own grammar parser, and every
+//! shorthand the mapper writes is a sentence of it under llama.cpp's grammar engine
+//! (tokenized with the small CI model's vocabulary). Together with the pest test in
+//! dss-compiler this shows the mapper, pest and GBNF agree on the language.
+
+use dss_compiler::{compile, CompileOptions};
+use dss_runtime::GbnfChecker;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn data_dir() -> PathBuf {
+    std::env::var_os("DSS_DATA_DIR").map(PathBuf::from).unwrap_or_else(|| root().join("../shared/data"))
+}
+
+fn checker() -> Option<GbnfChecker> {
+    if std::env::var_os("DSS_SKIP_MODEL_TESTS").is_some() {
+        eprintln!("SKIPPED gbnf_agrees: DSS_SKIP_MODEL_TESTS is set");
+        return None;
+    }
+    let path = dss_runtime::models::resolve("smollm2-135m")
+        .unwrap_or_else(|e| panic!("{e} (the GBNF tests need the small model; `.ci/install-deps` fetches it)"));
+    Some(GbnfChecker::new(path).expect("load the model vocabulary"))
+}
+
+fn read(path: &Path) -> Value {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// Compile `schema`, check llama.cpp parses its GBNF, and that each instance's shorthand is
+/// accepted. Returns (instances checked, failures).
+fn check(checker: &GbnfChecker, name: &str, schema: &Value, instances: &[Value]) -> (usize, Vec<String>) {
+    let spec = compile(schema, &CompileOptions::default()).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let gbnf = spec.grammar_gbnf();
+    if let Err(e) = checker.check(&gbnf, "root") {
+        return (0, vec![format!("{name}: llama.cpp rejects the GBNF: {e}")]);
+    }
+    let mut failures = Vec::new();
+    let mut n = 0;
+    for x in instances {
+        let Ok(s) = spec.compress(x) else { continue };
+        n += 1;
+        match checker.accepts(&gbnf, &s) {
+            Ok(true) => {}
+            Ok(false) => failures.push(format!("{name}: not a sentence of the GBNF:\n{s}")),
+            Err(e) => failures.push(format!("{name}: {e}\n{s}")),
+        }
+    }
+    (n, failures)
+}
+
+#[test]
+fn bundled_specs_examples() {
+    let Some(checker) = checker() else { return };
+    let examples: Vec<Value> = std::fs::read_dir(root().join("examples"))
+        .expect("examples/")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .map(|p| read(&p))
+        .collect();
+    assert!(!examples.is_empty());
+    for spec in ["viz.schema.json", "viz-sales.schema.json"] {
+        let (n, failures) = check(&checker, spec, &read(&root().join("specs").join(spec)), &examples);
+        println!("{spec}: {n} examples accepted by llama.cpp's grammar engine");
+        assert_eq!(n, examples.len(), "every bundled example compresses");
+        assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+    }
+}
+
+#[test]
+fn maskbench_sample() {
+    let Some(checker) = checker() else { return };
+    let dir = data_dir().join("maskbench/data");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e} (set DSS_DATA_DIR; see README)", dir.display()))
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .collect();
+    files.sort();
+    let (mut schemas, mut instances, mut failures) = (0, 0, Vec::new());
+    // Every 20th file: a fixed, spread sample.
+    for path in files.iter().step_by(20) {
+        let file = read(path);
+        let tests: Vec<Value> = file["tests"]
+            .as_array()
+            .map(|t| t.iter().filter(|t| t["valid"] == Value::Bool(true)).map(|t| t["data"].clone()).collect())
+            .unwrap_or_default();
+        let (n, f) = check(&checker, &path.display().to_string(), &file["schema"], &tests);
+        schemas += 1;
+        instances += n;
+        failures.extend(f);
+    }
+    println!("maskbench sample: {schemas} grammars parsed, {instances} instances accepted, {} failures", failures.len());
+    assert!(schemas > 100);
+    assert!(failures.is_empty(), "{}", failures.iter().take(10).cloned().collect::<Vec<_>>().join("\n\n"));
+}
+
+#[test]
+fn vega_lite_sample() {
+    let Some(checker) = checker() else { return };
+    let dir = data_dir().join("vega-lite");
+    let schema = read(&dir.join("vega-lite-schema.json"));
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir.join("examples"))
+        .expect("vega-lite/examples")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .collect();
+    files.sort();
+    let examples: Vec<Value> = files.iter().step_by(10).map(|p| read(p)).collect();
+    let (n, failures) = check(&checker, "vega-lite", &schema, &examples);
+    println!("vega-lite: {n} examples accepted by llama.cpp's grammar engine");
+    assert!(n >= 40);
+    assert!(failures.is_empty(), "{}", failures.iter().take(5).cloned().collect::<Vec<_>>().join("\n\n"));
+}
