@@ -822,7 +822,14 @@ impl Readable<'_> {
                         format!("{doc}{comments}<{name}> ::= {rhs}")
                     }
                     Some(ObjLayout::Tagged { key, variants }) => {
-                        let mut s = format!("{doc}# the first word is the `{key}`, which selects the form\n<{name}> ::= ");
+                        let legend: Vec<String> = variants
+                            .iter()
+                            .flat_map(|v| v.tags.iter())
+                            .filter(|(v, w)| v != w)
+                            .map(|(v, w)| format!("{w} = {v}"))
+                            .collect();
+                        let legend = if legend.is_empty() { String::new() } else { format!(" ({})", legend.join(", ")) };
+                        let mut s = format!("{doc}# the first word is the `{key}`{legend}; it selects the form\n<{name}> ::= ");
                         let mut forms = Vec::new();
                         for v in &variants {
                             let (comments, rhs) = self.record_rhs(&v.record);

@@ -361,17 +361,27 @@ fn design_object(
                 rest.required.retain(|n| *n != key);
                 let layout = design_record(shapes, canon, &rest, config, used)?;
                 let tag_cfg = config.objects.get(&layout.name).and_then(|c| c.tag.clone());
+                let single = values_len(shapes, tag_expr) == 1;
                 let tags = values
                     .into_iter()
                     .map(|v| {
-                        let w = match (&tag_cfg, values_len(shapes, tag_expr)) {
-                            (Some(t), 1) => t.clone(),
+                        let w = match &tag_cfg {
+                            Some(t) if single => t.clone(),
                             _ => v.clone(),
                         };
-                        (v, render_word(&w))
+                        (v, w)
                     })
                     .collect();
                 variants.push(TaggedVariant { tags, record: layout });
+            }
+            let user_tags = variants.iter().any(|v| config.objects.get(&v.record.name).is_some_and(|c| c.tag.is_some()));
+            if !user_tags {
+                shorten_tags(&mut variants);
+            }
+            for v in &mut variants {
+                for (_, w) in &mut v.tags {
+                    *w = render_word(w);
+                }
             }
             check_tags(&key, &variants)?;
             return Ok(ObjLayout::Tagged { key, variants });
@@ -383,6 +393,55 @@ fn design_object(
         _ => return Err(CompileError::Notation("internal: union of objects was not merged".into())),
     };
     Ok(ObjLayout::Record(design_record(shapes, canon, merged, config, used)?))
+}
+
+/// Short tags for union variants, as the DSS paper writes them (`relative-date` -> `rd`,
+/// `categorical` -> `cat`): initials of compound values, a three-letter prefix of long
+/// words. All or nothing: if any two would collide, the union keeps its full values.
+fn shorten_tags(variants: &mut [TaggedVariant]) {
+    let short = |v: &str| -> String {
+        let parts: Vec<&str> = v.split(['-', '_', ' ', '.']).filter(|p| !p.is_empty()).collect();
+        let mut words: Vec<String> = Vec::new();
+        for p in parts {
+            // camelCase splits too.
+            let mut cur = String::new();
+            for c in p.chars() {
+                if c.is_ascii_uppercase() && !cur.is_empty() {
+                    words.push(std::mem::take(&mut cur));
+                }
+                cur.push(c);
+            }
+            if !cur.is_empty() {
+                words.push(cur);
+            }
+        }
+        if words.len() >= 2 {
+            words.iter().filter_map(|w| w.chars().next()).collect::<String>().to_ascii_lowercase()
+        } else if v.chars().count() > 6 {
+            v.chars().take(3).collect::<String>().to_ascii_lowercase()
+        } else {
+            v.to_string()
+        }
+    };
+    let mut seen = BTreeSet::new();
+    let mut planned = Vec::new();
+    for var in variants.iter() {
+        for (v, _) in &var.tags {
+            let s = short(v);
+            if !is_word(&s) || !seen.insert(s.clone()) {
+                return;
+            }
+            planned.push(s);
+        }
+    }
+    let mut it = planned.into_iter();
+    for var in variants.iter_mut() {
+        for (_, w) in var.tags.iter_mut() {
+            if let Some(s) = it.next() {
+                *w = s;
+            }
+        }
+    }
 }
 
 fn values_len(shapes: &Shapes, e: ExprId) -> usize {
