@@ -161,6 +161,16 @@ impl<'a> Builder<'a> {
         if p.any {
             return G::Rule("json_value".into());
         }
+        // A scalar that is just one terminal is written in place (`number`, `string`).
+        if p.array.is_none() && p.object.is_none() && !p.null && !p.bool_true && !p.bool_false {
+            match (&p.number, &p.string) {
+                (Some(n), None) if n.values.is_none() => {
+                    return G::Rule(if n.integer { "integer" } else { "number" }.into())
+                }
+                (None, Some(s)) if s.values.is_none() => return G::Rule("string".into()),
+                _ => {}
+            }
+        }
         let key = format!("v{expr}:{abbrev:?}");
         if let Some(n) = self.done.get(&key) {
             return G::Rule(n.clone());

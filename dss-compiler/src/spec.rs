@@ -200,6 +200,18 @@ impl CompiledSpec {
     pub fn notation(&self) -> &Notation {
         &self.notation
     }
+    /// The files `dss compile -o DIR` writes, by name: `spec.json`, `shorthand.bnf`,
+    /// `shorthand.pest`, `shorthand.gbnf`.
+    pub fn artifacts(&self) -> Vec<(&'static str, String)> {
+        let g = grammar::build(&self.shapes, &self.notation);
+        vec![
+            ("spec.json", self.to_json()),
+            ("shorthand.bnf", self.grammar_bnf()),
+            ("shorthand.pest", g.to_pest()),
+            ("shorthand.gbnf", g.to_gbnf()),
+        ]
+    }
+
     /// Serialize as `spec.json`.
     pub fn to_json(&self) -> String {
         let file = SpecFileRef { dss_spec: SPEC_VERSION, schema: &self.schema, shapes: &self.shapes, notation: &self.notation };

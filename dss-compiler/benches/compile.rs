@@ -1,0 +1,193 @@
+//! `cargo bench -p dss-compiler --bench compile`
+//!
+//! The same three things `dss bench` reports, under criterion:
+//! 1. compiling the Vega-Lite schema (target: <= 50 ms);
+//! 2. compiling MaskBench schemas (every 10th file, all of them per iteration);
+//! 3. compress / expand throughput over the Vega-Lite examples and the MaskBench valid
+//!    instances, next to serde_json parse + serialize of the same documents
+//!    (target: >= 0.5 of serde_json's throughput).
+//!
+//! Data: `DSS_DATA_DIR`, default `shared/data` beside the workspace (as the corpus test).
+
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use dss_compiler::{compile, CompileOptions, CompiledSpec};
+use serde_json::Value;
+use std::hint::black_box;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+fn data_dir() -> PathBuf {
+    let dir = match std::env::var_os("DSS_DATA_DIR") {
+        Some(d) => PathBuf::from(d),
+        None => PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/data")),
+    };
+    assert!(
+        dir.join("vega-lite").is_dir() && dir.join("maskbench/data").is_dir(),
+        "corpus data not found at {}: set DSS_DATA_DIR to a directory holding vega-lite/ and \
+         maskbench/data/ (shared/data/SOURCES.md names the upstream repositories and commits)",
+        dir.display()
+    );
+    dir
+}
+
+fn read_json(path: &Path) -> Value {
+    let text = std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+fn files(dir: &Path, suffix: &str) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("cannot list {}: {e}", dir.display()))
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.to_string_lossy().ends_with(suffix))
+        .collect();
+    v.sort();
+    v
+}
+
+/// Compile, treating an error or a panic as "skip".
+fn try_compile(schema: &Value) -> Option<CompiledSpec> {
+    catch_unwind(AssertUnwindSafe(|| {
+        compile(schema, &CompileOptions::default()).ok()
+    }))
+    .ok()
+    .flatten()
+}
+
+struct Doc<'a> {
+    spec: &'a CompiledSpec,
+    json: String,
+    shorthand: String,
+}
+
+/// The documents that round-trip (compress then expand succeed).
+fn docs<'a>(items: impl IntoIterator<Item = (&'a CompiledSpec, &'a Value)>) -> Vec<Doc<'a>> {
+    items
+        .into_iter()
+        .filter_map(|(spec, value)| {
+            catch_unwind(AssertUnwindSafe(|| {
+                let shorthand = spec.compress(value).ok()?;
+                spec.expand(&shorthand).ok()?;
+                Some(Doc {
+                    spec,
+                    json: serde_json::to_string(value).ok()?,
+                    shorthand,
+                })
+            }))
+            .ok()
+            .flatten()
+        })
+        .collect()
+}
+
+fn throughput(c: &mut Criterion, label: &str, docs: &[Doc]) {
+    if docs.is_empty() {
+        eprintln!("{label}: no documents round-trip; throughput not measured");
+        return;
+    }
+    let bytes: usize = docs.iter().map(|d| d.json.len()).sum();
+    let mut g = c.benchmark_group(format!("throughput/{label}"));
+    g.throughput(Throughput::Bytes(bytes as u64));
+    g.sample_size(10);
+    g.bench_function("serde_json parse+serialize", |b| {
+        b.iter(|| {
+            for d in docs {
+                if let Ok(v) = serde_json::from_str::<Value>(&d.json) {
+                    black_box(serde_json::to_string(&v).ok());
+                }
+            }
+        })
+    });
+    g.bench_function("compress (parse+compress)", |b| {
+        b.iter(|| {
+            for d in docs {
+                if let Ok(v) = serde_json::from_str::<Value>(&d.json) {
+                    black_box(d.spec.compress(&v).ok());
+                }
+            }
+        })
+    });
+    g.bench_function("expand (expand+serialize)", |b| {
+        b.iter(|| {
+            for d in docs {
+                if let Ok(v) = d.spec.expand(&d.shorthand) {
+                    black_box(serde_json::to_string(&v).ok());
+                }
+            }
+        })
+    });
+    g.finish();
+}
+
+fn benches(c: &mut Criterion) {
+    let data = data_dir();
+    let vl_schema = read_json(&data.join("vega-lite/vega-lite-schema.json"));
+    let vl_examples: Vec<Value> = files(&data.join("vega-lite/examples"), ".vl.json")
+        .iter()
+        .map(|p| read_json(p))
+        .collect();
+    let maskbench: Vec<Value> = files(&data.join("maskbench/data"), ".json")
+        .iter()
+        .map(|p| read_json(p))
+        .collect();
+
+    let mut g = c.benchmark_group("compile");
+    g.sample_size(10);
+    g.measurement_time(Duration::from_secs(10));
+    g.bench_function("vega-lite schema", |b| {
+        b.iter(|| black_box(try_compile(black_box(&vl_schema)).is_some()))
+    });
+    let sample: Vec<&Value> = maskbench
+        .iter()
+        .step_by(10)
+        .filter_map(|d| d.get("schema"))
+        .collect();
+    g.throughput(Throughput::Elements(sample.len() as u64));
+    g.bench_function("maskbench schemas (every 10th)", |b| {
+        b.iter(|| {
+            for s in &sample {
+                black_box(try_compile(s).is_some());
+            }
+        })
+    });
+    g.finish();
+
+    if let Some(vl) = try_compile(&vl_schema) {
+        throughput(
+            c,
+            "vega-lite examples",
+            &docs(vl_examples.iter().map(|v| (&vl, v))),
+        );
+    } else {
+        eprintln!("the Vega-Lite schema does not compile; its throughput is not measured");
+    }
+
+    let compiled: Vec<(CompiledSpec, Vec<&Value>)> = maskbench
+        .iter()
+        .filter_map(|d| {
+            let spec = try_compile(d.get("schema")?)?;
+            let valid = d
+                .get("tests")?
+                .as_array()?
+                .iter()
+                .filter(|t| t.get("valid") == Some(&Value::Bool(true)))
+                .filter_map(|t| t.get("data"))
+                .collect();
+            Some((spec, valid))
+        })
+        .collect();
+    throughput(
+        c,
+        "maskbench valid instances",
+        &docs(
+            compiled
+                .iter()
+                .flat_map(|(s, vs)| vs.iter().map(move |v| (s, *v))),
+        ),
+    );
+}
+
+criterion_group!(compile_benches, benches);
+criterion_main!(compile_benches);

@@ -1,0 +1,41 @@
+//! `grammars/` holds the compiled outputs of the bundled `specs/`; they must match what
+//! this compiler produces. Regenerate with:
+//!     DSS_BLESS=1 cargo test -p dss-compiler --test grammars
+
+use dss_compiler::{compile, CompileOptions};
+use std::path::Path;
+
+#[test]
+fn bundled_grammars_are_fresh() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let bless = std::env::var_os("DSS_BLESS").is_some();
+    let mut specs: Vec<_> = std::fs::read_dir(root.join("specs"))
+        .expect("specs/")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.to_string_lossy().ends_with(".schema.json"))
+        .collect();
+    specs.sort();
+    assert!(!specs.is_empty(), "no bundled specs");
+    let mut stale = Vec::new();
+    for schema_path in specs {
+        let name = schema_path.file_name().and_then(|n| n.to_str()).unwrap_or("").trim_end_matches(".schema.json").to_string();
+        let schema = serde_json::from_str(&std::fs::read_to_string(&schema_path).expect("read schema")).expect("schema JSON");
+        let spec = compile(&schema, &CompileOptions::default()).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let dir = root.join("grammars").join(&name);
+        for (file, fresh) in spec.artifacts() {
+            let path = dir.join(file);
+            if bless {
+                std::fs::create_dir_all(&dir).expect("create grammars dir");
+                std::fs::write(&path, &fresh).expect("write");
+                println!("wrote {}", path.display());
+            } else if std::fs::read_to_string(&path).ok().as_deref() != Some(fresh.as_str()) {
+                stale.push(format!("grammars/{name}/{file}"));
+            }
+        }
+    }
+    assert!(
+        stale.is_empty(),
+        "stale or missing: {}\nregenerate with: DSS_BLESS=1 cargo test -p dss-compiler --test grammars",
+        stale.join(", ")
+    );
+}
