@@ -39,6 +39,16 @@ pub struct CompiledSpec {
     validator: OnceLock<Result<Validated, CompileError>>,
 }
 
+impl std::fmt::Debug for CompiledSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CompiledSpec")
+            .field("root", &self.notation.root)
+            .field("shapes", &self.shapes.exprs.len())
+            .field("objects", &self.notation.objects.len())
+            .finish()
+    }
+}
+
 /// The validator, and what had to be ignored in the schema to build it.
 struct Validated {
     validator: jsonschema::Validator,
@@ -236,4 +246,189 @@ struct SpecFileRef<'a> {
     schema: &'a Value,
     shapes: &'a Shapes,
     notation: &'a Notation,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn viz() -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "fields": {"type": "array", "items": {"$ref": "#/$defs/field"}},
+                "chart": {"enum": ["bar", "line"]}
+            },
+            "required": ["fields"],
+            "additionalProperties": false,
+            "$defs": {"field": {
+                "type": "object",
+                "properties": {
+                    "name": {"type": "string", "description": "Field name."},
+                    "agg": {"enum": ["sum", "avg"]},
+                    "relative-date": {"type": "integer"},
+                    "kind": {"const": "field"}
+                },
+                "required": ["name", "kind"],
+                "additionalProperties": false
+            }}
+        })
+    }
+
+    #[test]
+    fn paper_like_notation_round_trips() {
+        let spec = compile(&viz(), &CompileOptions::default()).unwrap();
+        let x = json!({"fields": [{"name": "Sales", "agg": "sum", "kind": "field"}, {"name": "Region", "kind": "field", "relative-date": 3}], "chart": "bar"});
+        let s = spec.compress(&x).unwrap();
+        assert_eq!(s, "fields:\n\"Sales\" sum\n\"Region\" 3\nchart: bar\n");
+        assert_eq!(spec.expand(&s).unwrap(), x);
+        // The final newline may be left out.
+        assert_eq!(spec.expand(s.trim_end()).unwrap(), x);
+    }
+
+    #[test]
+    fn compress_names_pointer_and_keyword() {
+        let spec = compile(&viz(), &CompileOptions::default()).unwrap();
+        let e = spec.compress(&json!({"fields": [{"name": 1, "kind": "field"}]})).unwrap_err();
+        assert_eq!(e.pointer, "/fields/0/name");
+        assert_eq!(e.keyword, "type");
+        let e = spec.compress(&json!({"fields": [], "extra": 1})).unwrap_err();
+        assert_eq!(e.keyword, "additionalProperties");
+    }
+
+    #[test]
+    fn expand_errors_say_where_and_what() {
+        let spec = compile(&viz(), &CompileOptions::default()).unwrap();
+        let e = spec.expand("fields:\n\"Sales\" mean\n").unwrap_err();
+        assert_eq!((e.line, e.column), (2, 9));
+        assert_eq!(e.found, "`mean`");
+        let e = spec.expand("fields:\n\"Sales\" sum \n").unwrap_err();
+        assert_eq!((e.line, e.column), (2, 13));
+        let e = spec.expand("chart: bar\n").unwrap_err();
+        assert!(e.expected.contains("fields:"), "{e}");
+        let e = spec.expand("fields:\n\"Sales\nchart: bar\n").unwrap_err();
+        assert_eq!(e.line, 2);
+    }
+
+    #[test]
+    fn notation_edits_are_honoured() {
+        let auto = compile(&viz(), &CompileOptions::default()).unwrap();
+        let mut cfg: NotationConfig = serde_yaml::from_str(&auto.notation_yaml()).unwrap();
+        let field = cfg.objects.get_mut("#/$defs/field").unwrap();
+        for f in &mut field.fields {
+            if f.name == "agg" {
+                f.mode = "keyed".into();
+                f.keyword = Some("by".into());
+                f.abbrev.insert("avg".into(), "mean".into());
+            }
+        }
+        let spec = compile(&viz(), &CompileOptions { notation: Some(cfg) }).unwrap();
+        let x = json!({"fields": [{"name": "Sales", "agg": "avg", "kind": "field"}]});
+        let s = spec.compress(&x).unwrap();
+        assert_eq!(s, "fields:\n\"Sales\" by mean\n");
+        assert_eq!(spec.expand(&s).unwrap(), x);
+    }
+
+    #[test]
+    fn ambiguous_edits_are_rejected() {
+        let auto = compile(&viz(), &CompileOptions::default()).unwrap();
+        let base: NotationConfig = serde_yaml::from_str(&auto.notation_yaml()).unwrap();
+        let edit = |name: &str, mode: &str, keyword: Option<&str>| {
+            let mut cfg = base.clone();
+            for f in &mut cfg.objects.get_mut("#/$defs/field").unwrap().fields {
+                if f.name == name {
+                    f.mode = mode.into();
+                    f.keyword = keyword.map(str::to_string);
+                }
+            }
+            compile(&viz(), &CompileOptions { notation: Some(cfg) }).err().map(|e| e.to_string())
+        };
+        // An optional field cannot be positional.
+        assert!(edit("agg", "positional", None).unwrap().contains("cannot be positional"));
+        // A keyword equal to a value of a later keyless field would be read as that value.
+        let mut cfg = base.clone();
+        let fields = &mut cfg.objects.get_mut("#/$defs/field").unwrap().fields;
+        let rd = fields.iter().position(|f| f.name == "relative-date").unwrap();
+        let agg = fields.iter().position(|f| f.name == "agg").unwrap();
+        fields[rd].mode = "keyed".into();
+        fields[rd].keyword = Some("sum".into());
+        let moved = fields.remove(rd);
+        fields.insert(agg, moved);
+        let e = compile(&viz(), &CompileOptions { notation: Some(cfg) }).unwrap_err();
+        assert!(e.to_string().contains("keyword `sum`"), "{e}");
+        // Unknown object names are reported.
+        let mut cfg = base.clone();
+        cfg.objects.insert("#/nope".into(), Default::default());
+        assert!(compile(&viz(), &CompileOptions { notation: Some(cfg) }).unwrap_err().to_string().contains("#/nope"));
+        // A single-valued field cannot be keyless (it would be invisible).
+        assert!(edit("kind", "keyless", None).is_some());
+    }
+
+    #[test]
+    fn keyless_conflicts_are_detected() {
+        let schema = json!({"type": "object", "properties": {
+            "a": {"enum": ["x", "y"]},
+            "b": {"enum": ["y", "z"]}
+        }, "additionalProperties": false});
+        let spec = compile(&schema, &CompileOptions::default()).unwrap();
+        // `y` could be either field, so neither is keyless.
+        let x = json!({"b": "y"});
+        assert_eq!(spec.compress(&x).unwrap(), "b y\n");
+        let mut cfg: NotationConfig = serde_yaml::from_str(&spec.notation_yaml()).unwrap();
+        for f in &mut cfg.objects.get_mut("#").unwrap().fields {
+            f.mode = "keyless".into();
+            f.keyword = None;
+        }
+        let e = compile(&schema, &CompileOptions { notation: Some(cfg) }).unwrap_err();
+        assert!(matches!(e, CompileError::Ambiguous(_)), "{e}");
+    }
+
+    #[test]
+    fn spec_json_round_trips() {
+        let spec = compile(&viz(), &CompileOptions::default()).unwrap();
+        let loaded = CompiledSpec::from_json(&spec.to_json()).unwrap();
+        let x = json!({"fields": [{"name": "Sales", "kind": "field"}]});
+        assert_eq!(loaded.compress(&x).unwrap(), spec.compress(&x).unwrap());
+        assert!(CompiledSpec::from_json("{}").is_err());
+    }
+
+    #[test]
+    fn pest_grammar_loads_and_parses() {
+        let spec = compile(&viz(), &CompileOptions::default()).unwrap();
+        let pest = spec.grammar_pest();
+        let (_, rules) = pest_meta::parse_and_optimize(&pest).unwrap_or_else(|e| panic!("{e:?}\n{pest}"));
+        let vm = pest_vm::Vm::new(rules);
+        let s = spec.compress(&json!({"fields": [{"name": "Sales", "agg": "sum", "kind": "field"}], "chart": "line"})).unwrap();
+        assert!(vm.parse("document", &s).is_ok());
+        assert!(vm.parse("document", "fields:\n\"Sales\" summ\n").is_err());
+    }
+
+    #[test]
+    fn fallback_and_unions() {
+        // Unconstrained subtrees are compact JSON; type unions are told apart by first token.
+        let schema = json!({"type": "object", "properties": {
+            "meta": {},
+            "v": {"type": ["string", "number", "null", "array"], "items": {"type": "boolean"}}
+        }, "required": ["v"]});
+        let spec = compile(&schema, &CompileOptions::default()).unwrap();
+        for x in [
+            json!({"v": "a", "meta": {"k": [1, {"z": null}]}}),
+            json!({"v": 2.5}),
+            json!({"v": null, "other": "x"}),
+            json!({"v": [true, false]}),
+        ] {
+            let s = spec.compress(&x).unwrap();
+            assert_eq!(spec.expand(&s).unwrap(), x, "{s}");
+        }
+    }
+
+    #[test]
+    fn bad_schemas_are_clear_errors() {
+        let e = compile(&json!({"$ref": "http://example.com/s.json"}), &CompileOptions::default()).unwrap_err();
+        assert!(matches!(e, CompileError::RemoteRef { .. }), "{e}");
+        let e = compile(&json!({"$ref": "#/$defs/missing"}), &CompileOptions::default()).unwrap_err();
+        assert!(e.to_string().contains("does not exist"), "{e}");
+        assert!(compile(&json!(3), &CompileOptions::default()).is_err());
+    }
 }
