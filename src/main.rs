@@ -1,1 +1,561 @@
-fn main() {}
+//! `dss`: compile a JSON Schema into a compact shorthand notation, and map JSON documents
+//! to shorthand (`compress`) and back (`expand`).
+//!
+//! Exit codes: 0 success; 1 any error (bad input, bad schema, I/O, or at least one bad
+//! record with `--keep-going`); 2 bad command line (from clap).
+
+mod bench;
+mod guard;
+
+use anyhow::{anyhow, bail, Context, Result};
+use clap::{Args, Parser, Subcommand};
+use dss_compiler::{compile, CompileError, CompileOptions, CompiledSpec, NotationConfig};
+use serde_json::Value;
+use std::fs;
+use std::io::{self, BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use crate::guard::guard;
+
+#[derive(Parser)]
+#[command(
+    name = "dss",
+    version,
+    about = "Compile a JSON Schema into a compact shorthand notation; map JSON <-> shorthand"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Print the notation design of a schema as editable YAML (pass it back with --notation).
+    Init {
+        /// The JSON Schema (JSON or YAML).
+        schema: PathBuf,
+        /// Start from an edited notation design instead of the automatic one.
+        #[arg(long, value_name = "FILE.yaml")]
+        notation: Option<PathBuf>,
+    },
+    /// Compile a schema: writes DIR/spec.json and the grammars DIR/shorthand.{bnf,pest,gbnf}.
+    /// Without -o, prints the readable BNF grammar.
+    Compile {
+        /// The JSON Schema (JSON or YAML).
+        schema: PathBuf,
+        /// The notation design to use (from `dss init`, possibly edited).
+        #[arg(long, value_name = "FILE.yaml")]
+        notation: Option<PathBuf>,
+        /// Output directory (created if missing).
+        #[arg(short = 'o', long = "out", value_name = "DIR")]
+        out: Option<PathBuf>,
+    },
+    /// JSON -> shorthand. The instance is validated against the schema first.
+    Compress(MapArgs),
+    /// Shorthand -> JSON (pretty printed unless --compact).
+    Expand {
+        #[command(flatten)]
+        map: MapArgs,
+        /// Print compact JSON instead of pretty printed JSON.
+        #[arg(long)]
+        compact: bool,
+    },
+    /// Measure compile time and compress/expand throughput on the corpora (build with --release).
+    #[command(hide = true)]
+    Bench(bench::BenchArgs),
+    // ── Model runtime subcommands ──────────────────────────────────────────────
+    // `dss model` (list / fetch the pinned models) and `dss generate` (grammar-constrained
+    // generation of shorthand with llama.cpp, then `expand`) are added here by a later
+    // change, each variant behind `#[cfg(feature = "runtime")]`, dispatched in `run()`
+    // below and implemented in the `runtime_commands` module at the end of this file.
+}
+
+#[derive(Args)]
+struct MapArgs {
+    /// The compiled spec: a directory holding spec.json, a spec.json file, or a schema file
+    /// (compiled on the fly).
+    #[arg(long, value_name = "PATH")]
+    spec: PathBuf,
+    /// Notation design to use when --spec is a schema compiled on the fly.
+    #[arg(long, value_name = "FILE.yaml")]
+    notation: Option<PathBuf>,
+    /// Input file; `-` or absent reads standard input.
+    #[arg(value_name = "FILE")]
+    input: Option<PathBuf>,
+    /// One record per line: compress reads JSON values and writes JSON strings (the
+    /// shorthand); expand reads JSON strings and writes compact JSON values.
+    #[arg(long)]
+    jsonl: bool,
+    /// With --jsonl: report each bad record on stderr as `{"line": N, "error": "..."}` and go
+    /// on; the exit code is 1 if any record failed.
+    #[arg(long, requires = "jsonl")]
+    keep_going: bool,
+}
+
+fn main() -> ExitCode {
+    guard::install_hook();
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(code) => code,
+        Err(e) => {
+            if is_broken_pipe(&e) {
+                // The reader went away (e.g. `| head`): stop quietly.
+                return ExitCode::from(1);
+            }
+            eprintln!("error: {e:#}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn run(cli: Cli) -> Result<ExitCode> {
+    match cli.command {
+        Command::Init { schema, notation } => {
+            let spec = compile_schema_file(&schema, notation.as_deref())?;
+            let yaml = guard("notation_yaml", || spec.notation_yaml()).map_err(|e| anyhow!(e))?;
+            write_stdout(&yaml)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Compile {
+            schema,
+            notation,
+            out,
+        } => {
+            let spec = compile_schema_file(&schema, notation.as_deref())?;
+            match out {
+                Some(dir) => write_artifacts(&spec, &dir)?,
+                None => {
+                    let bnf =
+                        guard("grammar_bnf", || spec.grammar_bnf()).map_err(|e| anyhow!(e))?;
+                    write_stdout(&bnf)?;
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Compress(args) => {
+            let spec = load_spec(&args.spec, args.notation.as_deref())?;
+            let input = open_input(args.input.as_deref())?;
+            if args.jsonl {
+                run_jsonl(input, args.keep_going, |line| compress_record(&spec, line))
+            } else {
+                compress_document(&spec, input)?;
+                Ok(ExitCode::SUCCESS)
+            }
+        }
+        Command::Expand { map: args, compact } => {
+            let spec = load_spec(&args.spec, args.notation.as_deref())?;
+            let input = open_input(args.input.as_deref())?;
+            if args.jsonl {
+                run_jsonl(input, args.keep_going, |line| expand_record(&spec, line))
+            } else {
+                expand_document(&spec, input, compact)?;
+                Ok(ExitCode::SUCCESS)
+            }
+        }
+        Command::Bench(args) => bench::run(&args),
+        // (feature "runtime": the `model` / `generate` arms go here.)
+    }
+}
+
+// ── Loading schemas, notations and specs ─────────────────────────────────────
+
+fn read_file(path: &Path) -> Result<String> {
+    let bytes = fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+    String::from_utf8(bytes).map_err(|e| {
+        anyhow!(
+            "{}: not UTF-8 text (invalid byte at offset {})",
+            path.display(),
+            e.utf8_error().valid_up_to()
+        )
+    })
+}
+
+/// `serde_json`'s message without its trailing " at line L column C" (we print the
+/// position ourselves, in `file:line:col` form).
+fn json_error_message(e: &serde_json::Error) -> String {
+    let full = e.to_string();
+    let suffix = format!(" at line {} column {}", e.line(), e.column());
+    full.strip_suffix(&suffix).unwrap_or(&full).to_string()
+}
+
+fn json_error(name: &str, e: &serde_json::Error) -> anyhow::Error {
+    anyhow!(
+        "{name}:{}:{}: invalid JSON: {}",
+        e.line(),
+        e.column(),
+        json_error_message(e)
+    )
+}
+
+fn yaml_error(name: &str, e: &serde_yaml::Error) -> anyhow::Error {
+    match e.location() {
+        Some(loc) => anyhow!("{name}:{}:{}: invalid YAML: {e}", loc.line(), loc.column()),
+        None => anyhow!("{name}: invalid YAML: {e}"),
+    }
+}
+
+/// Parse a schema document: JSON, or YAML (read straight into a JSON value).
+fn parse_schema_text(text: &str, path: &Path) -> Result<Value> {
+    let name = path.display().to_string();
+    let ext = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase);
+    match ext.as_deref() {
+        Some("json") => serde_json::from_str(text).map_err(|e| json_error(&name, &e)),
+        Some("yaml" | "yml") => serde_yaml::from_str(text).map_err(|e| yaml_error(&name, &e)),
+        _ => match serde_json::from_str(text) {
+            Ok(v) => Ok(v),
+            Err(json_err) => match serde_yaml::from_str(text) {
+                Ok(v) => Ok(v),
+                Err(yaml_err) => {
+                    let t = text.trim_start();
+                    if t.starts_with('{') || t.starts_with('[') {
+                        Err(json_error(&name, &json_err))
+                    } else {
+                        Err(yaml_error(&name, &yaml_err))
+                    }
+                }
+            },
+        },
+    }
+}
+
+fn load_notation(path: Option<&Path>) -> Result<Option<NotationConfig>> {
+    let Some(path) = path else { return Ok(None) };
+    let text = read_file(path)?;
+    let name = path.display().to_string();
+    let config: NotationConfig = serde_yaml::from_str(&text).map_err(|e| match e.location() {
+        Some(loc) => anyhow!(
+            "{name}:{}:{}: invalid notation: {e}",
+            loc.line(),
+            loc.column()
+        ),
+        None => anyhow!("{name}: invalid notation: {e}"),
+    })?;
+    Ok(Some(config))
+}
+
+fn compile_error(schema: &Path, notation: Option<&Path>, e: &CompileError) -> anyhow::Error {
+    match (e, notation) {
+        (CompileError::Notation(_) | CompileError::Ambiguous(_), Some(n)) => {
+            anyhow!("{}: {e}", n.display())
+        }
+        _ => anyhow!("{}: {e}", schema.display()),
+    }
+}
+
+fn compile_value(schema: &Value, path: &Path, notation: Option<&Path>) -> Result<CompiledSpec> {
+    let opts = CompileOptions {
+        notation: load_notation(notation)?,
+    };
+    guard("compile", || compile(schema, &opts))
+        .map_err(|e| anyhow!("{}: {e}", path.display()))?
+        .map_err(|e| compile_error(path, notation, &e))
+}
+
+fn compile_schema_file(path: &Path, notation: Option<&Path>) -> Result<CompiledSpec> {
+    let text = read_file(path)?;
+    let schema = parse_schema_text(&text, path)?;
+    compile_value(&schema, path, notation)
+}
+
+fn spec_from_json(text: &str, path: &Path) -> Result<CompiledSpec> {
+    guard("from_json", || CompiledSpec::from_json(text))
+        .map_err(|e| anyhow!("{}: {e}", path.display()))?
+        .map_err(|e| anyhow!("{}: {e}", path.display()))
+}
+
+/// The top-level key that marks a `spec.json` written by `CompiledSpec::to_json`.
+const SPEC_MARKER: &str = "dss_spec";
+
+/// `--spec`: a directory with spec.json, a spec.json file, or a schema file. A file not
+/// named `spec.json` is tried as a compiled spec first, then compiled as a schema.
+fn load_spec(path: &Path, notation: Option<&Path>) -> Result<CompiledSpec> {
+    let no_notation = |what: &str| {
+        anyhow!(
+            "--notation applies only when --spec is a schema; {} is {what}",
+            path.display()
+        )
+    };
+    if path.is_dir() {
+        if notation.is_some() {
+            return Err(no_notation("a compiled spec directory"));
+        }
+        let file = path.join("spec.json");
+        if !file.is_file() {
+            bail!(
+                "{}: no spec.json in this directory (create it with `dss compile SCHEMA -o {}`)",
+                path.display(),
+                path.display()
+            );
+        }
+        return spec_from_json(&read_file(&file)?, &file);
+    }
+    let text = read_file(path)?;
+    if path.file_name().and_then(|n| n.to_str()) == Some("spec.json") {
+        if notation.is_some() {
+            return Err(no_notation("a compiled spec"));
+        }
+        return spec_from_json(&text, path);
+    }
+    let spec_err = match spec_from_json(&text, path) {
+        Ok(spec) => {
+            if notation.is_some() {
+                return Err(no_notation("a compiled spec"));
+            }
+            return Ok(spec);
+        }
+        Err(e) => e,
+    };
+    // A spec.json that does not load (e.g. an old version) must not be mistaken for a
+    // schema: any JSON object is a schema, one that would accept anything.
+    let looks_like_spec =
+        serde_json::from_str::<Value>(&text).is_ok_and(|v| v.get(SPEC_MARKER).is_some());
+    if looks_like_spec {
+        return Err(spec_err);
+    }
+    let schema = parse_schema_text(&text, path).map_err(|schema_err| {
+        anyhow!("neither a compiled spec ({spec_err:#}) nor a schema ({schema_err:#})")
+    })?;
+    compile_value(&schema, path, notation)
+}
+
+/// One output file of `dss compile -o`: its name and how to make it.
+type Artifact = (&'static str, fn(&CompiledSpec) -> String);
+
+fn write_artifacts(spec: &CompiledSpec, dir: &Path) -> Result<()> {
+    fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let files: [Artifact; 4] = [
+        ("spec.json", CompiledSpec::to_json),
+        ("shorthand.bnf", CompiledSpec::grammar_bnf),
+        ("shorthand.pest", CompiledSpec::grammar_pest),
+        ("shorthand.gbnf", CompiledSpec::grammar_gbnf),
+    ];
+    for (name, make) in files {
+        let text = guard(name, || make(spec)).map_err(|e| anyhow!(e))?;
+        let file = dir.join(name);
+        fs::write(&file, text).with_context(|| format!("cannot write {}", file.display()))?;
+    }
+    Ok(())
+}
+
+// ── Input and output ─────────────────────────────────────────────────────────
+
+struct Input {
+    /// For messages: the file name, or `<stdin>`.
+    name: String,
+    reader: Box<dyn BufRead>,
+}
+
+fn open_input(path: Option<&Path>) -> Result<Input> {
+    match path {
+        None => Ok(stdin_input()),
+        Some(p) if p.as_os_str() == "-" => Ok(stdin_input()),
+        Some(p) => {
+            let file = fs::File::open(p).with_context(|| format!("cannot read {}", p.display()))?;
+            Ok(Input {
+                name: p.display().to_string(),
+                reader: Box::new(BufReader::new(file)),
+            })
+        }
+    }
+}
+
+fn stdin_input() -> Input {
+    Input {
+        name: "<stdin>".to_string(),
+        reader: Box::new(BufReader::new(io::stdin())),
+    }
+}
+
+fn read_all(mut input: Input) -> Result<(String, String)> {
+    let mut bytes = Vec::new();
+    input
+        .reader
+        .read_to_end(&mut bytes)
+        .with_context(|| format!("cannot read {}", input.name))?;
+    let text = String::from_utf8(bytes).map_err(|e| {
+        anyhow!(
+            "{}: not UTF-8 text (invalid byte at offset {})",
+            input.name,
+            e.utf8_error().valid_up_to()
+        )
+    })?;
+    Ok((input.name, text))
+}
+
+fn write_stdout(text: &str) -> Result<()> {
+    let mut out = io::stdout().lock();
+    out.write_all(text.as_bytes())?;
+    if !text.is_empty() && !text.ends_with('\n') {
+        out.write_all(b"\n")?;
+    }
+    out.flush()?;
+    Ok(())
+}
+
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<io::Error>()
+            .is_some_and(|io| io.kind() == io::ErrorKind::BrokenPipe)
+    })
+}
+
+/// A JSON pointer for messages: the root (`""`) is shown as `(root)`.
+fn show_pointer(pointer: &str) -> &str {
+    if pointer.is_empty() {
+        "(root)"
+    } else {
+        pointer
+    }
+}
+
+// ── compress / expand ────────────────────────────────────────────────────────
+
+fn compress_value(spec: &CompiledSpec, value: &Value) -> Result<String, String> {
+    match guard("compress", || spec.compress(value))? {
+        Ok(s) => Ok(s),
+        Err(e) => Err(format!(
+            "{}: {} (keyword `{}`)",
+            show_pointer(&e.pointer),
+            e.message,
+            e.keyword
+        )),
+    }
+}
+
+fn compress_document(spec: &CompiledSpec, input: Input) -> Result<()> {
+    let (name, text) = read_all(input)?;
+    let value: Value = serde_json::from_str(&text).map_err(|e| json_error(&name, &e))?;
+    let shorthand = compress_value(spec, &value).map_err(|e| anyhow!("{name}: {e}"))?;
+    write_stdout(&shorthand)
+}
+
+fn expand_document(spec: &CompiledSpec, input: Input, compact: bool) -> Result<()> {
+    let (name, text) = read_all(input)?;
+    let value = guard("expand", || spec.expand(&text))
+        .map_err(|e| anyhow!("{name}: {e}"))?
+        .map_err(|e| anyhow!("{name}:{e}"))?;
+    let json = if compact {
+        serde_json::to_string(&value)
+    } else {
+        serde_json::to_string_pretty(&value)
+    }
+    .context("cannot serialize the expanded JSON")?;
+    write_stdout(&json)
+}
+
+/// One `--jsonl` compress record: a JSON value -> a JSON string holding the shorthand.
+fn compress_record(spec: &CompiledSpec, line: &str) -> Result<String, String> {
+    let value: Value = serde_json::from_str(line).map_err(|e| {
+        format!(
+            "invalid JSON at column {}: {}",
+            e.column(),
+            json_error_message(&e)
+        )
+    })?;
+    let shorthand = compress_value(spec, &value)?;
+    serde_json::to_string(&shorthand).map_err(|e| e.to_string())
+}
+
+/// One `--jsonl` expand record: a JSON string holding the shorthand -> a compact JSON value.
+fn expand_record(spec: &CompiledSpec, line: &str) -> Result<String, String> {
+    let record: Value = serde_json::from_str(line).map_err(|e| {
+        format!(
+            "invalid JSON at column {}: {}",
+            e.column(),
+            json_error_message(&e)
+        )
+    })?;
+    let Value::String(text) = record else {
+        return Err(format!(
+            "expected a JSON string holding the shorthand, found {}",
+            json_kind(&record)
+        ));
+    };
+    let value =
+        guard("expand", || spec.expand(&text))?.map_err(|e| format!("in the shorthand at {e}"))?;
+    serde_json::to_string(&value).map_err(|e| e.to_string())
+}
+
+fn json_kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// Map each non-blank line through `f`, writing one output line per record and flushing it.
+/// Without `keep_going` the first bad record stops the run with an error naming its line;
+/// with it, each bad record is reported on stderr as a JSON line and the exit code is 1 at
+/// the end if any failed.
+fn run_jsonl(
+    mut input: Input,
+    keep_going: bool,
+    mut f: impl FnMut(&str) -> Result<String, String>,
+) -> Result<ExitCode> {
+    let stdout = io::stdout();
+    let mut out = stdout.lock();
+    let stderr = io::stderr();
+    let mut buf = Vec::new();
+    let mut line_no = 0usize;
+    let mut failed = 0usize;
+    loop {
+        buf.clear();
+        let n = input
+            .reader
+            .read_until(b'\n', &mut buf)
+            .with_context(|| format!("cannot read {}", input.name))?;
+        if n == 0 {
+            break;
+        }
+        line_no += 1;
+        if buf.last() == Some(&b'\n') {
+            buf.pop();
+            if buf.last() == Some(&b'\r') {
+                buf.pop();
+            }
+        }
+        let result = match std::str::from_utf8(&buf) {
+            Err(e) => Err(format!(
+                "not UTF-8 text (invalid byte at column {})",
+                e.valid_up_to() + 1
+            )),
+            Ok(line) if line.trim().is_empty() => continue,
+            Ok(line) => f(line),
+        };
+        match result {
+            Ok(record) => {
+                out.write_all(record.as_bytes())?;
+                out.write_all(b"\n")?;
+                out.flush()?;
+            }
+            Err(message) if keep_going => {
+                failed += 1;
+                let report = serde_json::json!({ "line": line_no, "error": message });
+                let mut err = stderr.lock();
+                writeln!(err, "{report}")?;
+                err.flush()?;
+            }
+            Err(message) => bail!("{}:{line_no}: {message}", input.name),
+        }
+    }
+    Ok(if failed > 0 {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+// ── Model runtime subcommands (feature "runtime") ────────────────────────────
+// PLACEHOLDER, not implemented: `dss model` and `dss generate` (dss-runtime, llama.cpp)
+// are added by a later change: their `Command` variants (each behind
+// `#[cfg(feature = "runtime")]`), their arms in `run()`, and their code in this module.
+#[cfg(feature = "runtime")]
+mod runtime_commands {}

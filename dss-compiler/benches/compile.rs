@@ -18,8 +18,9 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 fn data_dir() -> PathBuf {
+    // As the corpus test: a relative DSS_DATA_DIR is taken from the workspace root.
     let dir = match std::env::var_os("DSS_DATA_DIR") {
-        Some(d) => PathBuf::from(d),
+        Some(d) => Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/..")).join(d),
         None => PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/data")),
     };
     assert!(

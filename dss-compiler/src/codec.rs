@@ -319,15 +319,20 @@ fn type_name(v: &Value) -> &'static str {
 pub struct Decoder<'a> {
     src: &'a str,
     pos: usize,
+    /// Nesting of `(` and `[`, bounded so hostile input cannot overflow the stack.
+    depth: usize,
     shapes: &'a Shapes,
     notation: &'a Notation,
 }
 
 type DResult<T> = Result<T, ExpandError>;
 
+/// Deepest nesting of objects and arrays the decoder reads (serde_json's limit too).
+pub const MAX_DEPTH: usize = 128;
+
 impl<'a> Decoder<'a> {
     pub fn new(src: &'a str, shapes: &'a Shapes, notation: &'a Notation) -> Self {
-        Decoder { src, pos: 0, shapes, notation }
+        Decoder { src, pos: 0, depth: 0, shapes, notation }
     }
 
     fn rest(&self) -> &'a str {
@@ -738,6 +743,19 @@ impl<'a> Decoder<'a> {
     }
 
     pub fn value(&mut self, expr: ExprId, abbrev: &BTreeMap<String, String>) -> DResult<Value> {
+        if matches!(self.peek(), Some('(' | '[')) {
+            if self.depth >= MAX_DEPTH {
+                return self.error(format!("at most {MAX_DEPTH} levels of nesting"));
+            }
+            self.depth += 1;
+            let v = self.value_inner(expr, abbrev);
+            self.depth -= 1;
+            return v;
+        }
+        self.value_inner(expr, abbrev)
+    }
+
+    fn value_inner(&mut self, expr: ExprId, abbrev: &BTreeMap<String, String>) -> DResult<Value> {
         let p = self.shapes.parts(expr);
         if p.any {
             return self.json();
@@ -883,4 +901,33 @@ fn json_len(s: &str) -> Option<usize> {
 /// Length of the JSON number at the start of `s`.
 fn number_len(s: &str) -> usize {
     s.find(|c: char| !(c.is_ascii_digit() || matches!(c, '-' | '+' | '.' | 'e' | 'E'))).unwrap_or(s.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{compile, CompileOptions};
+    use serde_json::json;
+
+    #[test]
+    fn deep_nesting_is_an_error_not_a_crash() {
+        let schema = json!({"$defs": {"t": {"type": "array", "items": {"$ref": "#/$defs/t"}}}, "$ref": "#/$defs/t"});
+        let spec = compile(&schema, &CompileOptions::default()).unwrap();
+        let deep = format!("{}{}\n", "[".repeat(50_000), "]".repeat(50_000));
+        let e = spec.expand(&deep).unwrap_err();
+        assert!(e.expected.contains("levels of nesting"), "{e}");
+        let ok = format!("{}{}\n", "[".repeat(100), "]".repeat(100));
+        assert!(spec.expand(&ok).is_ok());
+    }
+
+    #[test]
+    fn duplicate_and_unknown_properties_are_errors() {
+        let schema = json!({"type": "object", "properties": {"a": {"type": "integer"}, "c": {"type": "integer"}}});
+        let spec = compile(&schema, &CompileOptions::default()).unwrap();
+        assert_eq!(spec.compress(&json!({"a": 1, "b": 2})).unwrap(), "a 1 \"b\" 2\n");
+        assert_eq!(spec.expand("a 1 \"b\" 2\n").unwrap(), json!({"a": 1, "b": 2}));
+        assert!(spec.expand("a 1 \"b\" 2 \"b\" 3\n").is_err());
+        assert!(spec.expand("a 1 \"a\" 2\n").is_err());
+        assert!(spec.expand("a 1.5\n").is_err());
+        assert!(spec.expand("c 1 a 2\n").is_err(), "fields in canonical order only");
+    }
 }

@@ -103,12 +103,17 @@ impl<'a> Builder<'a> {
         } else {
             base
         };
-        let n = self.names.entry(base.clone()).or_insert(0);
-        *n += 1;
-        if *n == 1 {
-            base
-        } else {
-            format!("{base}_{n}")
+        // `names` holds every name handed out; a numbered name may itself clash with a
+        // schema name (`scheme_2`), so count on until a free one.
+        let mut n = self.names.get(&base).copied().unwrap_or(0);
+        loop {
+            n += 1;
+            let candidate = if n == 1 { base.clone() } else { format!("{base}_{n}") };
+            if !self.names.contains_key(&candidate) {
+                self.names.insert(base.clone(), n);
+                self.names.insert(candidate.clone(), 1);
+                return candidate;
+            }
         }
     }
 

@@ -1,16 +1,29 @@
 //! dss-compiler: JSON Schema -> domain-specific shorthand.
 //!
 //! Pipeline (one stage per module, each only calls the ones above it):
-//! 1. [`schema`]   — read a JSON Schema document: drafts, `$ref`/`$id`/anchors, keywords.
-//! 2. [`shape`]    — abstract every subschema into a type-partitioned *shape* (the set of
-//!                   JSON values it may describe, over-approximated where JSON Schema is
-//!                   richer than a notation can be).
-//! 3. [`notation`] — design the shorthand for those shapes: field order, positional /
-//!                   keyless / keyed fields, keywords, tags, layout. Editable as YAML.
-//! 4. [`codec`]    — the exact mapper: JSON -> shorthand (`encode`) and back (`decode`).
-//! 5. [`grammar`]  — one grammar IR built from the notation, printed as readable BNF,
-//!                   pest and GBNF.
-//! 6. [`spec`]     — the compiled artifact (`spec.json`) tying it together, plus validation.
+//! 1. [`schema`]: read a JSON Schema document: drafts, `$ref`/`$id`/anchors, keywords.
+//! 2. [`shape`]: abstract every subschema into a type-partitioned *shape* (the set of JSON
+//!    values it may describe, over-approximated where JSON Schema is richer than a notation).
+//! 3. [`notation`]: design the shorthand for those shapes: field order, positional /
+//!    keyless / keyed fields, keywords, tags, layout. Editable as YAML.
+//! 4. [`codec`]: the exact mapper: JSON -> shorthand (`Encoder`) and back (`Decoder`).
+//! 5. [`grammar`]: one grammar IR built from the notation, printed as readable BNF, pest
+//!    and GBNF.
+//! 6. [`spec`]: the compiled artifact (`spec.json`) tying it together, plus validation.
+//!
+//! ```
+//! use dss_compiler::{compile, CompileOptions};
+//! let schema = serde_json::json!({
+//!     "type": "object",
+//!     "properties": {"city": {"type": "string"}, "unit": {"enum": ["celsius", "fahrenheit"]}},
+//!     "required": ["city"]
+//! });
+//! let spec = compile(&schema, &CompileOptions::default()).unwrap();
+//! let x = serde_json::json!({"city": "Paris", "unit": "celsius"});
+//! let s = spec.compress(&x).unwrap();
+//! assert_eq!(s, "\"Paris\" celsius\n");
+//! assert_eq!(spec.expand(&s).unwrap(), x);
+//! ```
 
 pub mod codec;
 pub mod error;

@@ -1,0 +1,337 @@
+//! `dss bench`: compile time and compress/expand throughput on the corpora, each next to
+//! its target. Throughput is compared with serde_json parse + serialize of the same
+//! documents, measured in the same run, so the ratios do not depend on the machine.
+
+use crate::guard::guard;
+use anyhow::{bail, Context, Result};
+use clap::Args;
+use dss_compiler::{compile, CompileError, CompileOptions, CompiledSpec};
+use serde_json::Value;
+use std::hint::black_box;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+/// Target: compiling the Vega-Lite schema takes at most this long (median).
+const VEGA_LITE_COMPILE_TARGET: Duration = Duration::from_millis(50);
+/// Target: compress and expand run at least this fraction of serde_json's
+/// parse + serialize throughput on the same documents.
+const THROUGHPUT_RATIO_TARGET: f64 = 0.5;
+
+#[derive(Args)]
+pub struct BenchArgs {
+    /// Corpus directory holding vega-lite/ and maskbench/ [default: $DSS_DATA_DIR, else
+    /// shared/data beside the workspace].
+    #[arg(long, value_name = "DIR")]
+    data: Option<PathBuf>,
+    /// Runs of the Vega-Lite schema compile; the median is reported.
+    #[arg(long, default_value_t = 11, value_parser = clap::value_parser!(u32).range(1..))]
+    runs: u32,
+    /// Repetitions of each throughput measurement; the median is reported.
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..))]
+    reps: u32,
+}
+
+fn default_data_dir() -> PathBuf {
+    match std::env::var_os("DSS_DATA_DIR") {
+        Some(d) => PathBuf::from(d),
+        None => PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/data")),
+    }
+}
+
+fn read_json(path: &Path) -> Result<Value> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    serde_json::from_str(&text).with_context(|| format!("{}: invalid JSON", path.display()))
+}
+
+fn json_files(dir: &Path, suffix: &str) -> Result<Vec<PathBuf>> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).with_context(|| format!("cannot list {}", dir.display()))? {
+        let path = entry?.path();
+        if path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| n.ends_with(suffix))
+        {
+            files.push(path);
+        }
+    }
+    files.sort();
+    Ok(files)
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+fn median(mut xs: Vec<Duration>) -> Duration {
+    xs.sort();
+    xs.get(xs.len() / 2).copied().unwrap_or_default()
+}
+
+/// Nearest-rank percentile of a sorted slice.
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    if sorted.is_empty() {
+        return Duration::ZERO;
+    }
+    let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
+    sorted[rank.clamp(1, sorted.len()) - 1]
+}
+
+fn verdict(met: bool) -> &'static str {
+    if met {
+        "target met"
+    } else {
+        "MISSED"
+    }
+}
+
+fn try_compile(schema: &Value) -> Result<CompiledSpec, String> {
+    match guard("compile", || compile(schema, &CompileOptions::default()))? {
+        Ok(spec) => Ok(spec),
+        Err(CompileError::RemoteRef { reference, .. }) => {
+            Err(format!("remote-ref (not fetched): {reference}"))
+        }
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// A document that round-trips, ready for the throughput loops.
+struct Doc<'a> {
+    spec: &'a CompiledSpec,
+    json: String,
+    shorthand: String,
+}
+
+/// Prepare the documents; returns them and the number that could not be used.
+fn prepare<'a>(
+    items: impl IntoIterator<Item = (&'a CompiledSpec, &'a Value)>,
+) -> (Vec<Doc<'a>>, usize) {
+    let mut docs = Vec::new();
+    let mut failed = 0;
+    for (spec, value) in items {
+        let Ok(json) = serde_json::to_string(value) else {
+            failed += 1;
+            continue;
+        };
+        match guard("compress", || spec.compress(value)) {
+            Ok(Ok(shorthand)) => match guard("expand", || spec.expand(&shorthand)) {
+                Ok(Ok(_)) => docs.push(Doc {
+                    spec,
+                    json,
+                    shorthand,
+                }),
+                _ => failed += 1,
+            },
+            _ => failed += 1,
+        }
+    }
+    (docs, failed)
+}
+
+struct Throughput {
+    bytes: usize,
+    serde: Duration,
+    compress: Duration,
+    expand: Duration,
+}
+
+fn measure(docs: &[Doc], reps: u32) -> Throughput {
+    let mut serde = Vec::new();
+    let mut compress = Vec::new();
+    let mut expand = Vec::new();
+    for _ in 0..reps {
+        let t = Instant::now();
+        for d in docs {
+            if let Ok(v) = serde_json::from_str::<Value>(&d.json) {
+                black_box(serde_json::to_string(&v).ok());
+            }
+        }
+        serde.push(t.elapsed());
+
+        let t = Instant::now();
+        for d in docs {
+            if let Ok(v) = serde_json::from_str::<Value>(&d.json) {
+                black_box(d.spec.compress(&v).ok());
+            }
+        }
+        compress.push(t.elapsed());
+
+        let t = Instant::now();
+        for d in docs {
+            if let Ok(v) = d.spec.expand(&d.shorthand) {
+                black_box(serde_json::to_string(&v).ok());
+            }
+        }
+        expand.push(t.elapsed());
+    }
+    Throughput {
+        bytes: docs.iter().map(|d| d.json.len()).sum(),
+        serde: median(serde),
+        compress: median(compress),
+        expand: median(expand),
+    }
+}
+
+fn mb_per_s(bytes: usize, d: Duration) -> f64 {
+    if d.is_zero() {
+        return f64::INFINITY;
+    }
+    bytes as f64 / 1e6 / d.as_secs_f64()
+}
+
+fn report_throughput(label: &str, docs: &[Doc], unusable: usize, reps: u32) {
+    if docs.is_empty() {
+        println!("throughput {label}: no usable documents ({unusable} failed to round-trip)");
+        return;
+    }
+    let t = measure(docs, reps);
+    let serde = mb_per_s(t.bytes, t.serde);
+    println!(
+        "throughput {label}: {} docs, {:.2} MB of JSON{}; serde_json parse+serialize {serde:.1} MB/s",
+        docs.len(),
+        t.bytes as f64 / 1e6,
+        if unusable > 0 {
+            format!(" ({unusable} more not measured: compress or expand failed)")
+        } else {
+            String::new()
+        }
+    );
+    for (what, d) in [("compress", t.compress), ("expand", t.expand)] {
+        let speed = mb_per_s(t.bytes, d);
+        let ratio = speed / serde;
+        println!(
+            "  {what:<8} {speed:>8.1} MB/s  ratio {ratio:.2} (target >= {THROUGHPUT_RATIO_TARGET})  {}",
+            verdict(ratio >= THROUGHPUT_RATIO_TARGET)
+        );
+    }
+}
+
+pub fn run(args: &BenchArgs) -> Result<ExitCode> {
+    let data = args.data.clone().unwrap_or_else(default_data_dir);
+    let vl_dir = data.join("vega-lite");
+    let mb_dir = data.join("maskbench").join("data");
+    if !vl_dir.is_dir() || !mb_dir.is_dir() {
+        bail!(
+            "{}: corpus data not found (expected vega-lite/ and maskbench/data/ in it); pass \
+             --data DIR or set DSS_DATA_DIR (shared/data/SOURCES.md names the upstream \
+             repositories and commits)",
+            data.display()
+        );
+    }
+    if cfg!(debug_assertions) {
+        eprintln!(
+            "warning: this is an unoptimized build; for real numbers run \
+             `cargo run --release --no-default-features -- bench`"
+        );
+    }
+    let shown = data.canonicalize().unwrap_or_else(|_| data.clone());
+    println!("dss bench: data {}", shown.display());
+
+    // Vega-Lite: compile time (median of N runs), then its examples' throughput.
+    let vl_schema_path = vl_dir.join("vega-lite-schema.json");
+    let vl_schema = read_json(&vl_schema_path)?;
+    let vl_examples: Vec<Value> = json_files(&vl_dir.join("examples"), ".vl.json")?
+        .iter()
+        .map(|p| read_json(p))
+        .collect::<Result<_>>()?;
+    let mut times = Vec::new();
+    // The validator is built lazily by the first compress: time that too.
+    let mut first_compress = Vec::new();
+    let mut vl_spec = None;
+    for _ in 0..args.runs {
+        let t = Instant::now();
+        let result = try_compile(&vl_schema);
+        times.push(t.elapsed());
+        match result {
+            Ok(spec) => {
+                if let Some(example) = vl_examples.first() {
+                    let t = Instant::now();
+                    black_box(guard("compress", || spec.compress(example)).ok());
+                    first_compress.push(t.elapsed());
+                }
+                vl_spec = Some(spec);
+            }
+            Err(e) => {
+                println!("compile vega-lite schema: FAILED: {e}");
+                break;
+            }
+        }
+    }
+    if vl_spec.is_some() {
+        let m = median(times);
+        println!(
+            "compile vega-lite schema: median {:.1} ms over {} runs (target <= {} ms)  {}",
+            ms(m),
+            args.runs,
+            VEGA_LITE_COMPILE_TARGET.as_millis(),
+            verdict(m <= VEGA_LITE_COMPILE_TARGET)
+        );
+        if !first_compress.is_empty() {
+            println!(
+                "  then the first compress (builds the validator): median {:.1} ms (no target)",
+                ms(median(first_compress))
+            );
+        }
+    }
+
+    // MaskBench: one compile per schema, p50/p99.
+    let mut compile_times = Vec::new();
+    let mut remote = 0;
+    let mut failed = Vec::new();
+    let mut specs: Vec<(CompiledSpec, Vec<Value>)> = Vec::new();
+    let files = json_files(&mb_dir, ".json")?;
+    for path in &files {
+        let doc = read_json(path)?;
+        let Some(schema) = doc.get("schema") else {
+            failed.push(format!("{}: no `schema`", path.display()));
+            continue;
+        };
+        let t = Instant::now();
+        let result = try_compile(schema);
+        let elapsed = t.elapsed();
+        match result {
+            Ok(spec) => {
+                compile_times.push(elapsed);
+                let valid: Vec<Value> = doc
+                    .get("tests")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .filter(|t| t.get("valid") == Some(&Value::Bool(true)))
+                    .filter_map(|t| t.get("data").cloned())
+                    .collect();
+                specs.push((spec, valid));
+            }
+            Err(e) if e.starts_with("remote-ref") => remote += 1,
+            Err(e) => failed.push(format!("{}: {e}", path.display())),
+        }
+    }
+    compile_times.sort();
+    println!(
+        "compile maskbench schemas: {} of {} compiled ({remote} remote-ref, {} failed); \
+         p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms (no target)",
+        compile_times.len(),
+        files.len(),
+        failed.len(),
+        ms(percentile(&compile_times, 50.0)),
+        ms(percentile(&compile_times, 99.0)),
+        ms(compile_times.last().copied().unwrap_or_default()),
+    );
+    for f in failed.iter().take(5) {
+        println!("  failed: {f}");
+    }
+
+    if let Some(spec) = &vl_spec {
+        let (docs, bad) = prepare(vl_examples.iter().map(|v| (spec, v)));
+        report_throughput("vega-lite examples", &docs, bad, args.reps);
+    }
+    let (docs, bad) = prepare(
+        specs
+            .iter()
+            .flat_map(|(spec, values)| values.iter().map(move |v| (spec, v))),
+    );
+    report_throughput("maskbench valid instances", &docs, bad, args.reps);
+    Ok(ExitCode::SUCCESS)
+}
