@@ -123,6 +123,12 @@ fn run(cli: Cli) -> Result<ExitCode> {
             out,
         } => {
             let spec = compile_schema_file(&schema, notation.as_deref())?;
+            // Compile checks everything up front: the validator is otherwise built lazily.
+            spec.check_validator()
+                .map_err(|e| compile_error(&schema, notation.as_deref(), &e))?;
+            for w in spec.warnings() {
+                eprintln!("warning: {}: {w}", schema.display());
+            }
             match out {
                 Some(dir) => write_artifacts(&spec, &dir)?,
                 None => {

@@ -5,8 +5,8 @@
 
 use crate::error::ExpandError;
 use crate::notation::{
-    is_section, is_word, is_word_char, render_word, FieldLayout, FieldMode, First, Notation, ObjLayout,
-    RecordLayout, RootLayout,
+    is_section, is_word, is_word_char, render_word, FieldLayout, FieldMode, First, Notation,
+    ObjLayout, RecordLayout, RootLayout,
 };
 use crate::schema::escape_token;
 use crate::shape::{same_number, ExprId, Parts, Shapes};
@@ -23,16 +23,23 @@ pub struct EncodeError {
 type EResult<T> = Result<T, EncodeError>;
 
 fn eerr<T>(pointer: &str, message: impl Into<String>) -> EResult<T> {
-    Err(EncodeError { pointer: pointer.to_string(), message: message.into() })
+    Err(EncodeError {
+        pointer: pointer.to_string(),
+        message: message.into(),
+    })
 }
 
 /// JSON values are equal, numbers compared by value.
 pub fn json_eq(a: &Value, b: &Value) -> bool {
     match (a, b) {
         (Value::Number(x), Value::Number(y)) => same_number(x, y),
-        (Value::Array(x), Value::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(p, q)| json_eq(p, q)),
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| json_eq(p, q))
+        }
         (Value::Object(x), Value::Object(y)) => {
-            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| json_eq(v, w)))
+            x.len() == y.len()
+                && x.iter()
+                    .all(|(k, v)| y.get(k).is_some_and(|w| json_eq(v, w)))
         }
         _ => a == b,
     }
@@ -61,8 +68,11 @@ impl<'a> Encoder<'a> {
                 out.push('\n');
             }
             RootLayout::Lines => {
-                let Value::Array(items) = v else { return eerr("", "expected an array") };
-                let Some(item) = self.shapes.parts(root).array.as_ref().and_then(|a| a.items) else {
+                let Value::Array(items) = v else {
+                    return eerr("", "expected an array");
+                };
+                let Some(item) = self.shapes.parts(root).array.as_ref().and_then(|a| a.items)
+                else {
                     return eerr("", "expected no items");
                 };
                 for (i, x) in items.iter().enumerate() {
@@ -86,7 +96,9 @@ impl<'a> Encoder<'a> {
     }
 
     fn block(&self, v: &Value, expr: ExprId, out: &mut String) -> EResult<()> {
-        let Value::Object(map) = v else { return eerr("", "expected an object") };
+        let Value::Object(map) = v else {
+            return eerr("", "expected an object");
+        };
         let r = self.record_of(expr, "")?;
         for f in &r.fields {
             let ptr = format!("/{}", escape_token(&f.name));
@@ -106,8 +118,16 @@ impl<'a> Encoder<'a> {
             out.push(':');
             if is_section(self.shapes, f.expr) {
                 out.push('\n');
-                let item = self.shapes.parts(f.expr).array.as_ref().and_then(|a| a.items).unwrap_or(crate::shape::NEVER);
-                let Value::Array(items) = x else { return eerr(&ptr, "expected an array") };
+                let item = self
+                    .shapes
+                    .parts(f.expr)
+                    .array
+                    .as_ref()
+                    .and_then(|a| a.items)
+                    .unwrap_or(crate::shape::NEVER);
+                let Value::Array(items) = x else {
+                    return eerr(&ptr, "expected an array");
+                };
                 for (i, it) in items.iter().enumerate() {
                     self.line_item(it, item, &format!("{ptr}/{i}"), out)?;
                     out.push('\n');
@@ -152,14 +172,22 @@ impl<'a> Encoder<'a> {
     /// An array item or root on its own line: objects without parentheses.
     fn line_item(&self, v: &Value, expr: ExprId, ptr: &str, out: &mut String) -> EResult<()> {
         if self.shapes.parts(expr).object_only() {
-            let Value::Object(map) = v else { return eerr(ptr, "expected an object") };
+            let Value::Object(map) = v else {
+                return eerr(ptr, "expected an object");
+            };
             self.body(map, expr, ptr, out)
         } else {
             self.value(v, expr, &NO_ABBREV, ptr, out)
         }
     }
 
-    fn body(&self, map: &Map<String, Value>, expr: ExprId, ptr: &str, out: &mut String) -> EResult<()> {
+    fn body(
+        &self,
+        map: &Map<String, Value>,
+        expr: ExprId,
+        ptr: &str,
+        out: &mut String,
+    ) -> EResult<()> {
         let mut slots = 0usize;
         match self.notation.object(expr) {
             Some(ObjLayout::Record(r)) => self.record(map, r, None, ptr, &mut slots, out),
@@ -174,7 +202,10 @@ impl<'a> Encoder<'a> {
                         return self.record(map, &var.record, Some(key), ptr, &mut slots, out);
                     }
                 }
-                eerr(&format!("{ptr}/{}", escape_token(key)), format!("`{tag}` is not a known `{key}`"))
+                eerr(
+                    &format!("{ptr}/{}", escape_token(key)),
+                    format!("`{tag}` is not a known `{key}`"),
+                )
             }
             None => eerr(ptr, "objects are not allowed here"),
         }
@@ -263,15 +294,17 @@ impl<'a> Encoder<'a> {
                     }
                 }
             }
-            Value::String(s) if p.string.is_some() => match &p.string.as_ref().expect("checked").values {
-                Some(vs) => {
-                    if !vs.contains(s) {
-                        return eerr(ptr, format!("`{s}` is not one of the allowed values"));
+            Value::String(s) if p.string.is_some() => {
+                match &p.string.as_ref().expect("checked").values {
+                    Some(vs) => {
+                        if !vs.contains(s) {
+                            return eerr(ptr, format!("`{s}` is not one of the allowed values"));
+                        }
+                        out.push_str(&render_word(abbrev.get(s).unwrap_or(s)));
                     }
-                    out.push_str(&render_word(abbrev.get(s).unwrap_or(s)));
+                    None => out.push_str(&serde_json::to_string(s).unwrap_or_default()),
                 }
-                None => out.push_str(&serde_json::to_string(s).unwrap_or_default()),
-            },
+            }
             Value::Array(items) if p.array.is_some() => {
                 let a = p.array.as_ref().expect("checked");
                 out.push('[');
@@ -332,7 +365,13 @@ pub const MAX_DEPTH: usize = 128;
 
 impl<'a> Decoder<'a> {
     pub fn new(src: &'a str, shapes: &'a Shapes, notation: &'a Notation) -> Self {
-        Decoder { src, pos: 0, depth: 0, shapes, notation }
+        Decoder {
+            src,
+            pos: 0,
+            depth: 0,
+            shapes,
+            notation,
+        }
     }
 
     fn rest(&self) -> &'a str {
@@ -353,7 +392,12 @@ impl<'a> Decoder<'a> {
         let before = &self.src[..pos];
         let line = before.matches('\n').count() + 1;
         let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
-        Err(ExpandError { line, column, expected: expected.into(), found: self.describe_at(pos) })
+        Err(ExpandError {
+            line,
+            column,
+            expected: expected.into(),
+            found: self.describe_at(pos),
+        })
     }
 
     fn describe_at(&self, pos: usize) -> String {
@@ -363,7 +407,11 @@ impl<'a> Decoder<'a> {
             Some('\n') => "end of line".into(),
             Some(' ') => "a space".into(),
             Some(c) if is_word_char(c) => {
-                let w: String = rest.chars().take_while(|&c| is_word_char(c)).take(40).collect();
+                let w: String = rest
+                    .chars()
+                    .take_while(|&c| is_word_char(c))
+                    .take(40)
+                    .collect();
                 format!("`{w}`")
             }
             Some(_) => {
@@ -409,7 +457,13 @@ impl<'a> Decoder<'a> {
                 v
             }
             RootLayout::Lines => {
-                let item = self.shapes.parts(root).array.as_ref().and_then(|a| a.items).unwrap_or(crate::shape::NEVER);
+                let item = self
+                    .shapes
+                    .parts(root)
+                    .array
+                    .as_ref()
+                    .and_then(|a| a.items)
+                    .unwrap_or(crate::shape::NEVER);
                 let mut items = Vec::new();
                 while !self.at_end() {
                     items.push(self.line_item(item)?);
@@ -435,7 +489,9 @@ impl<'a> Decoder<'a> {
         if rest.starts_with('"') {
             let len = quoted_len(rest)?;
             let key: String = serde_json::from_str(&rest[..len]).ok()?;
-            rest[len..].starts_with(':').then_some((format!("\"{key}"), len + 1))
+            rest[len..]
+                .starts_with(':')
+                .then_some((format!("\"{key}"), len + 1))
         } else {
             let len = rest.find(|c: char| !is_word_char(c)).unwrap_or(rest.len());
             (len > 0 && rest[len..].starts_with(':')).then(|| (rest[..len].to_string(), len + 1))
@@ -455,12 +511,20 @@ impl<'a> Decoder<'a> {
             }
             match self.statement_head() {
                 Some((kw, len)) if kw == f.keyword => self.pos += len,
-                _ if f.mode == FieldMode::Positional => return self.error(format!("`{}:`", f.keyword)),
+                _ if f.mode == FieldMode::Positional => {
+                    return self.error(format!("`{}:`", f.keyword))
+                }
                 _ => continue,
             }
             let v = if is_section(self.shapes, f.expr) {
                 self.expect('\n', "end of line after a section header")?;
-                let item = self.shapes.parts(f.expr).array.as_ref().and_then(|a| a.items).unwrap_or(crate::shape::NEVER);
+                let item = self
+                    .shapes
+                    .parts(f.expr)
+                    .array
+                    .as_ref()
+                    .and_then(|a| a.items)
+                    .unwrap_or(crate::shape::NEVER);
                 let mut items = Vec::new();
                 while !self.at_end() && self.statement_head().is_none() {
                     items.push(self.line_item(item)?);
@@ -481,7 +545,10 @@ impl<'a> Decoder<'a> {
                 (Some((kw, len)), Some(e)) if kw.starts_with('"') => {
                     let key = kw[1..].to_string();
                     if r.fields.iter().any(|f| f.name == key) || map.contains_key(&key) {
-                        return self.error_at(start, format!("a new property (`{key}` is declared or repeated)"));
+                        return self.error_at(
+                            start,
+                            format!("a new property (`{key}` is declared or repeated)"),
+                        );
                     }
                     self.pos += len;
                     self.expect(' ', "a space after `:`")?;
@@ -490,9 +557,17 @@ impl<'a> Decoder<'a> {
                     map.insert(key, v);
                 }
                 _ => {
-                    let next: Vec<String> =
-                        r.fields.iter().filter(|f| !map.contains_key(&f.name)).map(|f| format!("`{}:`", f.keyword)).collect();
-                    return self.error(if next.is_empty() { "end of input".to_string() } else { format!("one of {}", next.join(", ")) });
+                    let next: Vec<String> = r
+                        .fields
+                        .iter()
+                        .filter(|f| !map.contains_key(&f.name))
+                        .map(|f| format!("`{}:`", f.keyword))
+                        .collect();
+                    return self.error(if next.is_empty() {
+                        "end of input".to_string()
+                    } else {
+                        format!("one of {}", next.join(", "))
+                    });
                 }
             }
         }
@@ -518,10 +593,16 @@ impl<'a> Decoder<'a> {
                 let start = self.pos;
                 let written = self.token_text();
                 let Some((var, value)) = written.as_deref().and_then(|w| {
-                    variants.iter().find_map(|v| v.tags.iter().find(|(_, t)| t == w).map(|(val, _)| (v, val)))
+                    variants
+                        .iter()
+                        .find_map(|v| v.tags.iter().find(|(_, t)| t == w).map(|(val, _)| (v, val)))
                 }) else {
-                    let all: Vec<String> = variants.iter().flat_map(|v| v.tags.iter().map(|(_, t)| t.clone())).collect();
-                    return self.error_at(start, format!("a `{key}` tag: one of {}", all.join(" ")));
+                    let all: Vec<String> = variants
+                        .iter()
+                        .flat_map(|v| v.tags.iter().map(|(_, t)| t.clone()))
+                        .collect();
+                    return self
+                        .error_at(start, format!("a `{key}` tag: one of {}", all.join(" ")));
                 };
                 self.pos += written.as_deref().map_or(0, str::len);
                 map.insert(key.clone(), Value::String(value.clone()));
@@ -565,7 +646,12 @@ impl<'a> Decoder<'a> {
         })
     }
 
-    fn record(&mut self, r: &RecordLayout, map: &mut Map<String, Value>, slots: &mut usize) -> DResult<()> {
+    fn record(
+        &mut self,
+        r: &RecordLayout,
+        map: &mut Map<String, Value>,
+        slots: &mut usize,
+    ) -> DResult<()> {
         let mut i = 0;
         // Positional and const fields.
         while i < r.fields.len() {
@@ -602,7 +688,9 @@ impl<'a> Decoder<'a> {
             let found = if extras_started {
                 None
             } else {
-                token.as_ref().and_then(|t| (i..r.fields.len()).find(|&j| r.fields[j].first.contains(t)))
+                token
+                    .as_ref()
+                    .and_then(|t| (i..r.fields.len()).find(|&j| r.fields[j].first.contains(t)))
             };
             if let Some(j) = found {
                 // Const fields between i and j take their value without being written.
@@ -623,7 +711,10 @@ impl<'a> Decoder<'a> {
                     let start = self.pos;
                     let key = self.quoted()?;
                     if r.fields.iter().any(|f| f.name == key) || map.contains_key(&key) {
-                        return self.error_at(start, format!("a new property (`{key}` is declared or repeated)"));
+                        return self.error_at(
+                            start,
+                            format!("a new property (`{key}` is declared or repeated)"),
+                        );
                     }
                     self.expect(' ', "a space, then the value")?;
                     let v = self.value(e, &NO_ABBREV)?;
@@ -648,7 +739,11 @@ impl<'a> Decoder<'a> {
             }
             if *slots > 0 {
                 // After a separator something must follow.
-                let what = if expected.is_empty() { "nothing more".to_string() } else { expected.join(", ") };
+                let what = if expected.is_empty() {
+                    "nothing more".to_string()
+                } else {
+                    expected.join(", ")
+                };
                 return self.error_at(sep_pos + 1, what);
             }
             expected.push("end of the object".into());
@@ -676,7 +771,9 @@ impl<'a> Decoder<'a> {
 
     fn quoted(&mut self) -> DResult<String> {
         let rest = self.rest();
-        let Some(n) = quoted_len(rest) else { return self.error("a closed string") };
+        let Some(n) = quoted_len(rest) else {
+            return self.error("a closed string");
+        };
         match serde_json::from_str::<String>(&rest[..n]) {
             Ok(s) => {
                 self.pos += n;
@@ -701,7 +798,9 @@ impl<'a> Decoder<'a> {
     /// A compact JSON value (the fallback for unconstrained subtrees).
     fn json(&mut self) -> DResult<Value> {
         let rest = self.rest();
-        let Some(n) = json_len(rest) else { return self.error("a JSON value") };
+        let Some(n) = json_len(rest) else {
+            return self.error("a JSON value");
+        };
         match serde_json::from_str::<Value>(&rest[..n]) {
             Ok(v) => {
                 self.pos += n;
@@ -725,8 +824,18 @@ impl<'a> Decoder<'a> {
         if let Some(s) = &p.string {
             match &s.values {
                 None => e.push("a \"quoted string\"".into()),
-                Some(vs) if vs.len() <= 12 => e.push(format!("one of {}", vs.iter().map(|v| render_word(v)).collect::<Vec<_>>().join(" "))),
-                Some(vs) => e.push(format!("one of {} values like {}", vs.len(), render_word(&vs[0]))),
+                Some(vs) if vs.len() <= 12 => e.push(format!(
+                    "one of {}",
+                    vs.iter()
+                        .map(|v| render_word(v))
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                )),
+                Some(vs) => e.push(format!(
+                    "one of {} values like {}",
+                    vs.len(),
+                    render_word(&vs[0])
+                )),
             }
         }
         if p.array.is_some() {
@@ -802,7 +911,16 @@ impl<'a> Decoder<'a> {
                 match &np.values {
                     Some(vs) => match vs.iter().find(|m| same_number(m, &n)) {
                         Some(m) => Ok(Value::Number(m.clone())),
-                        None => self.error_at(start, format!("one of {}", vs.iter().map(|v| v.to_string()).collect::<Vec<_>>().join(" "))),
+                        None => self.error_at(
+                            start,
+                            format!(
+                                "one of {}",
+                                vs.iter()
+                                    .map(|v| v.to_string())
+                                    .collect::<Vec<_>>()
+                                    .join(" ")
+                            ),
+                        ),
                     },
                     None => {
                         if np.integer && n.as_f64().is_some_and(|f| f.fract() != 0.0) {
@@ -840,7 +958,12 @@ impl<'a> Decoder<'a> {
 
 /// Which enum value a written token stands for (bare words must be written bare, others
 /// quoted, so each value has one spelling).
-fn lookup_enum(values: &[String], abbrev: &BTreeMap<String, String>, written: &str, bare: bool) -> Option<String> {
+fn lookup_enum(
+    values: &[String],
+    abbrev: &BTreeMap<String, String>,
+    written: &str,
+    bare: bool,
+) -> Option<String> {
     values
         .iter()
         .find(|v| {
@@ -892,7 +1015,9 @@ fn json_len(s: &str) -> Option<usize> {
         }
         b'-' | b'0'..=b'9' => Some(number_len(s)),
         _ => {
-            let n = s.find(|c: char| !c.is_ascii_alphabetic()).unwrap_or(s.len());
+            let n = s
+                .find(|c: char| !c.is_ascii_alphabetic())
+                .unwrap_or(s.len());
             (n > 0).then_some(n)
         }
     }
@@ -900,7 +1025,8 @@ fn json_len(s: &str) -> Option<usize> {
 
 /// Length of the JSON number at the start of `s`.
 fn number_len(s: &str) -> usize {
-    s.find(|c: char| !(c.is_ascii_digit() || matches!(c, '-' | '+' | '.' | 'e' | 'E'))).unwrap_or(s.len())
+    s.find(|c: char| !(c.is_ascii_digit() || matches!(c, '-' | '+' | '.' | 'e' | 'E')))
+        .unwrap_or(s.len())
 }
 
 #[cfg(test)]
@@ -923,11 +1049,20 @@ mod tests {
     fn duplicate_and_unknown_properties_are_errors() {
         let schema = json!({"type": "object", "properties": {"a": {"type": "integer"}, "c": {"type": "integer"}}});
         let spec = compile(&schema, &CompileOptions::default()).unwrap();
-        assert_eq!(spec.compress(&json!({"a": 1, "b": 2})).unwrap(), "a 1 \"b\" 2\n");
-        assert_eq!(spec.expand("a 1 \"b\" 2\n").unwrap(), json!({"a": 1, "b": 2}));
+        assert_eq!(
+            spec.compress(&json!({"a": 1, "b": 2})).unwrap(),
+            "a 1 \"b\" 2\n"
+        );
+        assert_eq!(
+            spec.expand("a 1 \"b\" 2\n").unwrap(),
+            json!({"a": 1, "b": 2})
+        );
         assert!(spec.expand("a 1 \"b\" 2 \"b\" 3\n").is_err());
         assert!(spec.expand("a 1 \"a\" 2\n").is_err());
         assert!(spec.expand("a 1.5\n").is_err());
-        assert!(spec.expand("c 1 a 2\n").is_err(), "fields in canonical order only");
+        assert!(
+            spec.expand("c 1 a 2\n").is_err(),
+            "fields in canonical order only"
+        );
     }
 }

@@ -9,8 +9,8 @@
 //! llama.cpp and need separators that depend on what was present.
 
 use crate::notation::{
-    is_section, is_word_char, render_word, FieldLayout, FieldMode, Notation, ObjLayout, RecordLayout,
-    RootLayout,
+    is_section, is_word_char, render_word, FieldLayout, FieldMode, Notation, ObjLayout,
+    RecordLayout, RootLayout,
 };
 use crate::shape::{Expr, ExprId, Shapes};
 use std::collections::{BTreeMap, HashMap};
@@ -81,7 +81,14 @@ pub struct Grammar {
 }
 
 /// Shared terminals, written for each syntax.
-const TERMINALS: &[&str] = &["string", "number", "integer", "json_value", "json_object", "json_array"];
+const TERMINALS: &[&str] = &[
+    "string",
+    "number",
+    "integer",
+    "json_value",
+    "json_object",
+    "json_array",
+];
 
 struct Builder<'a> {
     shapes: &'a Shapes,
@@ -93,12 +100,21 @@ struct Builder<'a> {
 
 impl<'a> Builder<'a> {
     fn fresh(&mut self, base: &str) -> String {
-        let mut base: String = base.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect();
+        let mut base: String = base
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+            .collect();
         while base.contains("__") {
             base = base.replace("__", "_");
         }
         let base = base.trim_matches('_').to_string();
-        let base = if base.is_empty() || base.starts_with(|c: char| c.is_ascii_digit()) || TERMINALS.contains(&base.as_str()) || base == "document" || base == "root" || base == "WCH" {
+        let base = if base.is_empty()
+            || base.starts_with(|c: char| c.is_ascii_digit())
+            || TERMINALS.contains(&base.as_str())
+            || base == "document"
+            || base == "root"
+            || base == "WCH"
+        {
             format!("r_{base}")
         } else {
             base
@@ -108,7 +124,11 @@ impl<'a> Builder<'a> {
         let mut n = self.names.get(&base).copied().unwrap_or(0);
         loop {
             n += 1;
-            let candidate = if n == 1 { base.clone() } else { format!("{base}_{n}") };
+            let candidate = if n == 1 {
+                base.clone()
+            } else {
+                format!("{base}_{n}")
+            };
             if !self.names.contains_key(&candidate) {
                 self.names.insert(base.clone(), n);
                 self.names.insert(candidate.clone(), 1);
@@ -128,12 +148,28 @@ impl<'a> Builder<'a> {
                 while i > 0 {
                     i -= 1;
                     let s = segs[i];
-                    if i > 0 && matches!(segs[i - 1], "$defs" | "definitions" | "properties" | "patternProperties") {
-                        name = if name.is_empty() { s.to_string() } else { format!("{s}_{name}") };
+                    if i > 0
+                        && matches!(
+                            segs[i - 1],
+                            "$defs" | "definitions" | "properties" | "patternProperties"
+                        )
+                    {
+                        name = if name.is_empty() {
+                            s.to_string()
+                        } else {
+                            format!("{s}_{name}")
+                        };
                         break;
                     }
-                    if !matches!(s, "items" | "anyOf" | "oneOf" | "allOf" | "prefixItems" | "additionalProperties")
-                        && s.parse::<usize>().is_err()
+                    if !matches!(
+                        s,
+                        "items"
+                            | "anyOf"
+                            | "oneOf"
+                            | "allOf"
+                            | "prefixItems"
+                            | "additionalProperties"
+                    ) && s.parse::<usize>().is_err()
                     {
                         continue;
                     }
@@ -143,7 +179,11 @@ impl<'a> Builder<'a> {
                         s if s.parse::<usize>().is_ok() => s,
                         _ => continue,
                     };
-                    name = if name.is_empty() { label.to_string() } else { format!("{label}_{name}") };
+                    name = if name.is_empty() {
+                        label.to_string()
+                    } else {
+                        format!("{label}_{name}")
+                    };
                 }
                 if name.is_empty() {
                     "top".into()
@@ -156,7 +196,11 @@ impl<'a> Builder<'a> {
     }
 
     fn add(&mut self, name: String, body: G, comment: Option<String>) {
-        self.rules.push(Rule { name, body, comment });
+        self.rules.push(Rule {
+            name,
+            body,
+            comment,
+        });
     }
 
     /// Rule for an inline value of `expr` (with a field's abbreviations).
@@ -201,7 +245,9 @@ impl<'a> Builder<'a> {
         }
         if let Some(s) = &p.string {
             match &s.values {
-                Some(vs) => words.extend(vs.iter().map(|v| render_word(abbrev.get(v).unwrap_or(v)))),
+                Some(vs) => {
+                    words.extend(vs.iter().map(|v| render_word(abbrev.get(v).unwrap_or(v))))
+                }
                 None => alts.push(G::Rule("string".into())),
             }
         }
@@ -311,12 +357,19 @@ impl<'a> Builder<'a> {
             let v = self.value(e, &BTreeMap::new());
             let x = seq(vec![G::Rule("string".into()), lit(" "), v]);
             let xname = self.fresh(&format!("{name}_more"));
-            self.add(xname.clone(), seq(vec![x.clone(), G::Star(Box::new(seq(vec![lit(" "), x])))]), None);
+            self.add(
+                xname.clone(),
+                seq(vec![x.clone(), G::Star(Box::new(seq(vec![lit(" "), x])))]),
+                None,
+            );
             next = Some(G::Rule(xname));
         }
         for (j, o) in optional.into_iter().enumerate().rev() {
             let g = match next.take() {
-                Some(n) => G::Alt(vec![seq(vec![o, G::Opt(Box::new(seq(vec![lit(" "), n.clone()])))]), n]),
+                Some(n) => G::Alt(vec![
+                    seq(vec![o, G::Opt(Box::new(seq(vec![lit(" "), n.clone()])))]),
+                    n,
+                ]),
                 None => o,
             };
             let rname = self.fresh(&format!("{name}_opt{j}"));
@@ -364,9 +417,18 @@ impl<'a> Builder<'a> {
                         continue;
                     }
                     let stmt = if is_section(self.shapes, f.expr) {
-                        let item = self.shapes.parts(f.expr).array.as_ref().and_then(|a| a.items).unwrap_or(crate::shape::NEVER);
+                        let item = self
+                            .shapes
+                            .parts(f.expr)
+                            .array
+                            .as_ref()
+                            .and_then(|a| a.items)
+                            .unwrap_or(crate::shape::NEVER);
                         let li = self.line_item(item);
-                        seq(vec![lit(&format!("{}:\n", f.keyword)), G::Star(Box::new(seq(vec![li, lit("\n")])))])
+                        seq(vec![
+                            lit(&format!("{}:\n", f.keyword)),
+                            G::Star(Box::new(seq(vec![li, lit("\n")]))),
+                        ])
                     } else {
                         let v = self.value(f.expr, &f.abbrev);
                         seq(vec![lit(&format!("{}: ", f.keyword)), v, lit("\n")])
@@ -382,7 +444,12 @@ impl<'a> Builder<'a> {
                 }
                 if let Some(e) = r.extras {
                     let v = self.value(e, &BTreeMap::new());
-                    items.push(G::Star(Box::new(seq(vec![G::Rule("string".into()), lit(": "), v, lit("\n")]))));
+                    items.push(G::Star(Box::new(seq(vec![
+                        G::Rule("string".into()),
+                        lit(": "),
+                        v,
+                        lit("\n"),
+                    ]))));
                 }
                 seq(items)
             }
@@ -391,7 +458,13 @@ impl<'a> Builder<'a> {
                 seq(vec![b, lit("\n")])
             }
             RootLayout::Lines => {
-                let item = self.shapes.parts(root).array.as_ref().and_then(|a| a.items).unwrap_or(crate::shape::NEVER);
+                let item = self
+                    .shapes
+                    .parts(root)
+                    .array
+                    .as_ref()
+                    .and_then(|a| a.items)
+                    .unwrap_or(crate::shape::NEVER);
                 let li = self.line_item(item);
                 G::Star(Box::new(seq(vec![li, lit("\n")])))
             }
@@ -409,12 +482,22 @@ fn tag_label(tags: &[(String, String)]) -> String {
 
 /// Build the grammar of a notation.
 pub fn build(shapes: &Shapes, notation: &Notation) -> Grammar {
-    let mut b = Builder { shapes, notation, rules: Vec::new(), done: HashMap::new(), names: HashMap::new() };
+    let mut b = Builder {
+        shapes,
+        notation,
+        rules: Vec::new(),
+        done: HashMap::new(),
+        names: HashMap::new(),
+    };
     for t in TERMINALS {
         b.names.insert(t.to_string(), 1);
     }
     let doc = b.document();
-    let mut rules = vec![Rule { name: "document".into(), body: doc, comment: shapes.doc(shapes.root).map(str::to_string) }];
+    let mut rules = vec![Rule {
+        name: "document".into(),
+        body: doc,
+        comment: shapes.doc(shapes.root).map(str::to_string),
+    }];
     rules.extend(b.rules);
     Grammar { rules }
 }
@@ -486,7 +569,11 @@ impl Grammar {
     pub fn to_gbnf(&self) -> String {
         let mut out = String::from("# Generated by dss from a JSON Schema. Start rule: root.\n\n");
         for (i, r) in self.rules.iter().enumerate() {
-            let name = if i == 0 { "root".to_string() } else { gbnf_name(&r.name) };
+            let name = if i == 0 {
+                "root".to_string()
+            } else {
+                gbnf_name(&r.name)
+            };
             let _ = writeln!(out, "{name} ::= {}", gbnf_expr(&r.body, 0));
         }
         out.push('\n');
@@ -540,7 +627,11 @@ fn pest_expr(g: &G, prec: u8) -> String {
         }
         G::Rule(n) => n.clone(),
         G::Seq(xs) => {
-            let s = xs.iter().map(|x| pest_expr(x, 2)).collect::<Vec<_>>().join(" ~ ");
+            let s = xs
+                .iter()
+                .map(|x| pest_expr(x, 2))
+                .collect::<Vec<_>>()
+                .join(" ~ ");
             if prec > 1 {
                 format!("({s})")
             } else {
@@ -549,7 +640,11 @@ fn pest_expr(g: &G, prec: u8) -> String {
         }
         G::Alt(xs) if xs.is_empty() => "!ANY ~ ANY".into(),
         G::Alt(xs) => {
-            let s = xs.iter().map(|x| pest_expr(x, 1)).collect::<Vec<_>>().join(" | ");
+            let s = xs
+                .iter()
+                .map(|x| pest_expr(x, 1))
+                .collect::<Vec<_>>()
+                .join(" | ");
             if prec > 0 {
                 format!("({s})")
             } else {
@@ -589,7 +684,11 @@ fn gbnf_expr(g: &G, prec: u8) -> String {
         G::Lit(s) => gbnf_lit(s),
         G::Rule(n) => gbnf_name(if n == "json_value" { "json-value" } else { n }),
         G::Seq(xs) => {
-            let s = xs.iter().map(|x| gbnf_expr(x, 2)).collect::<Vec<_>>().join(" ");
+            let s = xs
+                .iter()
+                .map(|x| gbnf_expr(x, 2))
+                .collect::<Vec<_>>()
+                .join(" ");
             if prec > 1 {
                 format!("({s})")
             } else {
@@ -600,7 +699,11 @@ fn gbnf_expr(g: &G, prec: u8) -> String {
         // use a literal no generator will emit (a NUL byte is never valid shorthand).
         G::Alt(xs) if xs.is_empty() => "[\\x00] [\\x00]".into(),
         G::Alt(xs) => {
-            let s = xs.iter().map(|x| gbnf_expr(x, 1)).collect::<Vec<_>>().join(" | ");
+            let s = xs
+                .iter()
+                .map(|x| gbnf_expr(x, 1))
+                .collect::<Vec<_>>()
+                .join(" | ");
             if prec > 0 {
                 format!("({s})")
             } else {
@@ -617,7 +720,14 @@ fn gbnf_expr(g: &G, prec: u8) -> String {
 
 /// A readable CFG of the notation with the schema's descriptions as comments.
 pub fn readable(shapes: &Shapes, notation: &Notation) -> String {
-    let mut p = Readable { shapes, notation, out: Vec::new(), done: HashMap::new(), queue: Vec::new(), names: HashMap::new() };
+    let mut p = Readable {
+        shapes,
+        notation,
+        out: Vec::new(),
+        done: HashMap::new(),
+        queue: Vec::new(),
+        names: HashMap::new(),
+    };
     let header = "# Shorthand notation (BNF). Lines starting with # are comments.\n\
                   # Elements are separated by one space. ( ) is an object, [ ] a list; [x] in a rule\n\
                   # means x is optional; x* means zero or more x. Strings are \"double-quoted\";\n\
@@ -631,18 +741,33 @@ pub fn readable(shapes: &Shapes, notation: &Notation) -> String {
                     if matches!(f.mode, FieldMode::Const(_)) {
                         continue;
                     }
-                    let desc = shapes.doc(f.source).map(|d| format!("# {}: {}\n", f.keyword, one_line(d))).unwrap_or_default();
+                    let desc = shapes
+                        .doc(f.source)
+                        .map(|d| format!("# {}: {}\n", f.keyword, one_line(d)))
+                        .unwrap_or_default();
                     let stmt = if is_section(shapes, f.expr) {
-                        let item = shapes.parts(f.expr).array.as_ref().and_then(|a| a.items).unwrap_or(crate::shape::NEVER);
+                        let item = shapes
+                            .parts(f.expr)
+                            .array
+                            .as_ref()
+                            .and_then(|a| a.items)
+                            .unwrap_or(crate::shape::NEVER);
                         let li = p.line_item_ref(item);
                         format!("{}:\\n ({li} \\n)*", f.keyword)
                     } else {
                         format!("{}: {} \\n", f.keyword, p.value_ref(f.expr, &f.abbrev))
                     };
-                    let stmt = if f.mode == FieldMode::Positional { stmt } else { format!("[{stmt}]") };
+                    let stmt = if f.mode == FieldMode::Positional {
+                        stmt
+                    } else {
+                        format!("[{stmt}]")
+                    };
                     lines.push(format!("{desc}<Document> ::= ... {stmt}"));
                 }
-                let body: Vec<String> = lines.iter().map(|l| l.rsplit("... ").next().unwrap_or("").to_string()).collect();
+                let body: Vec<String> = lines
+                    .iter()
+                    .map(|l| l.rsplit("... ").next().unwrap_or("").to_string())
+                    .collect();
                 let mut s = String::new();
                 for l in &lines {
                     if let Some((d, _)) = l.split_once("<Document>") {
@@ -660,7 +785,12 @@ pub fn readable(shapes: &Shapes, notation: &Notation) -> String {
         }
         RootLayout::Line => format!("<Document> ::= {} \\n", p.body_ref(root)),
         RootLayout::Lines => {
-            let item = shapes.parts(root).array.as_ref().and_then(|a| a.items).unwrap_or(crate::shape::NEVER);
+            let item = shapes
+                .parts(root)
+                .array
+                .as_ref()
+                .and_then(|a| a.items)
+                .unwrap_or(crate::shape::NEVER);
             format!("<Document> ::= ({} \\n)*", p.line_item_ref(item))
         }
         RootLayout::Value => format!("<Document> ::= {} \\n", p.value_ref(root, &BTreeMap::new())),
@@ -702,9 +832,24 @@ struct Readable<'a> {
 
 impl Readable<'_> {
     fn name(&mut self, expr: ExprId, suffix: &str) -> String {
-        let b = Builder { shapes: self.shapes, notation: self.notation, rules: Vec::new(), done: HashMap::new(), names: HashMap::new() };
+        let b = Builder {
+            shapes: self.shapes,
+            notation: self.notation,
+            rules: Vec::new(),
+            done: HashMap::new(),
+            names: HashMap::new(),
+        };
         let base = format!("{}{suffix}", b.expr_name(expr));
-        let mut c: String = base.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' }).collect();
+        let mut c: String = base
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '_' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
         if let Some(f) = c.get_mut(0..1) {
             f.make_ascii_uppercase();
         }
@@ -760,7 +905,8 @@ impl Readable<'_> {
         let name = self.name(expr, "");
         self.done.insert(key, name.clone());
         let order = self.done.len();
-        self.queue.push(Job::Value(expr, abbrev.clone(), name.clone(), order));
+        self.queue
+            .push(Job::Value(expr, abbrev.clone(), name.clone(), order));
         format!("<{name}>")
     }
 
@@ -807,7 +953,9 @@ impl Readable<'_> {
                 }
                 if let Some(s) = &p.string {
                     match &s.values {
-                        Some(vs) => alts.extend(vs.iter().map(|v| render_word(abbrev.get(v).unwrap_or(v)))),
+                        Some(vs) => {
+                            alts.extend(vs.iter().map(|v| render_word(abbrev.get(v).unwrap_or(v))))
+                        }
                         None => alts.push("<string>".into()),
                     }
                 }
@@ -825,12 +973,20 @@ impl Readable<'_> {
                     let b = self.body_ref(expr);
                     alts.push(format!("\"(\" {b} \")\""));
                 }
-                let doc = self.shapes.doc(expr).map(|d| format!("# {}\n", one_line(d))).unwrap_or_default();
+                let doc = self
+                    .shapes
+                    .doc(expr)
+                    .map(|d| format!("# {}\n", one_line(d)))
+                    .unwrap_or_default();
                 let text = format!("{doc}<{name}> ::= {}", alts.join(" | "));
                 self.out.push((order, text));
             }
             Job::Body(expr, name, order) => {
-                let doc = self.shapes.doc(expr).map(|d| format!("# {}\n", one_line(d))).unwrap_or_default();
+                let doc = self
+                    .shapes
+                    .doc(expr)
+                    .map(|d| format!("# {}\n", one_line(d)))
+                    .unwrap_or_default();
                 let text = match self.notation.object(expr).cloned() {
                     Some(ObjLayout::Record(r)) => {
                         let (comments, rhs) = self.record_rhs(&r);
@@ -843,18 +999,32 @@ impl Readable<'_> {
                             .filter(|(v, w)| v != w)
                             .map(|(v, w)| format!("{w} = {v}"))
                             .collect();
-                        let legend = if legend.is_empty() { String::new() } else { format!(" ({})", legend.join(", ")) };
+                        let legend = if legend.is_empty() {
+                            String::new()
+                        } else {
+                            format!(" ({})", legend.join(", "))
+                        };
                         let mut s = format!("{doc}# the first word is the `{key}`{legend}; it selects the form\n<{name}> ::= ");
                         let mut forms = Vec::new();
                         for v in &variants {
                             let (comments, rhs) = self.record_rhs(&v.record);
                             let tags: Vec<String> = v.tags.iter().map(|(_, w)| w.clone()).collect();
-                            let head = if tags.len() == 1 { tags[0].clone() } else { format!("({})", tags.join(" | ")) };
+                            let head = if tags.len() == 1 {
+                                tags[0].clone()
+                            } else {
+                                format!("({})", tags.join(" | "))
+                            };
                             forms.push((comments, format!("{head} {rhs}").trim_end().to_string()));
                         }
                         let c: String = forms.iter().map(|(c, _)| c.clone()).collect();
                         s = format!("{c}{s}");
-                        s.push_str(&forms.iter().map(|(_, f)| f.clone()).collect::<Vec<_>>().join("\n    | "));
+                        s.push_str(
+                            &forms
+                                .iter()
+                                .map(|(_, f)| f.clone())
+                                .collect::<Vec<_>>()
+                                .join("\n    | "),
+                        );
                         s
                     }
                     None => format!("<{name}> ::= <json>"),
@@ -872,7 +1042,9 @@ impl Readable<'_> {
             match f.mode {
                 FieldMode::Const(_) => continue,
                 FieldMode::Positional => parts.push(self.value_ref(f.expr, &f.abbrev)),
-                FieldMode::Keyless => parts.push(format!("[{}]", self.value_ref(f.expr, &f.abbrev))),
+                FieldMode::Keyless => {
+                    parts.push(format!("[{}]", self.value_ref(f.expr, &f.abbrev)))
+                }
                 FieldMode::Keyed => {
                     if self.shapes.parts(f.expr).single_value().is_some() {
                         parts.push(format!("[{}]", f.keyword));
@@ -887,7 +1059,10 @@ impl Readable<'_> {
             }
         }
         if r.extras.is_some() {
-            let v = r.extras.map(|e| self.value_ref(e, &BTreeMap::new())).unwrap_or_default();
+            let v = r
+                .extras
+                .map(|e| self.value_ref(e, &BTreeMap::new()))
+                .unwrap_or_default();
             parts.push(format!("(<string> {v})*"));
         }
         (comments, parts.join(" "))

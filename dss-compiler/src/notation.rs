@@ -17,9 +17,9 @@
 
 use crate::error::CompileError;
 use crate::shape::{ExprId, Parts, Record, Shapes, ANY};
+use rustc_hash::FxHashMap as HashMap;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use rustc_hash::FxHashMap as HashMap;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
@@ -90,7 +90,10 @@ pub struct TaggedVariant {
 pub enum ObjLayout {
     Record(RecordLayout),
     /// A union discriminated by a required string property (`key`).
-    Tagged { key: String, variants: Vec<TaggedVariant> },
+    Tagged {
+        key: String,
+        variants: Vec<TaggedVariant>,
+    },
 }
 
 /// The whole notation: a layout per object shape, the root layout, and which expressions
@@ -153,7 +156,15 @@ pub fn render_word(s: &str) -> String {
 pub fn first_set(parts: &Parts, abbrev: &BTreeMap<String, String>) -> BTreeSet<First> {
     let mut f = BTreeSet::new();
     if parts.any {
-        f.extend([First::Null, First::True, First::False, First::Number, First::Quoted, First::LBracket, First::LBrace]);
+        f.extend([
+            First::Null,
+            First::True,
+            First::False,
+            First::Number,
+            First::Quoted,
+            First::LBracket,
+            First::LBrace,
+        ]);
         return f;
     }
     if parts.null {
@@ -176,7 +187,11 @@ pub fn first_set(parts: &Parts, abbrev: &BTreeMap<String, String>) -> BTreeSet<F
             Some(vs) => {
                 for v in vs {
                     let w = abbrev.get(v).map(String::as_str).unwrap_or(v);
-                    f.insert(if is_word(w) { First::Word(w.to_string()) } else { First::Quoted });
+                    f.insert(if is_word(w) {
+                        First::Word(w.to_string())
+                    } else {
+                        First::Quoted
+                    });
                 }
             }
         }
@@ -195,7 +210,10 @@ pub fn keyword_for(name: &str) -> String {
     if is_word(name) {
         return name.to_string();
     }
-    let mut k: String = name.chars().map(|c| if is_word_char(c) { c } else { '_' }).collect();
+    let mut k: String = name
+        .chars()
+        .map(|c| if is_word_char(c) { c } else { '_' })
+        .collect();
     if !k.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_' || c == '$') {
         k.insert(0, '_');
     }
@@ -277,7 +295,14 @@ pub fn design(shapes: &Shapes, config: Option<&NotationConfig>) -> Result<Notati
             let layout = match designed.get(obj) {
                 Some(l) => l.clone(),
                 None => {
-                    let l = design_object(shapes, &canon, &obj.records, obj.merged.as_ref(), config, &mut used)?;
+                    let l = design_object(
+                        shapes,
+                        &canon,
+                        &obj.records,
+                        obj.merged.as_ref(),
+                        config,
+                        &mut used,
+                    )?;
                     designed.insert(obj, l.clone());
                     l
                 }
@@ -295,10 +320,17 @@ pub fn design(shapes: &Shapes, config: Option<&NotationConfig>) -> Result<Notati
     let root_parts = shapes.parts(shapes.root);
     let auto_root = if root_parts.object_only() {
         match objects.get(&canon[shapes.root as usize]) {
-            Some(ObjLayout::Record(r)) if r.fields.iter().any(|f| is_section(shapes, f.expr)) => RootLayout::Block,
+            Some(ObjLayout::Record(r)) if r.fields.iter().any(|f| is_section(shapes, f.expr)) => {
+                RootLayout::Block
+            }
             _ => RootLayout::Line,
         }
-    } else if root_parts.array_only() && root_parts.array.as_ref().is_some_and(|a| a.prefix.is_empty()) {
+    } else if root_parts.array_only()
+        && root_parts
+            .array
+            .as_ref()
+            .is_some_and(|a| a.prefix.is_empty())
+    {
         RootLayout::Lines
     } else {
         RootLayout::Value
@@ -308,27 +340,46 @@ pub fn design(shapes: &Shapes, config: Option<&NotationConfig>) -> Result<Notati
         Some(RootLayout::Value) => RootLayout::Value,
         Some(r @ (RootLayout::Block | RootLayout::Line)) => {
             if !root_parts.object_only() {
-                return Err(CompileError::Notation(format!("root layout `{r:?}` needs a schema whose root is always an object").to_lowercase()));
+                return Err(CompileError::Notation(
+                    format!("root layout `{r:?}` needs a schema whose root is always an object")
+                        .to_lowercase(),
+                ));
             }
-            if r == RootLayout::Block && !matches!(objects.get(&canon[shapes.root as usize]), Some(ObjLayout::Record(_))) {
-                return Err(CompileError::Notation("root layout `block` needs a root object that is not a tagged union".into()));
+            if r == RootLayout::Block
+                && !matches!(
+                    objects.get(&canon[shapes.root as usize]),
+                    Some(ObjLayout::Record(_))
+                )
+            {
+                return Err(CompileError::Notation(
+                    "root layout `block` needs a root object that is not a tagged union".into(),
+                ));
             }
             r
         }
         Some(RootLayout::Lines) => {
             if auto_root != RootLayout::Lines {
-                return Err(CompileError::Notation("root layout `lines` needs a schema whose root is always an array".into()));
+                return Err(CompileError::Notation(
+                    "root layout `lines` needs a schema whose root is always an array".into(),
+                ));
             }
             RootLayout::Lines
         }
     };
-    Ok(Notation { root, canon, objects })
+    Ok(Notation {
+        root,
+        canon,
+        objects,
+    })
 }
 
 /// Array-only fields with no tuple part become sections (`kw:` + one item per line).
 pub fn is_section(shapes: &Shapes, expr: ExprId) -> bool {
     let p = shapes.parts(expr);
-    p.array_only() && p.array.as_ref().is_some_and(|a| a.prefix.is_empty() && a.items.is_some())
+    p.array_only()
+        && p.array
+            .as_ref()
+            .is_some_and(|a| a.prefix.is_empty() && a.items.is_some())
 }
 
 /// Expressions with equal parts share a layout and a grammar rule.
@@ -355,7 +406,12 @@ fn design_object(
             let mut variants = Vec::new();
             for r in records {
                 let tag_expr = r.prop(&key).unwrap_or(ANY);
-                let values = shapes.parts(tag_expr).string.as_ref().and_then(|s| s.values.clone()).unwrap_or_default();
+                let values = shapes
+                    .parts(tag_expr)
+                    .string
+                    .as_ref()
+                    .and_then(|s| s.values.clone())
+                    .unwrap_or_default();
                 let mut rest = Record::clone(r);
                 rest.props.retain(|(n, _)| *n != key);
                 rest.required.retain(|n| *n != key);
@@ -372,9 +428,17 @@ fn design_object(
                         (v, w)
                     })
                     .collect();
-                variants.push(TaggedVariant { tags, record: layout });
+                variants.push(TaggedVariant {
+                    tags,
+                    record: layout,
+                });
             }
-            let user_tags = variants.iter().any(|v| config.objects.get(&v.record.name).is_some_and(|c| c.tag.is_some()));
+            let user_tags = variants.iter().any(|v| {
+                config
+                    .objects
+                    .get(&v.record.name)
+                    .is_some_and(|c| c.tag.is_some())
+            });
             if !user_tags {
                 shorten_tags(&mut variants);
             }
@@ -390,9 +454,15 @@ fn design_object(
     let merged = match (records.len(), merged) {
         (1, _) => &records[0],
         (_, Some(m)) => m,
-        _ => return Err(CompileError::Notation("internal: union of objects was not merged".into())),
+        _ => {
+            return Err(CompileError::Notation(
+                "internal: union of objects was not merged".into(),
+            ))
+        }
     };
-    Ok(ObjLayout::Record(design_record(shapes, canon, merged, config, used)?))
+    Ok(ObjLayout::Record(design_record(
+        shapes, canon, merged, config, used,
+    )?))
 }
 
 /// Short tags for union variants, as the DSS paper writes them (`relative-date` -> `rd`,
@@ -400,7 +470,10 @@ fn design_object(
 /// words. All or nothing: if any two would collide, the union keeps its full values.
 fn shorten_tags(variants: &mut [TaggedVariant]) {
     let short = |v: &str| -> String {
-        let parts: Vec<&str> = v.split(['-', '_', ' ', '.']).filter(|p| !p.is_empty()).collect();
+        let parts: Vec<&str> = v
+            .split(['-', '_', ' ', '.'])
+            .filter(|p| !p.is_empty())
+            .collect();
         let mut words: Vec<String> = Vec::new();
         for p in parts {
             // camelCase splits too.
@@ -416,7 +489,11 @@ fn shorten_tags(variants: &mut [TaggedVariant]) {
             }
         }
         if words.len() >= 2 {
-            words.iter().filter_map(|w| w.chars().next()).collect::<String>().to_ascii_lowercase()
+            words
+                .iter()
+                .filter_map(|w| w.chars().next())
+                .collect::<String>()
+                .to_ascii_lowercase()
         } else if v.chars().count() > 6 {
             v.chars().take(3).collect::<String>().to_ascii_lowercase()
         } else {
@@ -445,7 +522,12 @@ fn shorten_tags(variants: &mut [TaggedVariant]) {
 }
 
 fn values_len(shapes: &Shapes, e: ExprId) -> usize {
-    shapes.parts(e).string.as_ref().and_then(|s| s.values.as_ref()).map_or(0, |v| v.len())
+    shapes
+        .parts(e)
+        .string
+        .as_ref()
+        .and_then(|s| s.values.as_ref())
+        .map_or(0, |v| v.len())
 }
 
 fn check_tags(key: &str, variants: &[TaggedVariant]) -> Result<(), CompileError> {
@@ -453,7 +535,9 @@ fn check_tags(key: &str, variants: &[TaggedVariant]) -> Result<(), CompileError>
     for v in variants {
         for (_, w) in &v.tags {
             if !seen.insert(w.clone()) {
-                return Err(CompileError::Ambiguous(format!("tag `{w}` of `{key}` is written for two variants")));
+                return Err(CompileError::Ambiguous(format!(
+                    "tag `{w}` of `{key}` is written for two variants"
+                )));
             }
         }
     }
@@ -469,7 +553,9 @@ fn find_discriminator(shapes: &Shapes, records: &[Arc<Record>]) -> Option<String
             if !r.required.contains(name) {
                 continue 'candidates;
             }
-            let Some(e) = r.prop(name) else { continue 'candidates };
+            let Some(e) = r.prop(name) else {
+                continue 'candidates;
+            };
             let p = shapes.parts(e);
             let only_string = p.string.is_some()
                 && !p.any
@@ -479,7 +565,9 @@ fn find_discriminator(shapes: &Shapes, records: &[Arc<Record>]) -> Option<String
                 && p.number.is_none()
                 && p.array.is_none()
                 && p.object.is_none();
-            let Some(values) = p.string.as_ref().and_then(|s| s.values.as_ref()) else { continue 'candidates };
+            let Some(values) = p.string.as_ref().and_then(|s| s.values.as_ref()) else {
+                continue 'candidates;
+            };
             if !only_string {
                 continue 'candidates;
             }
@@ -508,15 +596,27 @@ fn design_record(
     }
     let c = |e: ExprId| canon[e as usize];
     // Default order: required fields first (schema order), then optional ones.
-    let mut order: Vec<&(String, ExprId)> = r.props.iter().filter(|(n, _)| r.required.contains(n)).collect();
+    let mut order: Vec<&(String, ExprId)> = r
+        .props
+        .iter()
+        .filter(|(n, _)| r.required.contains(n))
+        .collect();
     order.extend(r.props.iter().filter(|(n, _)| !r.required.contains(n)));
     if let Some(cfg) = cfg {
         for f in &cfg.fields {
             if r.prop(&f.name).is_none() {
-                return Err(CompileError::Notation(format!("object `{name}` has no field `{}`", f.name)));
+                return Err(CompileError::Notation(format!(
+                    "object `{name}` has no field `{}`",
+                    f.name
+                )));
             }
         }
-        let pos = |n: &str| cfg.fields.iter().position(|f| f.name == n).unwrap_or(usize::MAX);
+        let pos = |n: &str| {
+            cfg.fields
+                .iter()
+                .position(|f| f.name == n)
+                .unwrap_or(usize::MAX)
+        };
         order.sort_by_key(|(n, _)| pos(n));
     }
     let mut fields = Vec::new();
@@ -555,7 +655,11 @@ fn design_record(
                 )))
             }
         };
-        let mode = if required && mode == FieldMode::Keyed { FieldMode::Positional } else { mode };
+        let mode = if required && mode == FieldMode::Keyed {
+            FieldMode::Positional
+        } else {
+            mode
+        };
         let keyword = match fc.and_then(|f| f.keyword.clone()) {
             Some(k) if is_word(&k) => k,
             Some(k) => {
@@ -569,11 +673,25 @@ fn design_record(
         if !abbrev.is_empty() {
             check_abbrev(&name, n, parts, &abbrev)?;
         }
-        fields.push(FieldLayout { name: n.clone(), expr: c(*e), mode, keyword, abbrev, first: BTreeSet::new(), source: *e });
+        fields.push(FieldLayout {
+            name: n.clone(),
+            expr: c(*e),
+            mode,
+            keyword,
+            abbrev,
+            first: BTreeSet::new(),
+            source: *e,
+        });
     }
     // Positional fields come first.
-    if let Some(first_opt) = fields.iter().position(|f| matches!(f.mode, FieldMode::Keyed | FieldMode::Keyless)) {
-        if let Some(late) = fields[first_opt..].iter().find(|f| f.mode == FieldMode::Positional) {
+    if let Some(first_opt) = fields
+        .iter()
+        .position(|f| matches!(f.mode, FieldMode::Keyed | FieldMode::Keyless))
+    {
+        if let Some(late) = fields[first_opt..]
+            .iter()
+            .find(|f| f.mode == FieldMode::Positional)
+        {
             return Err(CompileError::Ambiguous(format!(
                 "`{name}`: positional field `{}` must come before the optional fields",
                 late.name
@@ -582,12 +700,23 @@ fn design_record(
     }
     let user_fixed = cfg.is_some();
     assign_keyless(shapes, &name, &mut fields, r.extras.is_some(), user_fixed)?;
-    Ok(RecordLayout { name, fields, extras: r.extras.map(c) })
+    Ok(RecordLayout {
+        name,
+        fields,
+        extras: r.extras.map(c),
+    })
 }
 
-fn check_abbrev(name: &str, field: &str, parts: &Parts, abbrev: &BTreeMap<String, String>) -> Result<(), CompileError> {
+fn check_abbrev(
+    name: &str,
+    field: &str,
+    parts: &Parts,
+    abbrev: &BTreeMap<String, String>,
+) -> Result<(), CompileError> {
     let Some(values) = parts.string.as_ref().and_then(|s| s.values.as_ref()) else {
-        return Err(CompileError::Notation(format!("`{name}` field `{field}`: abbreviations need an enum of strings")));
+        return Err(CompileError::Notation(format!(
+            "`{name}` field `{field}`: abbreviations need an enum of strings"
+        )));
     };
     let mut written = BTreeSet::new();
     for v in values {
@@ -600,10 +729,14 @@ fn check_abbrev(name: &str, field: &str, parts: &Parts, abbrev: &BTreeMap<String
     }
     for (k, w) in abbrev {
         if !values.contains(k) {
-            return Err(CompileError::Notation(format!("`{name}` field `{field}`: `{k}` is not one of its values")));
+            return Err(CompileError::Notation(format!(
+                "`{name}` field `{field}`: `{k}` is not one of its values"
+            )));
         }
         if !is_word(w) {
-            return Err(CompileError::Notation(format!("`{name}` field `{field}`: abbreviation `{w}` must be a plain word")));
+            return Err(CompileError::Notation(format!(
+                "`{name}` field `{field}`: abbreviation `{w}` must be a plain word"
+            )));
         }
     }
     Ok(())
@@ -639,7 +772,9 @@ fn assign_keyless(
         }
     }
     for (idx, f) in fields.iter_mut().enumerate().rev() {
-        let shared = value_firsts[idx].iter().any(|t| counts.get(t).copied().unwrap_or(0) > 1);
+        let shared = value_firsts[idx]
+            .iter()
+            .any(|t| counts.get(t).copied().unwrap_or(0) > 1);
         if !matches!(f.mode, FieldMode::Keyed | FieldMode::Keyless) {
             continue;
         }
@@ -652,12 +787,15 @@ fn assign_keyless(
                 "`{name}` field `{}` cannot be keyless: {}",
                 f.name,
                 match clash {
-                    Some(t) => format!("a value starting with {t:?} could also start what follows it"),
-                    None => "it has a single value, so without a keyword it would be invisible".into(),
+                    Some(t) =>
+                        format!("a value starting with {t:?} could also start what follows it"),
+                    None =>
+                        "it has a single value, so without a keyword it would be invisible".into(),
                 }
             )));
         }
-        if !user_fixed && f.mode == FieldMode::Keyed && keyless_ok && !shared && auto_keyless(parts) {
+        if !user_fixed && f.mode == FieldMode::Keyed && keyless_ok && !shared && auto_keyless(parts)
+        {
             f.mode = FieldMode::Keyless;
         }
         if f.mode == FieldMode::Keyless {
@@ -719,7 +857,9 @@ pub fn to_config(n: &Notation) -> NotationConfig {
                 abbrev: f.abbrev.clone(),
             })
             .collect();
-        objects.entry(r.name.clone()).or_insert(ObjectConfig { tag, fields });
+        objects
+            .entry(r.name.clone())
+            .or_insert(ObjectConfig { tag, fields });
     };
     for layout in n.objects.values() {
         match layout {
@@ -732,5 +872,8 @@ pub fn to_config(n: &Notation) -> NotationConfig {
             }
         }
     }
-    NotationConfig { root: Some(n.root), objects }
+    NotationConfig {
+        root: Some(n.root),
+        objects,
+    }
 }

@@ -64,7 +64,9 @@ impl<'a> SchemaDoc<'a> {
             .and_then(Value::as_str)
             .is_some_and(|s| s.contains("draft-04") || s.contains("draft-03"));
         let draft = match root.get("$schema").and_then(Value::as_str) {
-            Some(s) if s.contains("draft-04") || s.contains("draft-06") || s.contains("draft-07") => {
+            Some(s)
+                if s.contains("draft-04") || s.contains("draft-06") || s.contains("draft-07") =>
+            {
                 Draft::Legacy
             }
             Some(s) if s.contains("draft-03") => Draft::Legacy,
@@ -99,20 +101,24 @@ impl<'a> SchemaDoc<'a> {
         let ignored = self.draft == Draft::Legacy && map.contains_key("$ref");
         if let Some(id) = map.get(id_key).and_then(Value::as_str).filter(|_| !ignored) {
             if let Some(anchor) = id.strip_prefix('#') {
-                self.anchors.insert(format!("{base}#{anchor}"), pointer.clone());
+                self.anchors
+                    .insert(format!("{base}#{anchor}"), pointer.clone());
             } else {
                 let (resource, fragment) = split_fragment(&join_uri(&base, id));
                 base = resource.clone();
                 self.resources.insert(resource.clone(), pointer.clone());
                 self.bases.push((pointer.clone(), resource.clone()));
                 if !fragment.is_empty() && !fragment.starts_with('/') {
-                    self.anchors.insert(format!("{resource}#{fragment}"), pointer.clone());
+                    self.anchors
+                        .insert(format!("{resource}#{fragment}"), pointer.clone());
                 }
             }
         }
         for key in ["$anchor", "$dynamicAnchor"] {
             if let Some(anchor) = map.get(key).and_then(Value::as_str) {
-                self.anchors.entry(format!("{base}#{anchor}")).or_insert_with(|| pointer.clone());
+                self.anchors
+                    .entry(format!("{base}#{anchor}"))
+                    .or_insert_with(|| pointer.clone());
             }
         }
         let len = pointer.len();
@@ -155,7 +161,8 @@ impl<'a> SchemaDoc<'a> {
         self.bases
             .iter()
             .filter(|(p, _)| {
-                pointer == p || (pointer.starts_with(p.as_str()) && pointer[p.len()..].starts_with('/'))
+                pointer == p
+                    || (pointer.starts_with(p.as_str()) && pointer[p.len()..].starts_with('/'))
             })
             .max_by_key(|(p, _)| p.len())
             .map(|(_, b)| b.as_str())
@@ -184,7 +191,9 @@ impl<'a> SchemaDoc<'a> {
                 None => {
                     return Err(CompileError::Schema {
                         pointer: pointer.to_string(),
-                        message: format!("$ref `{reference}`: no anchor `{fragment}` in this document"),
+                        message: format!(
+                            "$ref `{reference}`: no anchor `{fragment}` in this document"
+                        ),
                     })
                 }
             }
@@ -237,7 +246,10 @@ pub fn encode_refs(v: &mut Value) {
 }
 
 fn needs_encoding(c: char) -> bool {
-    matches!(c, ' ' | '<' | '>' | '|' | '"' | '{' | '}' | '^' | '`' | '\\') || (c as u32) < 0x20
+    matches!(
+        c,
+        ' ' | '<' | '>' | '|' | '"' | '{' | '}' | '^' | '`' | '\\'
+    ) || (c as u32) < 0x20
 }
 
 fn push_token(out: &mut String, key: &str) {
@@ -266,7 +278,12 @@ fn split_fragment(uri: &str) -> (String, String) {
 
 fn has_scheme(uri: &str) -> bool {
     match uri.find(':') {
-        Some(i) => uri[..i].chars().all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c)) && i > 0,
+        Some(i) => {
+            uri[..i]
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
+                && i > 0
+        }
         None => false,
     }
 }
@@ -289,7 +306,12 @@ fn join_uri(base: &str, reference: &str) -> String {
     // Authority part of the base (scheme://host), kept for absolute paths.
     let authority_end = base
         .find("://")
-        .map(|i| base[i + 3..].find('/').map(|j| i + 3 + j).unwrap_or(base.len()))
+        .map(|i| {
+            base[i + 3..]
+                .find('/')
+                .map(|j| i + 3 + j)
+                .unwrap_or(base.len())
+        })
         .unwrap_or(0);
     let (authority, path) = base.split_at(authority_end);
     let mut segments: Vec<&str> = if reference.starts_with('/') {
@@ -363,20 +385,38 @@ mod tests {
         assert_eq!(doc.resolve("", "#/$defs/b~0~1c").unwrap(), "/$defs/b~0~1c");
         assert_eq!(doc.resolve("", "a.json").unwrap(), "/$defs/a");
         assert_eq!(doc.resolve("", "a.json#here").unwrap(), "/$defs/a/$defs/x");
-        assert_eq!(doc.resolve("/$defs/a", "#/$defs/x").unwrap(), "/$defs/a/$defs/x");
+        assert_eq!(
+            doc.resolve("/$defs/a", "#/$defs/x").unwrap(),
+            "/$defs/a/$defs/x"
+        );
         assert!(matches!(
             doc.resolve("", "http://other.org/s.json"),
             Err(CompileError::RemoteRef { .. })
         ));
-        assert!(matches!(doc.resolve("", "#/$defs/missing"), Err(CompileError::Schema { .. })));
+        assert!(matches!(
+            doc.resolve("", "#/$defs/missing"),
+            Err(CompileError::Schema { .. })
+        ));
     }
 
     #[test]
     fn uri_join() {
-        assert_eq!(join_uri("http://x.org/a/b.json", "c.json"), "http://x.org/a/c.json");
-        assert_eq!(join_uri("http://x.org/a/b.json", "../c.json"), "http://x.org/c.json");
-        assert_eq!(join_uri("http://x.org/a/b.json", "/d.json"), "http://x.org/d.json");
-        assert_eq!(join_uri("http://x.org/a/b.json", "#foo"), "http://x.org/a/b.json#foo");
+        assert_eq!(
+            join_uri("http://x.org/a/b.json", "c.json"),
+            "http://x.org/a/c.json"
+        );
+        assert_eq!(
+            join_uri("http://x.org/a/b.json", "../c.json"),
+            "http://x.org/c.json"
+        );
+        assert_eq!(
+            join_uri("http://x.org/a/b.json", "/d.json"),
+            "http://x.org/d.json"
+        );
+        assert_eq!(
+            join_uri("http://x.org/a/b.json", "#foo"),
+            "http://x.org/a/b.json#foo"
+        );
         assert_eq!(join_uri("", "#/definitions/a"), "#/definitions/a");
         assert_eq!(percent_decode("/a%25b"), "/a%b");
     }

@@ -8,9 +8,9 @@
 
 use crate::error::CompileError;
 use crate::schema::{escape_token, Draft, SchemaDoc};
+use rustc_hash::FxHashMap as HashMap;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Number, Value};
-use rustc_hash::FxHashMap as HashMap;
 use std::rc::Rc;
 use std::sync::Arc;
 
@@ -109,7 +109,12 @@ pub struct Record {
 
 impl Record {
     pub fn open(origin: &str) -> Record {
-        Record { origin: origin.to_string(), props: Vec::new(), required: Vec::new(), extras: Some(ANY) }
+        Record {
+            origin: origin.to_string(),
+            props: Vec::new(),
+            required: Vec::new(),
+            extras: Some(ANY),
+        }
     }
     pub fn prop(&self, name: &str) -> Option<ExprId> {
         self.props.iter().find(|(n, _)| n == name).map(|(_, e)| *e)
@@ -118,7 +123,10 @@ impl Record {
 
 impl Parts {
     pub fn any() -> Parts {
-        Parts { any: true, ..Parts::all_types("") }
+        Parts {
+            any: true,
+            ..Parts::all_types("")
+        }
     }
     pub fn never() -> Parts {
         Parts::default()
@@ -130,10 +138,19 @@ impl Parts {
             null: true,
             bool_false: true,
             bool_true: true,
-            number: Some(NumPart { integer: false, values: None }),
+            number: Some(NumPart {
+                integer: false,
+                values: None,
+            }),
             string: Some(StrPart { values: None }),
-            array: Some(ArrPart { prefix: Vec::new(), items: Some(ANY) }),
-            object: Some(ObjPart { records: vec![Arc::new(Record::open(origin))], merged: None }),
+            array: Some(ArrPart {
+                prefix: Vec::new(),
+                items: Some(ANY),
+            }),
+            object: Some(ObjPart {
+                records: vec![Arc::new(Record::open(origin))],
+                merged: None,
+            }),
         }
     }
     pub fn is_never(&self) -> bool {
@@ -291,7 +308,11 @@ impl<'d, 'a> Builder<'d, 'a> {
         }
         Ok(Shapes {
             exprs: self.exprs,
-            parts: self.parts.into_iter().map(|p| p.map(Rc::unwrap_or_clone).unwrap_or_default()).collect(),
+            parts: self
+                .parts
+                .into_iter()
+                .map(|p| p.map(Rc::unwrap_or_clone).unwrap_or_default())
+                .collect(),
             docs: self.docs,
             root,
         })
@@ -310,7 +331,10 @@ impl<'d, 'a> Builder<'d, 'a> {
         let mut props = Vec::new();
         for n in names {
             // A record without the property may still have it as an undeclared one.
-            let members: Vec<ExprId> = records.iter().filter_map(|r| r.prop(&n).or(r.extras)).collect();
+            let members: Vec<ExprId> = records
+                .iter()
+                .filter_map(|r| r.prop(&n).or(r.extras))
+                .collect();
             let e = self.union(&members);
             props.push((n, e));
         }
@@ -328,7 +352,12 @@ impl<'d, 'a> Builder<'d, 'a> {
         };
         let mut origins: Vec<&str> = records.iter().map(|r| r.origin.as_str()).collect();
         origins.dedup();
-        Record { origin: origins.join("|"), props, required, extras }
+        Record {
+            origin: origins.join("|"),
+            props,
+            required,
+            extras,
+        }
     }
 
     fn intern(&mut self, e: Expr, value: Option<&'a Value>) -> ExprId {
@@ -455,14 +484,21 @@ impl<'d, 'a> Builder<'d, 'a> {
         // A bare `$ref` (or draft-07 `$ref` with ignored siblings) shares its target's parts.
         if let Some(r) = m.get("$ref").and_then(Value::as_str) {
             let only_ref = self.doc.draft == Draft::Legacy
-                || m.keys().all(|k| matches!(k.as_str(), "$ref" | "description" | "title" | "$comment" | "default" | "examples"));
+                || m.keys().all(|k| {
+                    matches!(
+                        k.as_str(),
+                        "$ref" | "description" | "title" | "$comment" | "default" | "examples"
+                    )
+                });
             if only_ref {
                 match self.doc.resolve(p, r) {
                     Ok(target) => {
                         let t = self.node(&target);
                         return self.materialize(t);
                     }
-                    Err(CompileError::RemoteRef { .. }) if is_metaschema(r) => return Ok(Rc::new(Parts::any())),
+                    Err(CompileError::RemoteRef { .. }) if is_metaschema(r) => {
+                        return Ok(Rc::new(Parts::any()))
+                    }
                     Err(e) => return Err(e),
                 }
             }
@@ -489,8 +525,11 @@ impl<'d, 'a> Builder<'d, 'a> {
         }
         for key in ["anyOf", "oneOf"] {
             if let Some(Value::Array(xs)) = m.get(key) {
-                let ids: Vec<ExprId> =
-                    xs.iter().enumerate().map(|(i, x)| self.node_at(format!("{p}/{key}/{i}"), x)).collect();
+                let ids: Vec<ExprId> = xs
+                    .iter()
+                    .enumerate()
+                    .map(|(i, x)| self.node_at(format!("{p}/{key}/{i}"), x))
+                    .collect();
                 let u = self.union(&ids);
                 let pu = self.materialize(u)?;
                 acc = self.inter_parts(acc, Rc::unwrap_or_clone(pu));
@@ -529,9 +568,15 @@ impl<'d, 'a> Builder<'d, 'a> {
             parts.bool_false = has("boolean");
             parts.bool_true = has("boolean");
             if has("number") {
-                parts.number = Some(NumPart { integer: false, values: None });
+                parts.number = Some(NumPart {
+                    integer: false,
+                    values: None,
+                });
             } else if has("integer") {
-                parts.number = Some(NumPart { integer: true, values: None });
+                parts.number = Some(NumPart {
+                    integer: true,
+                    values: None,
+                });
             } else {
                 parts.number = None;
             }
@@ -559,7 +604,10 @@ impl<'d, 'a> Builder<'d, 'a> {
                     Value::Bool(false) => e.bool_false = true,
                     Value::Bool(true) => e.bool_true = true,
                     Value::Number(n) => {
-                        let np = e.number.get_or_insert(NumPart { integer: false, values: Some(Vec::new()) });
+                        let np = e.number.get_or_insert(NumPart {
+                            integer: false,
+                            values: Some(Vec::new()),
+                        });
                         if let Some(vs) = &mut np.values {
                             if !vs.iter().any(|x| same_number(x, n)) {
                                 vs.push(n.clone());
@@ -567,7 +615,9 @@ impl<'d, 'a> Builder<'d, 'a> {
                         }
                     }
                     Value::String(s) => {
-                        let sp = e.string.get_or_insert(StrPart { values: Some(Vec::new()) });
+                        let sp = e.string.get_or_insert(StrPart {
+                            values: Some(Vec::new()),
+                        });
                         if let Some(vs) = &mut sp.values {
                             if !vs.contains(s) {
                                 vs.push(s.clone());
@@ -575,10 +625,16 @@ impl<'d, 'a> Builder<'d, 'a> {
                         }
                     }
                     Value::Array(_) => {
-                        e.array = Some(ArrPart { prefix: Vec::new(), items: Some(ANY) });
+                        e.array = Some(ArrPart {
+                            prefix: Vec::new(),
+                            items: Some(ANY),
+                        });
                     }
                     Value::Object(_) => {
-                        e.object = Some(ObjPart { records: vec![Arc::new(Record::open(p))], merged: None });
+                        e.object = Some(ObjPart {
+                            records: vec![Arc::new(Record::open(p))],
+                            merged: None,
+                        });
                     }
                 }
             }
@@ -593,7 +649,12 @@ impl<'d, 'a> Builder<'d, 'a> {
         }
         // object keywords
         if parts.object.is_some() {
-            let mut rec = Record { origin: p.to_string(), props: Vec::new(), required: Vec::new(), extras: Some(ANY) };
+            let mut rec = Record {
+                origin: p.to_string(),
+                props: Vec::new(),
+                required: Vec::new(),
+                extras: Some(ANY),
+            };
             if let Some(Value::Object(props)) = m.get("properties") {
                 for (name, sub) in props {
                     let e = self.node_at(format!("{p}/properties/{}", escape_token(name)), sub);
@@ -610,7 +671,9 @@ impl<'d, 'a> Builder<'d, 'a> {
             let mut extra_ids = Vec::new();
             if let Some(Value::Object(pats)) = m.get("patternProperties") {
                 for (name, sub) in pats {
-                    extra_ids.push(self.node_at(format!("{p}/patternProperties/{}", escape_token(name)), sub));
+                    extra_ids.push(
+                        self.node_at(format!("{p}/patternProperties/{}", escape_token(name)), sub),
+                    );
                 }
             }
             let additional = match m.get("additionalProperties") {
@@ -640,7 +703,10 @@ impl<'d, 'a> Builder<'d, 'a> {
                     rec.props.push((r, e));
                 }
             }
-            parts.object = Some(ObjPart { records: vec![Arc::new(rec)], merged: None });
+            parts.object = Some(ObjPart {
+                records: vec![Arc::new(rec)],
+                merged: None,
+            });
         }
         // array keywords
         if parts.array.is_some() {
@@ -723,7 +789,8 @@ impl<'d, 'a> Builder<'d, 'a> {
                 let n = x.prefix.len().max(y.prefix.len());
                 let mut prefix = Vec::with_capacity(n);
                 for i in 0..n {
-                    let ids: Vec<ExprId> = [x.item_at(i), y.item_at(i)].into_iter().flatten().collect();
+                    let ids: Vec<ExprId> =
+                        [x.item_at(i), y.item_at(i)].into_iter().flatten().collect();
                     prefix.push(self.union(&ids));
                 }
                 let items = match (x.items, y.items) {
@@ -769,9 +836,11 @@ impl<'d, 'a> Builder<'d, 'a> {
             (Some(x), Some(y)) => {
                 let integer = x.integer || y.integer;
                 let mut values = match (x.values, y.values) {
-                    (Some(xs), Some(ys)) => {
-                        Some(xs.into_iter().filter(|n| ys.iter().any(|m| same_number(n, m))).collect())
-                    }
+                    (Some(xs), Some(ys)) => Some(
+                        xs.into_iter()
+                            .filter(|n| ys.iter().any(|m| same_number(n, m)))
+                            .collect(),
+                    ),
                     (Some(xs), None) | (None, Some(xs)) => Some(xs),
                     (None, None) => None,
                 };
@@ -790,7 +859,9 @@ impl<'d, 'a> Builder<'d, 'a> {
         let string = match (a.string, b.string) {
             (Some(x), Some(y)) => {
                 let values = match (x.values, y.values) {
-                    (Some(xs), Some(ys)) => Some(xs.into_iter().filter(|s| ys.contains(s)).collect()),
+                    (Some(xs), Some(ys)) => {
+                        Some(xs.into_iter().filter(|s| ys.contains(s)).collect())
+                    }
                     (Some(xs), None) | (None, Some(xs)) => Some(xs),
                     (None, None) => None,
                 };
@@ -828,7 +899,11 @@ impl<'d, 'a> Builder<'d, 'a> {
             (Some(x), Some(y)) => {
                 if x.records.len() * y.records.len() > MAX_RECORDS {
                     // Keep one side: a superset of the intersection.
-                    let mut keep = if x.records.len() <= y.records.len() { x } else { y };
+                    let mut keep = if x.records.len() <= y.records.len() {
+                        x
+                    } else {
+                        y
+                    };
                     keep.merged = None;
                     Some(keep)
                 } else {
@@ -841,7 +916,10 @@ impl<'d, 'a> Builder<'d, 'a> {
                             }
                         }
                     }
-                    Some(ObjPart { records, merged: None })
+                    Some(ObjPart {
+                        records,
+                        merged: None,
+                    })
                 }
             }
             _ => None,
@@ -860,7 +938,8 @@ impl<'d, 'a> Builder<'d, 'a> {
 
     fn inter_records(&mut self, x: &Arc<Record>, y: &Arc<Record>) -> Arc<Record> {
         // An open record without declarations is the identity of intersection.
-        let trivial = |r: &Record| r.props.is_empty() && r.required.is_empty() && r.extras == Some(ANY);
+        let trivial =
+            |r: &Record| r.props.is_empty() && r.required.is_empty() && r.extras == Some(ANY);
         if trivial(x) {
             return y.clone();
         }
@@ -890,18 +969,30 @@ impl<'d, 'a> Builder<'d, 'a> {
             (Some(a), Some(b)) => Some(self.inter(&[a, b])),
             _ => None,
         };
-        Arc::new(Record { origin: x.origin.clone(), props, required, extras })
+        Arc::new(Record {
+            origin: x.origin.clone(),
+            props,
+            required,
+            extras,
+        })
     }
 }
 
 fn is_metaschema(reference: &str) -> bool {
-    let r = reference.trim_start_matches("https://").trim_start_matches("http://");
-    r.starts_with("json-schema.org/draft-0") || r.starts_with("json-schema.org/draft/20") || r.starts_with("json-schema.org/schema")
+    let r = reference
+        .trim_start_matches("https://")
+        .trim_start_matches("http://");
+    r.starts_with("json-schema.org/draft-0")
+        || r.starts_with("json-schema.org/draft/20")
+        || r.starts_with("json-schema.org/schema")
 }
 
 fn describe(v: &Value) -> Option<String> {
     let m = v.as_object()?;
-    m.get("description").or_else(|| m.get("title")).and_then(Value::as_str).map(|s| s.to_string())
+    m.get("description")
+        .or_else(|| m.get("title"))
+        .and_then(Value::as_str)
+        .map(|s| s.to_string())
 }
 
 /// Build the shapes of a schema document.
@@ -933,7 +1024,10 @@ mod tests {
         assert_eq!(r.required, vec!["a"]);
         assert_eq!(r.extras, None);
         let b = s.parts(r.prop("b").unwrap());
-        assert_eq!(b.string.as_ref().unwrap().values.as_ref().unwrap(), &vec!["x", "y"]);
+        assert_eq!(
+            b.string.as_ref().unwrap().values.as_ref().unwrap(),
+            &vec!["x", "y"]
+        );
         assert!(b.number.is_none());
     }
 
@@ -948,7 +1042,8 @@ mod tests {
 
     #[test]
     fn any_of_merges_types() {
-        let s = shapes(json!({"anyOf": [{"type": "string"}, {"type": "integer"}, {"const": null}]}));
+        let s =
+            shapes(json!({"anyOf": [{"type": "string"}, {"type": "integer"}, {"const": null}]}));
         let p = s.parts(s.root);
         assert!(p.null && p.string.is_some() && p.number.as_ref().unwrap().integer);
         assert!(p.object.is_none() && p.array.is_none());

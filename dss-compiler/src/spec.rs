@@ -3,10 +3,10 @@
 
 use crate::codec::{Decoder, Encoder};
 use crate::error::{CompileError, CompressError, ExpandError, SpecError};
+use crate::grammar;
 use crate::notation::{self, Notation, NotationConfig};
 use crate::schema::SchemaDoc;
 use crate::shape::{self, Shapes};
-use crate::grammar;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::sync::OnceLock;
@@ -63,7 +63,9 @@ fn build_validator(schema: &Value) -> Result<jsonschema::Validator, CompileError
     let mut options = jsonschema::options().should_validate_formats(!annotation_only);
     // Formats are checked by their latest definition whatever the draft (as most
     // validators do): `iri` only exists from draft-07 on.
-    let legacy = ["draft-03", "draft-04", "draft-06"].iter().any(|d| dialect.contains(d));
+    let legacy = ["draft-03", "draft-04", "draft-06"]
+        .iter()
+        .any(|d| dialect.contains(d));
     if legacy {
         options = options.with_format("iri", |s: &str| url::Url::parse(s).is_ok());
     }
@@ -74,23 +76,34 @@ fn build_validator(schema: &Value) -> Result<jsonschema::Validator, CompileError
             || msg.contains("Failed to retrieve")
             || msg.contains("Unknown meta-schema")
         {
-            CompileError::RemoteRef { pointer: e.schema_path().to_string(), reference: msg }
+            CompileError::RemoteRef {
+                pointer: e.schema_path().to_string(),
+                reference: msg,
+            }
         } else {
-            CompileError::Schema { pointer: e.instance_path().to_string(), message: msg }
+            CompileError::Schema {
+                pointer: e.instance_path().to_string(),
+                message: msg,
+            }
         }
     })
 }
 
 /// A schema that breaks its own metaschema (e.g. `anyOf` given an object) is compiled the
 /// way lenient validators treat it: the malformed keyword is ignored, with a warning.
-fn repair(schema: &Value, warnings: &mut Vec<String>) -> Result<(Value, jsonschema::Validator), CompileError> {
+fn repair(
+    schema: &Value,
+    warnings: &mut Vec<String>,
+) -> Result<(Value, jsonschema::Validator), CompileError> {
     let mut fixed = schema.clone();
     crate::schema::encode_refs(&mut fixed);
     for _ in 0..32 {
         match build_validator(&fixed) {
             Ok(v) => return Ok((fixed, v)),
             Err(CompileError::Schema { pointer, message }) if !pointer.is_empty() => {
-                let Some((parent, key)) = pointer.rsplit_once('/') else { break };
+                let Some((parent, key)) = pointer.rsplit_once('/') else {
+                    break;
+                };
                 let key = key.replace("~1", "/").replace("~0", "~");
                 let removed = match fixed.pointer_mut(parent) {
                     Some(Value::Object(m)) => m.remove(&key).is_some(),
@@ -110,12 +123,20 @@ fn repair(schema: &Value, warnings: &mut Vec<String>) -> Result<(Value, jsonsche
 /// Compile a JSON Schema document.
 pub fn compile(schema: &Value, opts: &CompileOptions) -> Result<CompiledSpec, CompileError> {
     if !schema.is_object() && !schema.is_boolean() {
-        return Err(CompileError::Schema { pointer: String::new(), message: "a schema must be an object or a boolean".into() });
+        return Err(CompileError::Schema {
+            pointer: String::new(),
+            message: "a schema must be an object or a boolean".into(),
+        });
     }
     let doc = SchemaDoc::new(schema);
     let shapes = shape::build(&doc)?;
     let notation = notation::design(&shapes, opts.notation.as_ref())?;
-    Ok(CompiledSpec { schema: schema.clone(), shapes, notation, validator: OnceLock::new() })
+    Ok(CompiledSpec {
+        schema: schema.clone(),
+        shapes,
+        notation,
+        validator: OnceLock::new(),
+    })
 }
 
 impl CompiledSpec {
@@ -123,7 +144,10 @@ impl CompiledSpec {
         self.validator
             .get_or_init(|| {
                 let mut warnings = Vec::new();
-                repair(&self.schema, &mut warnings).map(|(_, validator)| Validated { validator, warnings })
+                repair(&self.schema, &mut warnings).map(|(_, validator)| Validated {
+                    validator,
+                    warnings,
+                })
             })
             .as_ref()
     }
@@ -132,8 +156,14 @@ impl CompiledSpec {
     /// the schema can validate instances: remote `$ref`s, for instance, cannot.
     pub fn check_validator(&self) -> Result<(), CompileError> {
         self.validated().map(|_| ()).map_err(|e| match e {
-            CompileError::Schema { pointer, message } => CompileError::Schema { pointer: pointer.clone(), message: message.clone() },
-            CompileError::RemoteRef { pointer, reference } => CompileError::RemoteRef { pointer: pointer.clone(), reference: reference.clone() },
+            CompileError::Schema { pointer, message } => CompileError::Schema {
+                pointer: pointer.clone(),
+                message: message.clone(),
+            },
+            CompileError::RemoteRef { pointer, reference } => CompileError::RemoteRef {
+                pointer: pointer.clone(),
+                reference: reference.clone(),
+            },
             CompileError::Notation(m) => CompileError::Notation(m.clone()),
             CompileError::Ambiguous(m) => CompileError::Ambiguous(m.clone()),
         })
@@ -159,11 +189,13 @@ impl CompiledSpec {
     /// JSON -> shorthand. Validates the instance against the schema first.
     pub fn compress(&self, instance: &Value) -> Result<String, CompressError> {
         self.validate(instance)?;
-        Encoder::new(&self.shapes, &self.notation).document(instance).map_err(|e| CompressError {
-            pointer: e.pointer,
-            keyword: "notation".into(),
-            message: e.message,
-        })
+        Encoder::new(&self.shapes, &self.notation)
+            .document(instance)
+            .map_err(|e| CompressError {
+                pointer: e.pointer,
+                keyword: "notation".into(),
+                message: e.message,
+            })
     }
 
     /// Shorthand -> JSON (exactly the JSON that was compressed).
@@ -198,7 +230,9 @@ impl CompiledSpec {
     }
     /// What validation had to ignore in the schema (malformed keywords), for the user to see.
     pub fn warnings(&self) -> Vec<String> {
-        self.validated().map(|v| v.warnings.clone()).unwrap_or_default()
+        self.validated()
+            .map(|v| v.warnings.clone())
+            .unwrap_or_default()
     }
     /// The schema this spec was compiled from (after ignoring malformed keywords).
     pub fn schema(&self) -> &Value {
@@ -224,19 +258,30 @@ impl CompiledSpec {
 
     /// Serialize as `spec.json`.
     pub fn to_json(&self) -> String {
-        let file = SpecFileRef { dss_spec: SPEC_VERSION, schema: &self.schema, shapes: &self.shapes, notation: &self.notation };
+        let file = SpecFileRef {
+            dss_spec: SPEC_VERSION,
+            schema: &self.schema,
+            shapes: &self.shapes,
+            notation: &self.notation,
+        };
         serde_json::to_string(&file).unwrap_or_default()
     }
     /// Load a `spec.json`.
     pub fn from_json(text: &str) -> Result<Self, SpecError> {
-        let file: SpecFile = serde_json::from_str(text).map_err(|e| SpecError::Format(format!("not a dss spec.json: {e}")))?;
+        let file: SpecFile = serde_json::from_str(text)
+            .map_err(|e| SpecError::Format(format!("not a dss spec.json: {e}")))?;
         if file.dss_spec != SPEC_VERSION {
             return Err(SpecError::Format(format!(
                 "spec version {} is not supported (this dss reads version {SPEC_VERSION}); recompile with `dss compile`",
                 file.dss_spec
             )));
         }
-        Ok(CompiledSpec { schema: file.schema, shapes: file.shapes, notation: file.notation, validator: OnceLock::new() })
+        Ok(CompiledSpec {
+            schema: file.schema,
+            shapes: file.shapes,
+            notation: file.notation,
+            validator: OnceLock::new(),
+        })
     }
 }
 
@@ -290,10 +335,14 @@ mod tests {
     #[test]
     fn compress_names_pointer_and_keyword() {
         let spec = compile(&viz(), &CompileOptions::default()).unwrap();
-        let e = spec.compress(&json!({"fields": [{"name": 1, "kind": "field"}]})).unwrap_err();
+        let e = spec
+            .compress(&json!({"fields": [{"name": 1, "kind": "field"}]}))
+            .unwrap_err();
         assert_eq!(e.pointer, "/fields/0/name");
         assert_eq!(e.keyword, "type");
-        let e = spec.compress(&json!({"fields": [], "extra": 1})).unwrap_err();
+        let e = spec
+            .compress(&json!({"fields": [], "extra": 1}))
+            .unwrap_err();
         assert_eq!(e.keyword, "additionalProperties");
     }
 
@@ -323,7 +372,13 @@ mod tests {
                 f.abbrev.insert("avg".into(), "mean".into());
             }
         }
-        let spec = compile(&viz(), &CompileOptions { notation: Some(cfg) }).unwrap();
+        let spec = compile(
+            &viz(),
+            &CompileOptions {
+                notation: Some(cfg),
+            },
+        )
+        .unwrap();
         let x = json!({"fields": [{"name": "Sales", "agg": "avg", "kind": "field"}]});
         let s = spec.compress(&x).unwrap();
         assert_eq!(s, "fields:\n\"Sales\" by mean\n");
@@ -342,25 +397,51 @@ mod tests {
                     f.keyword = keyword.map(str::to_string);
                 }
             }
-            compile(&viz(), &CompileOptions { notation: Some(cfg) }).err().map(|e| e.to_string())
+            compile(
+                &viz(),
+                &CompileOptions {
+                    notation: Some(cfg),
+                },
+            )
+            .err()
+            .map(|e| e.to_string())
         };
         // An optional field cannot be positional.
-        assert!(edit("agg", "positional", None).unwrap().contains("cannot be positional"));
+        assert!(edit("agg", "positional", None)
+            .unwrap()
+            .contains("cannot be positional"));
         // A keyword equal to a value of a later keyless field would be read as that value.
         let mut cfg = base.clone();
         let fields = &mut cfg.objects.get_mut("#/$defs/field").unwrap().fields;
-        let rd = fields.iter().position(|f| f.name == "relative-date").unwrap();
+        let rd = fields
+            .iter()
+            .position(|f| f.name == "relative-date")
+            .unwrap();
         let agg = fields.iter().position(|f| f.name == "agg").unwrap();
         fields[rd].mode = "keyed".into();
         fields[rd].keyword = Some("sum".into());
         let moved = fields.remove(rd);
         fields.insert(agg, moved);
-        let e = compile(&viz(), &CompileOptions { notation: Some(cfg) }).unwrap_err();
+        let e = compile(
+            &viz(),
+            &CompileOptions {
+                notation: Some(cfg),
+            },
+        )
+        .unwrap_err();
         assert!(e.to_string().contains("keyword `sum`"), "{e}");
         // Unknown object names are reported.
         let mut cfg = base.clone();
         cfg.objects.insert("#/nope".into(), Default::default());
-        assert!(compile(&viz(), &CompileOptions { notation: Some(cfg) }).unwrap_err().to_string().contains("#/nope"));
+        assert!(compile(
+            &viz(),
+            &CompileOptions {
+                notation: Some(cfg)
+            }
+        )
+        .unwrap_err()
+        .to_string()
+        .contains("#/nope"));
         // A single-valued field cannot be keyless (it would be invisible).
         assert!(edit("kind", "keyless", None).is_some());
     }
@@ -380,7 +461,13 @@ mod tests {
             f.mode = "keyless".into();
             f.keyword = None;
         }
-        let e = compile(&schema, &CompileOptions { notation: Some(cfg) }).unwrap_err();
+        let e = compile(
+            &schema,
+            &CompileOptions {
+                notation: Some(cfg),
+            },
+        )
+        .unwrap_err();
         assert!(matches!(e, CompileError::Ambiguous(_)), "{e}");
     }
 
@@ -397,7 +484,8 @@ mod tests {
     fn pest_grammar_loads_and_parses() {
         let spec = compile(&viz(), &CompileOptions::default()).unwrap();
         let pest = spec.grammar_pest();
-        let (_, rules) = pest_meta::parse_and_optimize(&pest).unwrap_or_else(|e| panic!("{e:?}\n{pest}"));
+        let (_, rules) =
+            pest_meta::parse_and_optimize(&pest).unwrap_or_else(|e| panic!("{e:?}\n{pest}"));
         let vm = pest_vm::Vm::new(rules);
         let s = spec.compress(&json!({"fields": [{"name": "Sales", "agg": "sum", "kind": "field"}], "chart": "line"})).unwrap();
         assert!(vm.parse("document", &s).is_ok());
@@ -425,9 +513,17 @@ mod tests {
 
     #[test]
     fn bad_schemas_are_clear_errors() {
-        let e = compile(&json!({"$ref": "http://example.com/s.json"}), &CompileOptions::default()).unwrap_err();
+        let e = compile(
+            &json!({"$ref": "http://example.com/s.json"}),
+            &CompileOptions::default(),
+        )
+        .unwrap_err();
         assert!(matches!(e, CompileError::RemoteRef { .. }), "{e}");
-        let e = compile(&json!({"$ref": "#/$defs/missing"}), &CompileOptions::default()).unwrap_err();
+        let e = compile(
+            &json!({"$ref": "#/$defs/missing"}),
+            &CompileOptions::default(),
+        )
+        .unwrap_err();
         assert!(e.to_string().contains("does not exist"), "{e}");
         assert!(compile(&json!(3), &CompileOptions::default()).is_err());
     }

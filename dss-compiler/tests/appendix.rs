@@ -34,20 +34,26 @@ sort:
 
 fn read(rel: &str) -> Value {
     let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(rel);
-    serde_json::from_str(&std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display())))
-        .unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+    serde_json::from_str(
+        &std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display())),
+    )
+    .unwrap_or_else(|e| panic!("{}: {e}", p.display()))
 }
 
 #[test]
 fn appendix_a_is_as_short_as_appendix_b() {
-    let spec = compile(&read("specs/viz.schema.json"), &CompileOptions::default()).expect("compile viz schema");
+    let spec = compile(&read("specs/viz.schema.json"), &CompileOptions::default())
+        .expect("compile viz schema");
     let a = read("examples/appendix-a.json");
     let ours = spec.compress(&a).expect("Appendix A is valid");
     assert_eq!(spec.expand(&ours).expect("expand"), a, "exact round trip");
     let pretty = serde_json::to_string_pretty(&a).expect("json");
     let compact = serde_json::to_string(&a).expect("json");
     println!("dss shorthand of Appendix A:\n{ours}");
-    for (name, bpe) in [("o200k", tiktoken_rs::o200k_base()), ("cl100k", tiktoken_rs::cl100k_base())] {
+    for (name, bpe) in [
+        ("o200k", tiktoken_rs::o200k_base()),
+        ("cl100k", tiktoken_rs::cl100k_base()),
+    ] {
         let bpe = bpe.expect("tokenizer");
         let n = |s: &str| bpe.encode_with_special_tokens(s).len();
         println!(
@@ -65,6 +71,9 @@ fn appendix_a_is_as_short_as_appendix_b() {
             n(&ours),
             n(APPENDIX_B_COMPLETE)
         );
-        assert!(n(&ours) * 3 < n(&pretty), "{name}: at least 3x fewer tokens than pretty JSON");
+        assert!(
+            n(&ours) * 3 < n(&pretty),
+            "{name}: at least 3x fewer tokens than pretty JSON"
+        );
     }
 }

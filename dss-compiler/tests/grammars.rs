@@ -18,9 +18,17 @@ fn bundled_grammars_are_fresh() {
     assert!(!specs.is_empty(), "no bundled specs");
     let mut stale = Vec::new();
     for schema_path in specs {
-        let name = schema_path.file_name().and_then(|n| n.to_str()).unwrap_or("").trim_end_matches(".schema.json").to_string();
-        let schema = serde_json::from_str(&std::fs::read_to_string(&schema_path).expect("read schema")).expect("schema JSON");
-        let spec = compile(&schema, &CompileOptions::default()).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let name = schema_path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or("")
+            .trim_end_matches(".schema.json")
+            .to_string();
+        let schema =
+            serde_json::from_str(&std::fs::read_to_string(&schema_path).expect("read schema"))
+                .expect("schema JSON");
+        let spec =
+            compile(&schema, &CompileOptions::default()).unwrap_or_else(|e| panic!("{name}: {e}"));
         let dir = root.join("grammars").join(&name);
         for (file, fresh) in spec.artifacts() {
             let path = dir.join(file);
