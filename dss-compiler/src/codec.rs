@@ -11,6 +11,7 @@ use crate::notation::{
 use crate::schema::escape_token;
 use crate::shape::{same_number, ExprId, Parts, Shapes};
 use serde_json::{Map, Number, Value};
+use smallvec::SmallVec;
 use std::collections::BTreeMap;
 
 /// A value that does not fit the notation (only possible for instances the schema rejects).
@@ -22,11 +23,30 @@ pub struct EncodeError {
 
 type EResult<T> = Result<T, EncodeError>;
 
-fn eerr<T>(pointer: &str, message: impl Into<String>) -> EResult<T> {
+fn eerr<T>(pointer: &Ptr<'_>, message: impl Into<String>) -> EResult<T> {
     Err(EncodeError {
-        pointer: pointer.to_string(),
+        pointer: pointer.render(),
         message: message.into(),
     })
+}
+
+/// Where the encoder is in the instance; rendered as a JSON pointer only on error, so the
+/// hot path allocates nothing for it.
+#[derive(Clone, Copy)]
+pub enum Ptr<'p> {
+    Root,
+    Key(&'p Ptr<'p>, &'p str),
+    Index(&'p Ptr<'p>, usize),
+}
+
+impl Ptr<'_> {
+    pub fn render(&self) -> String {
+        match self {
+            Ptr::Root => String::new(),
+            Ptr::Key(parent, k) => format!("{}/{}", parent.render(), escape_token(k)),
+            Ptr::Index(parent, i) => format!("{}/{i}", parent.render()),
+        }
+    }
 }
 
 /// JSON values are equal, numbers compared by value.
@@ -59,36 +79,36 @@ impl<'a> Encoder<'a> {
     }
 
     pub fn document(&self, v: &Value) -> EResult<String> {
-        let mut out = String::new();
+        let mut out = String::with_capacity(256);
         let root = self.shapes.root;
         match self.notation.root {
             RootLayout::Block => self.block(v, root, &mut out)?,
             RootLayout::Line => {
-                self.line_item(v, root, "", &mut out)?;
+                self.line_item(v, root, &Ptr::Root, &mut out)?;
                 out.push('\n');
             }
             RootLayout::Lines => {
                 let Value::Array(items) = v else {
-                    return eerr("", "expected an array");
+                    return eerr(&Ptr::Root, "expected an array");
                 };
                 let Some(item) = self.shapes.parts(root).array.as_ref().and_then(|a| a.items)
                 else {
-                    return eerr("", "expected no items");
+                    return eerr(&Ptr::Root, "expected no items");
                 };
                 for (i, x) in items.iter().enumerate() {
-                    self.line_item(x, item, &format!("/{i}"), &mut out)?;
+                    self.line_item(x, item, &Ptr::Index(&Ptr::Root, i), &mut out)?;
                     out.push('\n');
                 }
             }
             RootLayout::Value => {
-                self.value(v, root, &NO_ABBREV, "", &mut out)?;
+                self.value(v, root, &NO_ABBREV, &Ptr::Root, &mut out)?;
                 out.push('\n');
             }
         }
         Ok(out)
     }
 
-    fn record_of(&self, expr: ExprId, ptr: &str) -> EResult<&'a RecordLayout> {
+    fn record_of(&self, expr: ExprId, ptr: &Ptr<'_>) -> EResult<&'a RecordLayout> {
         match self.notation.object(expr) {
             Some(ObjLayout::Record(r)) => Ok(r),
             _ => eerr(ptr, "expected an object form"),
@@ -97,17 +117,13 @@ impl<'a> Encoder<'a> {
 
     fn block(&self, v: &Value, expr: ExprId, out: &mut String) -> EResult<()> {
         let Value::Object(map) = v else {
-            return eerr("", "expected an object");
+            return eerr(&Ptr::Root, "expected an object");
         };
-        let r = self.record_of(expr, "")?;
-        for f in &r.fields {
-            let ptr = format!("/{}", escape_token(&f.name));
-            let Some(x) = map.get(&f.name) else {
-                if matches!(f.mode, FieldMode::Positional | FieldMode::Const(_)) {
-                    return eerr("", format!("missing required property `{}`", f.name));
-                }
-                continue;
-            };
+        let r = self.record_of(expr, &Ptr::Root)?;
+        let (present, extra) = self.split_properties(map, r, None, &Ptr::Root)?;
+        for (i, x) in present {
+            let f = &r.fields[i];
+            let ptr = Ptr::Key(&Ptr::Root, &f.name);
             if let FieldMode::Const(c) = &f.mode {
                 if !json_eq(c, x) {
                     return eerr(&ptr, format!("expected {c}"));
@@ -129,7 +145,7 @@ impl<'a> Encoder<'a> {
                     return eerr(&ptr, "expected an array");
                 };
                 for (i, it) in items.iter().enumerate() {
-                    self.line_item(it, item, &format!("{ptr}/{i}"), out)?;
+                    self.line_item(it, item, &Ptr::Index(&ptr, i), out)?;
                     out.push('\n');
                 }
             } else {
@@ -138,39 +154,61 @@ impl<'a> Encoder<'a> {
                 out.push('\n');
             }
         }
-        for (k, x) in self.extras(map, r, None, "")? {
-            out.push_str(&serde_json::to_string(k).unwrap_or_default());
-            out.push_str(": ");
-            let e = r.extras.unwrap_or(crate::shape::NEVER);
-            self.value(x, e, &NO_ABBREV, &format!("/{}", escape_token(k)), out)?;
-            out.push('\n');
+        if let Some(e) = r.extras {
+            for (k, x) in extra {
+                write_json_string(k, out);
+                out.push_str(": ");
+                self.value(x, e, &NO_ABBREV, &Ptr::Key(&Ptr::Root, k), out)?;
+                out.push('\n');
+            }
         }
         Ok(())
     }
 
-    /// Undeclared properties, sorted by key (the canonical order).
-    fn extras<'m>(
+    /// The declared properties present (in field order) and the undeclared ones (sorted by
+    /// key, the canonical order); checks required fields and closed objects. Visits the
+    /// properties present (few), not every declared field (a hundred in merged records).
+    #[allow(clippy::type_complexity)]
+    fn split_properties<'m>(
         &self,
         map: &'m Map<String, Value>,
         r: &RecordLayout,
         tag_key: Option<&str>,
-        ptr: &str,
-    ) -> EResult<Vec<(&'m String, &'m Value)>> {
-        let mut extra: Vec<(&String, &Value)> = map
-            .iter()
-            .filter(|(k, _)| Some(k.as_str()) != tag_key && !r.fields.iter().any(|f| &f.name == *k))
-            .collect();
-        if r.extras.is_none() {
-            if let Some((k, _)) = extra.first() {
-                return eerr(ptr, format!("property `{k}` is not allowed"));
+        ptr: &Ptr<'_>,
+    ) -> EResult<(
+        SmallVec<[(usize, &'m Value); 16]>,
+        Vec<(&'m String, &'m Value)>,
+    )> {
+        let ix = r.index(self.shapes);
+        let mut present: SmallVec<[(usize, &Value); 16]> = SmallVec::new();
+        let mut extra: Vec<(&String, &Value)> = Vec::new();
+        for (k, v) in map {
+            match ix.by_name.get(k.as_str()) {
+                Some(&i) => present.push((i, v)),
+                None if Some(k.as_str()) == tag_key => {}
+                None => extra.push((k, v)),
             }
         }
-        extra.sort_by(|a, b| a.0.cmp(b.0));
-        Ok(extra)
+        for &i in &ix.required {
+            if !present.iter().any(|&(j, _)| j == i) {
+                return eerr(
+                    ptr,
+                    format!("missing required property `{}`", r.fields[i].name),
+                );
+            }
+        }
+        present.sort_unstable_by_key(|&(i, _)| i);
+        if !extra.is_empty() {
+            if r.extras.is_none() {
+                return eerr(ptr, format!("property `{}` is not allowed", extra[0].0));
+            }
+            extra.sort_by(|a, b| a.0.cmp(b.0));
+        }
+        Ok((present, extra))
     }
 
     /// An array item or root on its own line: objects without parentheses.
-    fn line_item(&self, v: &Value, expr: ExprId, ptr: &str, out: &mut String) -> EResult<()> {
+    fn line_item(&self, v: &Value, expr: ExprId, ptr: &Ptr<'_>, out: &mut String) -> EResult<()> {
         if self.shapes.parts(expr).object_only() {
             let Value::Object(map) = v else {
                 return eerr(ptr, "expected an object");
@@ -185,7 +223,7 @@ impl<'a> Encoder<'a> {
         &self,
         map: &Map<String, Value>,
         expr: ExprId,
-        ptr: &str,
+        ptr: &Ptr<'_>,
         out: &mut String,
     ) -> EResult<()> {
         let mut slots = 0usize;
@@ -203,7 +241,7 @@ impl<'a> Encoder<'a> {
                     }
                 }
                 eerr(
-                    &format!("{ptr}/{}", escape_token(key)),
+                    &Ptr::Key(ptr, key),
                     format!("`{tag}` is not a known `{key}`"),
                 )
             }
@@ -216,32 +254,30 @@ impl<'a> Encoder<'a> {
         map: &Map<String, Value>,
         r: &RecordLayout,
         tag_key: Option<&str>,
-        ptr: &str,
+        ptr: &Ptr<'_>,
         slots: &mut usize,
         out: &mut String,
     ) -> EResult<()> {
-        for f in &r.fields {
-            let fptr = format!("{ptr}/{}", escape_token(&f.name));
-            let x = map.get(&f.name);
-            match (&f.mode, x) {
-                (FieldMode::Const(c), Some(x)) => {
+        let ix = r.index(self.shapes);
+        let (present, extra) = self.split_properties(map, r, tag_key, ptr)?;
+        for (i, x) in present {
+            let f = &r.fields[i];
+            let fptr = Ptr::Key(ptr, &f.name);
+            match &f.mode {
+                FieldMode::Const(c) => {
                     if !json_eq(c, x) {
                         return eerr(&fptr, format!("expected {c}"));
                     }
                 }
-                (FieldMode::Const(_) | FieldMode::Positional, None) => {
-                    return eerr(ptr, format!("missing required property `{}`", f.name));
-                }
-                (_, None) => {}
-                (FieldMode::Positional | FieldMode::Keyless, Some(x)) => {
+                FieldMode::Positional | FieldMode::Keyless => {
                     sep(slots, out);
                     self.value(x, f.expr, &f.abbrev, &fptr, out)?;
                 }
-                (FieldMode::Keyed, Some(x)) => {
+                FieldMode::Keyed => {
                     sep(slots, out);
                     out.push_str(&f.keyword);
-                    match self.shapes.parts(f.expr).single_value() {
-                        Some(c) if json_eq(&c, x) => {}
+                    match &ix.single[i] {
+                        Some(c) if json_eq(c, x) => {}
                         Some(c) => return eerr(&fptr, format!("expected {c}")),
                         None => {
                             out.push(' ');
@@ -251,12 +287,13 @@ impl<'a> Encoder<'a> {
                 }
             }
         }
-        for (k, x) in self.extras(map, r, tag_key, ptr)? {
-            sep(slots, out);
-            out.push_str(&serde_json::to_string(k).unwrap_or_default());
-            out.push(' ');
-            let e = r.extras.unwrap_or(crate::shape::NEVER);
-            self.value(x, e, &NO_ABBREV, &format!("{ptr}/{}", escape_token(k)), out)?;
+        if let Some(e) = r.extras {
+            for (k, x) in extra {
+                sep(slots, out);
+                write_json_string(k, out);
+                out.push(' ');
+                self.value(x, e, &NO_ABBREV, &Ptr::Key(ptr, k), out)?;
+            }
         }
         Ok(())
     }
@@ -267,7 +304,7 @@ impl<'a> Encoder<'a> {
         v: &Value,
         expr: ExprId,
         abbrev: &BTreeMap<String, String>,
-        ptr: &str,
+        ptr: &Ptr<'_>,
         out: &mut String,
     ) -> EResult<()> {
         let p = self.shapes.parts(expr);
@@ -283,14 +320,14 @@ impl<'a> Encoder<'a> {
                 let np = p.number.as_ref().expect("checked");
                 match &np.values {
                     Some(vs) => match vs.iter().find(|m| same_number(m, n)) {
-                        Some(m) => out.push_str(&m.to_string()),
+                        Some(m) => write_number(m, out),
                         None => return eerr(ptr, format!("{n} is not one of the allowed numbers")),
                     },
                     None => {
                         if np.integer && n.as_f64().is_some_and(|f| f.fract() != 0.0) {
                             return eerr(ptr, format!("{n} is not an integer"));
                         }
-                        out.push_str(&n.to_string());
+                        write_number(n, out);
                     }
                 }
             }
@@ -300,9 +337,9 @@ impl<'a> Encoder<'a> {
                         if !vs.contains(s) {
                             return eerr(ptr, format!("`{s}` is not one of the allowed values"));
                         }
-                        out.push_str(&render_word(abbrev.get(s).unwrap_or(s)));
+                        write_word(abbrev.get(s).unwrap_or(s), out);
                     }
-                    None => out.push_str(&serde_json::to_string(s).unwrap_or_default()),
+                    None => write_json_string(s, out),
                 }
             }
             Value::Array(items) if p.array.is_some() => {
@@ -315,7 +352,7 @@ impl<'a> Encoder<'a> {
                     let Some(e) = a.item_at(i) else {
                         return eerr(ptr, format!("at most {} items are allowed", a.prefix.len()));
                     };
-                    self.value(x, e, &NO_ABBREV, &format!("{ptr}/{i}"), out)?;
+                    self.value(x, e, &NO_ABBREV, &Ptr::Index(ptr, i), out)?;
                 }
                 out.push(']');
             }
@@ -327,6 +364,31 @@ impl<'a> Encoder<'a> {
             _ => return eerr(ptr, format!("a {} is not allowed here", type_name(v))),
         }
         Ok(())
+    }
+}
+
+/// An enum value as a token: bare if a word, else quoted.
+fn write_word(s: &str, out: &mut String) {
+    if is_word(s) {
+        out.push_str(s);
+    } else {
+        write_json_string(s, out);
+    }
+}
+
+fn write_number(n: &Number, out: &mut String) {
+    use std::fmt::Write;
+    let _ = write!(out, "{n}");
+}
+
+/// A JSON string literal, appended without an intermediate allocation.
+fn write_json_string(s: &str, out: &mut String) {
+    if s.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\') {
+        out.push('"');
+        out.push_str(s);
+        out.push('"');
+    } else {
+        out.push_str(&serde_json::to_string(s).unwrap_or_default());
     }
 }
 
@@ -359,6 +421,22 @@ pub struct Decoder<'a> {
 }
 
 type DResult<T> = Result<T, ExpandError>;
+
+/// The next token, borrowed from the input (no allocation on the hot path).
+#[derive(PartialEq)]
+enum Tok<'s> {
+    Word(&'s str),
+    Class(First),
+}
+
+impl Tok<'_> {
+    fn selects(&self, first: &std::collections::BTreeSet<First>) -> bool {
+        match self {
+            Tok::Word(w) => first.iter().any(|f| matches!(f, First::Word(x) if x == w)),
+            Tok::Class(c) => first.contains(c),
+        }
+    }
+}
 
 /// Deepest nesting of objects and arrays the decoder reads (serde_json's limit too).
 pub const MAX_DEPTH: usize = 128;
@@ -592,7 +670,7 @@ impl<'a> Decoder<'a> {
             Some(ObjLayout::Tagged { key, variants }) => {
                 let start = self.pos;
                 let written = self.token_text();
-                let Some((var, value)) = written.as_deref().and_then(|w| {
+                let Some((var, value)) = written.and_then(|w| {
                     variants
                         .iter()
                         .find_map(|v| v.tags.iter().find(|(_, t)| t == w).map(|(val, _)| (v, val)))
@@ -604,7 +682,7 @@ impl<'a> Decoder<'a> {
                     return self
                         .error_at(start, format!("a `{key}` tag: one of {}", all.join(" ")));
                 };
-                self.pos += written.as_deref().map_or(0, str::len);
+                self.pos += written.map_or(0, str::len);
                 map.insert(key.clone(), Value::String(value.clone()));
                 slots = 1;
                 self.record(&var.record, &mut map, &mut slots)?;
@@ -615,33 +693,30 @@ impl<'a> Decoder<'a> {
     }
 
     /// The raw text of the next word or quoted string.
-    fn token_text(&self) -> Option<String> {
+    fn token_text(&self) -> Option<&'a str> {
         let rest = self.rest();
         if rest.starts_with('"') {
-            quoted_len(rest).map(|n| rest[..n].to_string())
+            quoted_len(rest).map(|n| &rest[..n])
         } else {
             let n = rest.find(|c: char| !is_word_char(c)).unwrap_or(rest.len());
-            (n > 0).then(|| rest[..n].to_string())
+            (n > 0).then(|| &rest[..n])
         }
     }
 
-    fn classify(&self) -> Option<First> {
+    fn classify(&self) -> Option<Tok<'a>> {
         let c = self.peek()?;
         Some(match c {
-            '(' => First::LParen,
-            '[' => First::LBracket,
-            '{' => First::LBrace,
-            '"' => First::Quoted,
-            '-' | '0'..='9' => First::Number,
-            c if is_word_char(c) => {
-                let w = self.token_text()?;
-                match w.as_str() {
-                    "true" => First::True,
-                    "false" => First::False,
-                    "null" => First::Null,
-                    _ => First::Word(w),
-                }
-            }
+            '(' => Tok::Class(First::LParen),
+            '[' => Tok::Class(First::LBracket),
+            '{' => Tok::Class(First::LBrace),
+            '"' => Tok::Class(First::Quoted),
+            '-' | '0'..='9' => Tok::Class(First::Number),
+            c if is_word_char(c) => match self.token_text()? {
+                "true" => Tok::Class(First::True),
+                "false" => Tok::Class(First::False),
+                "null" => Tok::Class(First::Null),
+                w => Tok::Word(w),
+            },
             _ => return None,
         })
     }
@@ -690,7 +765,7 @@ impl<'a> Decoder<'a> {
             } else {
                 token
                     .as_ref()
-                    .and_then(|t| (i..r.fields.len()).find(|&j| r.fields[j].first.contains(t)))
+                    .and_then(|t| (i..r.fields.len()).find(|&j| t.selects(&r.fields[j].first)))
             };
             if let Some(j) = found {
                 // Const fields between i and j take their value without being written.
@@ -706,7 +781,7 @@ impl<'a> Decoder<'a> {
                 *slots += 1;
                 continue;
             }
-            if token == Some(First::Quoted) {
+            if token == Some(Tok::Class(First::Quoted)) {
                 if let Some(e) = r.extras {
                     let start = self.pos;
                     let key = self.quoted()?;
@@ -774,6 +849,12 @@ impl<'a> Decoder<'a> {
         let Some(n) = quoted_len(rest) else {
             return self.error("a closed string");
         };
+        // Most strings have no escapes: take them as they are.
+        let inner = &rest[1..n - 1];
+        if !inner.bytes().any(|b| b == b'\\' || b < 0x20) {
+            self.pos += n;
+            return Ok(inner.to_string());
+        }
         match serde_json::from_str::<String>(&rest[..n]) {
             Ok(s) => {
                 self.pos += n;
@@ -932,7 +1013,7 @@ impl<'a> Decoder<'a> {
             }
             Some(c) if is_word_char(c) && !c.is_ascii_digit() && c != '-' => {
                 let w = self.token_text().unwrap_or_default();
-                let v = match w.as_str() {
+                let v = match w {
                     "null" if p.null => Some(Value::Null),
                     "true" if p.bool_true => Some(Value::Bool(true)),
                     "false" if p.bool_false => Some(Value::Bool(false)),

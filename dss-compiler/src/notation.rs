@@ -77,6 +77,83 @@ pub struct RecordLayout {
     pub fields: Vec<FieldLayout>,
     /// Shape of undeclared properties, `None` when closed.
     pub extras: Option<ExprId>,
+    #[serde(skip)]
+    index: Cache<RecordIndex>,
+}
+
+/// Lookups the encoder needs per object, built once per record on first use: merged
+/// records (Vega-Lite) declare a hundred fields where an instance object has three.
+#[derive(Debug, Default)]
+pub struct RecordIndex {
+    pub by_name: HashMap<String, usize>,
+    /// Positions of positional and const fields.
+    pub required: Vec<usize>,
+    /// The single possible value of each field, if it has one.
+    pub single: Vec<Option<Value>>,
+}
+
+/// A derived value computed on first use; compares equal and clones empty, so the
+/// structures holding it keep their derived `PartialEq`/`Clone` meaning.
+#[derive(Debug)]
+pub struct Cache<T>(std::sync::OnceLock<T>);
+
+impl<T> Default for Cache<T> {
+    fn default() -> Self {
+        Cache(std::sync::OnceLock::new())
+    }
+}
+
+impl<T> Clone for Cache<T> {
+    fn clone(&self) -> Self {
+        Cache::default()
+    }
+}
+
+impl<T> PartialEq for Cache<T> {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl<T> Cache<T> {
+    pub fn get_or_init(&self, f: impl FnOnce() -> T) -> &T {
+        self.0.get_or_init(f)
+    }
+}
+
+impl RecordLayout {
+    pub fn new(name: String, fields: Vec<FieldLayout>, extras: Option<ExprId>) -> Self {
+        RecordLayout {
+            name,
+            fields,
+            extras,
+            index: Cache::default(),
+        }
+    }
+
+    pub fn index(&self, shapes: &Shapes) -> &RecordIndex {
+        self.index.get_or_init(|| RecordIndex {
+            by_name: self
+                .fields
+                .iter()
+                .enumerate()
+                .map(|(i, f)| (f.name.clone(), i))
+                .collect(),
+            required: (0..self.fields.len())
+                .filter(|&i| {
+                    matches!(
+                        self.fields[i].mode,
+                        FieldMode::Positional | FieldMode::Const(_)
+                    )
+                })
+                .collect(),
+            single: self
+                .fields
+                .iter()
+                .map(|f| shapes.parts(f.expr).single_value())
+                .collect(),
+        })
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -103,13 +180,36 @@ pub struct Notation {
     pub root: RootLayout,
     /// Canonical representative of each expression (equal parts => same rule).
     pub canon: Vec<ExprId>,
-    /// Object layouts of canonical expressions with an object part.
+    /// Object layouts of canonical expressions with an object part, by expression.
     pub objects: BTreeMap<ExprId, ObjLayout>,
+    /// Expression -> its layout, built on first use (the codec's hot path).
+    #[serde(skip)]
+    dense: Cache<Vec<Option<ObjLayout>>>,
 }
 
 impl Notation {
+    pub fn new(root: RootLayout, canon: Vec<ExprId>, objects: BTreeMap<ExprId, ObjLayout>) -> Self {
+        Notation {
+            root,
+            canon,
+            objects,
+            dense: Cache::default(),
+        }
+    }
+
     pub fn object(&self, id: ExprId) -> Option<&ObjLayout> {
-        self.objects.get(&self.canon[id as usize])
+        // Layouts are few and shared by many expressions; the dense table holds clones of
+        // them keyed by canonical id so a lookup is one index.
+        let dense = self.dense.get_or_init(|| {
+            let mut v: Vec<Option<ObjLayout>> = vec![None; self.canon.len()];
+            for (&k, layout) in &self.objects {
+                if let Some(slot) = v.get_mut(k as usize) {
+                    *slot = Some(layout.clone());
+                }
+            }
+            v
+        });
+        dense.get(*self.canon.get(id as usize)? as usize)?.as_ref()
     }
 }
 
@@ -366,11 +466,7 @@ pub fn design(shapes: &Shapes, config: Option<&NotationConfig>) -> Result<Notati
             RootLayout::Lines
         }
     };
-    Ok(Notation {
-        root,
-        canon,
-        objects,
-    })
+    Ok(Notation::new(root, canon, objects))
 }
 
 /// Array-only fields with no tuple part become sections (`kw:` + one item per line).
@@ -700,11 +796,7 @@ fn design_record(
     }
     let user_fixed = cfg.is_some();
     assign_keyless(shapes, &name, &mut fields, r.extras.is_some(), user_fixed)?;
-    Ok(RecordLayout {
-        name,
-        fields,
-        extras: r.extras.map(c),
-    })
+    Ok(RecordLayout::new(name, fields, r.extras.map(c)))
 }
 
 fn check_abbrev(

@@ -176,6 +176,10 @@ impl CompiledSpec {
             keyword: "$schema".into(),
             message: format!("the schema cannot validate instances: {e}"),
         })?;
+        // The fast check allocates nothing; errors are collected only for invalid input.
+        if v.validator.is_valid(instance) {
+            return Ok(());
+        }
         match v.validator.iter_errors(instance).next() {
             None => Ok(()),
             Some(e) => Err(CompressError {
