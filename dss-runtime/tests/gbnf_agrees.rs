@@ -13,7 +13,9 @@ fn root() -> PathBuf {
 }
 
 fn data_dir() -> PathBuf {
-    std::env::var_os("DSS_DATA_DIR").map(PathBuf::from).unwrap_or_else(|| root().join("../shared/data"))
+    std::env::var_os("DSS_DATA_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root().join("../shared/data"))
 }
 
 fn checker() -> Option<GbnfChecker> {
@@ -21,8 +23,9 @@ fn checker() -> Option<GbnfChecker> {
         eprintln!("SKIPPED gbnf_agrees: DSS_SKIP_MODEL_TESTS is set");
         return None;
     }
-    let path = dss_runtime::models::resolve("smollm2-135m")
-        .unwrap_or_else(|e| panic!("{e} (the GBNF tests need the small model; `.ci/install-deps` fetches it)"));
+    let path = dss_runtime::models::resolve("smollm2-135m").unwrap_or_else(|e| {
+        panic!("{e} (the GBNF tests need the small model; `.ci/install-deps` fetches it)")
+    });
     Some(GbnfChecker::new(path).expect("load the model vocabulary"))
 }
 
@@ -33,8 +36,14 @@ fn read(path: &Path) -> Value {
 
 /// Compile `schema`, check llama.cpp parses its GBNF, and that each instance's shorthand is
 /// accepted. Returns (instances checked, failures).
-fn check(checker: &GbnfChecker, name: &str, schema: &Value, instances: &[Value]) -> (usize, Vec<String>) {
-    let spec = compile(schema, &CompileOptions::default()).unwrap_or_else(|e| panic!("{name}: {e}"));
+fn check(
+    checker: &GbnfChecker,
+    name: &str,
+    schema: &Value,
+    instances: &[Value],
+) -> (usize, Vec<String>) {
+    let spec =
+        compile(schema, &CompileOptions::default()).unwrap_or_else(|e| panic!("{name}: {e}"));
     let gbnf = spec.grammar_gbnf();
     if let Err(e) = checker.check(&gbnf, "root") {
         return (0, vec![format!("{name}: llama.cpp rejects the GBNF: {e}")]);
@@ -64,7 +73,12 @@ fn bundled_specs_examples() {
         .collect();
     assert!(!examples.is_empty());
     for spec in ["viz.schema.json", "viz-sales.schema.json"] {
-        let (n, failures) = check(&checker, spec, &read(&root().join("specs").join(spec)), &examples);
+        let (n, failures) = check(
+            &checker,
+            spec,
+            &read(&root().join("specs").join(spec)),
+            &examples,
+        );
         println!("{spec}: {n} examples accepted by llama.cpp's grammar engine");
         assert_eq!(n, examples.len(), "every bundled example compresses");
         assert!(failures.is_empty(), "{}", failures.join("\n\n"));
@@ -86,16 +100,38 @@ fn maskbench_sample() {
         let file = read(path);
         let tests: Vec<Value> = file["tests"]
             .as_array()
-            .map(|t| t.iter().filter(|t| t["valid"] == Value::Bool(true)).map(|t| t["data"].clone()).collect())
+            .map(|t| {
+                t.iter()
+                    .filter(|t| t["valid"] == Value::Bool(true))
+                    .map(|t| t["data"].clone())
+                    .collect()
+            })
             .unwrap_or_default();
-        let (n, f) = check(&checker, &path.display().to_string(), &file["schema"], &tests);
+        let (n, f) = check(
+            &checker,
+            &path.display().to_string(),
+            &file["schema"],
+            &tests,
+        );
         schemas += 1;
         instances += n;
         failures.extend(f);
     }
-    println!("maskbench sample: {schemas} grammars parsed, {instances} instances accepted, {} failures", failures.len());
+    println!(
+        "maskbench sample: {schemas} grammars parsed, {instances} instances accepted, {} failures",
+        failures.len()
+    );
     assert!(schemas > 100);
-    assert!(failures.is_empty(), "{}", failures.iter().take(10).cloned().collect::<Vec<_>>().join("\n\n"));
+    assert!(
+        failures.is_empty(),
+        "{}",
+        failures
+            .iter()
+            .take(10)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("\n\n")
+    );
 }
 
 #[test]
@@ -112,5 +148,14 @@ fn vega_lite_sample() {
     let (n, failures) = check(&checker, "vega-lite", &schema, &examples);
     println!("vega-lite: {n} examples accepted by llama.cpp's grammar engine");
     assert!(n >= 40);
-    assert!(failures.is_empty(), "{}", failures.iter().take(5).cloned().collect::<Vec<_>>().join("\n\n"));
+    assert!(
+        failures.is_empty(),
+        "{}",
+        failures
+            .iter()
+            .take(5)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("\n\n")
+    );
 }
