@@ -6,6 +6,7 @@
 
 mod bench;
 mod guard;
+mod tokens;
 
 use anyhow::{anyhow, bail, Context, Result};
 use clap::{Args, Parser, Subcommand};
@@ -61,6 +62,8 @@ enum Command {
         #[arg(long)]
         compact: bool,
     },
+    /// Count tokens of the same documents as pretty JSON, compact JSON and dss shorthand.
+    Tokens(tokens::TokensArgs),
     /// Measure compile time and compress/expand throughput on the corpora (build with --release).
     #[command(hide = true)]
     Bench(bench::BenchArgs),
@@ -158,6 +161,14 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 expand_document(&spec, input, compact)?;
                 Ok(ExitCode::SUCCESS)
             }
+        }
+        Command::Tokens(args) => {
+            let spec = load_spec(&args.spec, None)?;
+            Ok(if tokens::run(&spec, &args)? {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            })
         }
         Command::Bench(args) => bench::run(&args),
         // (feature "runtime": the `model` / `generate` arms go here.)

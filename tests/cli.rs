@@ -515,7 +515,7 @@ fn bad_schema_and_missing_files_are_errors_not_panics() {
 #[test]
 fn bundled_viz_spec_round_trips_appendix_a() {
     let schema = Path::new(WORKSPACE).join("specs/viz.schema.json");
-    let example = Path::new(WORKSPACE).join("examples/appendix-a.json");
+    let example = Path::new(WORKSPACE).join("examples/viz/appendix-a.json");
     assert!(
         schema.is_file() && example.is_file(),
         "the bundled {} and {} are part of the repository",

@@ -799,30 +799,39 @@ impl<'a> Decoder<'a> {
                     continue;
                 }
             }
-            let mut expected: Vec<String> = Vec::new();
+            // Nothing fits: say what could come here.
+            let mut keywords: Vec<String> = Vec::new();
+            let mut values: Vec<String> = Vec::new();
             if !extras_started {
                 for f in &r.fields[i..] {
                     match f.mode {
-                        FieldMode::Keyed => expected.push(format!("`{}`", f.keyword)),
-                        FieldMode::Keyless => expected.push(format!("a {} value", f.name)),
+                        FieldMode::Keyed => keywords.push(format!("`{}`", f.keyword)),
+                        FieldMode::Keyless => values.push(format!("`{}`", f.name)),
                         _ => {}
                     }
                 }
             }
+            let mut expected: Vec<String> = Vec::new();
+            if !keywords.is_empty() {
+                expected.push(format!("a keyword ({})", keywords.join(", ")));
+            }
+            if !values.is_empty() {
+                expected.push(format!("a value of {}", values.join(", ")));
+            }
             if r.extras.is_some() {
-                expected.push("a quoted property name".into());
+                expected.push("a \"quoted\" property name".into());
             }
             if *slots > 0 {
                 // After a separator something must follow.
                 let what = if expected.is_empty() {
-                    "nothing more".to_string()
+                    "nothing more (remove the space)".to_string()
                 } else {
-                    expected.join(", ")
+                    expected.join(" or ")
                 };
                 return self.error_at(sep_pos + 1, what);
             }
-            expected.push("end of the object".into());
-            return self.error(expected.join(", "));
+            expected.push("the end of the object".into());
+            return self.error(expected.join(" or "));
         }
         for f in &r.fields[i..] {
             if let FieldMode::Const(c) = &f.mode {

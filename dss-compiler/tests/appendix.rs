@@ -44,7 +44,7 @@ fn read(rel: &str) -> Value {
 fn appendix_a_is_as_short_as_appendix_b() {
     let spec = compile(&read("specs/viz.schema.json"), &CompileOptions::default())
         .expect("compile viz schema");
-    let a = read("examples/appendix-a.json");
+    let a = read("examples/viz/appendix-a.json");
     let ours = spec.compress(&a).expect("Appendix A is valid");
     assert_eq!(spec.expand(&ours).expect("expand"), a, "exact round trip");
     let pretty = serde_json::to_string_pretty(&a).expect("json");

@@ -882,7 +882,7 @@ fn valid_instances(doc: &Value) -> Vec<Value> {
 fn bundled_specs() -> Vec<(String, Value, Vec<Value>)> {
     let root = Path::new(WORKSPACE_DIR);
     let specs_dir = root.join("specs");
-    let examples_dir = root.join("examples");
+    let examples_dir = root.join("examples/viz");
     let example_files: Vec<(String, Value)> = if examples_dir.is_dir() {
         list_files(&examples_dir, ".json")
             .iter()

@@ -65,8 +65,8 @@ fn check(
 #[test]
 fn bundled_specs_examples() {
     let Some(checker) = checker() else { return };
-    let examples: Vec<Value> = std::fs::read_dir(root().join("examples"))
-        .expect("examples/")
+    let examples: Vec<Value> = std::fs::read_dir(root().join("examples/viz"))
+        .expect("examples/viz/")
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.extension().is_some_and(|x| x == "json"))
         .map(|p| read(&p))
