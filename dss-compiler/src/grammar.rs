@@ -1014,6 +1014,18 @@ impl Readable<'_> {
                             } else {
                                 format!("({})", tags.join(" | "))
                             };
+                            // Each form's field comments under a heading naming the form.
+                            let comments = if comments.is_empty() {
+                                comments
+                            } else {
+                                let title = v
+                                    .tags
+                                    .iter()
+                                    .map(|(val, _)| val.as_str())
+                                    .collect::<Vec<_>>()
+                                    .join(" / ");
+                                format!("# {head} ({title}):\n{}", comments.replace("# ", "#   "))
+                            };
                             forms.push((comments, format!("{head} {rhs}").trim_end().to_string()));
                         }
                         let c: String = forms.iter().map(|(c, _)| c.clone()).collect();
@@ -1039,11 +1051,18 @@ impl Readable<'_> {
         let mut parts = Vec::new();
         for f in &r.fields {
             let d = self.shapes.doc(f.source).map(one_line);
+            // Bare terminals carry the field's name: `<fieldName:string>`.
+            let labeled = |v: String| match v.strip_prefix('<') {
+                Some(t) if matches!(t, "string>" | "number>" | "integer>") => {
+                    format!("<{}:{t}", f.name)
+                }
+                _ => v,
+            };
             match f.mode {
                 FieldMode::Const(_) => continue,
-                FieldMode::Positional => parts.push(self.value_ref(f.expr, &f.abbrev)),
+                FieldMode::Positional => parts.push(labeled(self.value_ref(f.expr, &f.abbrev))),
                 FieldMode::Keyless => {
-                    parts.push(format!("[{}]", self.value_ref(f.expr, &f.abbrev)))
+                    parts.push(format!("[{}]", labeled(self.value_ref(f.expr, &f.abbrev))))
                 }
                 FieldMode::Keyed => {
                     if self.shapes.parts(f.expr).single_value().is_some() {
