@@ -134,13 +134,7 @@ impl<'a> Encoder<'a> {
             out.push(':');
             if is_section(self.shapes, f.expr) {
                 out.push('\n');
-                let item = self
-                    .shapes
-                    .parts(f.expr)
-                    .array
-                    .as_ref()
-                    .and_then(|a| a.items)
-                    .unwrap_or(crate::shape::NEVER);
+                let item = self.shapes.items_of(f.expr);
                 let Value::Array(items) = x else {
                     return eerr(&ptr, "expected an array");
                 };
@@ -535,13 +529,7 @@ impl<'a> Decoder<'a> {
                 v
             }
             RootLayout::Lines => {
-                let item = self
-                    .shapes
-                    .parts(root)
-                    .array
-                    .as_ref()
-                    .and_then(|a| a.items)
-                    .unwrap_or(crate::shape::NEVER);
+                let item = self.shapes.items_of(root);
                 let mut items = Vec::new();
                 while !self.at_end() {
                     items.push(self.line_item(item)?);
@@ -596,13 +584,7 @@ impl<'a> Decoder<'a> {
             }
             let v = if is_section(self.shapes, f.expr) {
                 self.expect('\n', "end of line after a section header")?;
-                let item = self
-                    .shapes
-                    .parts(f.expr)
-                    .array
-                    .as_ref()
-                    .and_then(|a| a.items)
-                    .unwrap_or(crate::shape::NEVER);
+                let item = self.shapes.items_of(f.expr);
                 let mut items = Vec::new();
                 while !self.at_end() && self.statement_head().is_none() {
                     items.push(self.line_item(item)?);

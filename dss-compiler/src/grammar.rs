@@ -417,13 +417,7 @@ impl<'a> Builder<'a> {
                         continue;
                     }
                     let stmt = if is_section(self.shapes, f.expr) {
-                        let item = self
-                            .shapes
-                            .parts(f.expr)
-                            .array
-                            .as_ref()
-                            .and_then(|a| a.items)
-                            .unwrap_or(crate::shape::NEVER);
+                        let item = self.shapes.items_of(f.expr);
                         let li = self.line_item(item);
                         seq(vec![
                             lit(&format!("{}:\n", f.keyword)),
@@ -458,13 +452,7 @@ impl<'a> Builder<'a> {
                 seq(vec![b, lit("\n")])
             }
             RootLayout::Lines => {
-                let item = self
-                    .shapes
-                    .parts(root)
-                    .array
-                    .as_ref()
-                    .and_then(|a| a.items)
-                    .unwrap_or(crate::shape::NEVER);
+                let item = self.shapes.items_of(root);
                 let li = self.line_item(item);
                 G::Star(Box::new(seq(vec![li, lit("\n")])))
             }
@@ -544,7 +532,7 @@ impl Grammar {
                     let _ = writeln!(out, "// {line}");
                 }
             }
-            let body = pest_expr(&r.body, 0);
+            let body = print_expr(&r.body, 0, &PEST);
             if i == 0 {
                 let _ = writeln!(out, "document = {{ SOI ~ {body} ~ EOI }}");
             } else {
@@ -574,7 +562,7 @@ impl Grammar {
             } else {
                 gbnf_name(&r.name)
             };
-            let _ = writeln!(out, "{name} ::= {}", gbnf_expr(&r.body, 0));
+            let _ = writeln!(out, "{name} ::= {}", print_expr(&r.body, 0, &GBNF));
         }
         out.push('\n');
         for t in self.terminals() {
@@ -593,6 +581,9 @@ impl Grammar {
 }
 
 fn pest_lit(s: &str) -> String {
+    if s.is_empty() {
+        return "\"\"".into();
+    }
     let mut out = String::from("\"");
     for c in s.chars() {
         match c {
@@ -616,43 +607,53 @@ fn pest_lit(s: &str) -> String {
     out
 }
 
-fn pest_expr(g: &G, prec: u8) -> String {
+/// What differs between the grammar syntaxes the IR is printed in.
+struct Syntax {
+    lit: fn(&str) -> String,
+    rule: fn(&str) -> String,
+    seq_sep: &'static str,
+    /// An alternative that matches nothing.
+    never: &'static str,
+}
+
+const PEST: Syntax = Syntax {
+    lit: pest_lit,
+    rule: str::to_string,
+    seq_sep: " ~ ",
+    never: "!ANY ~ ANY",
+};
+
+/// In GBNF a character class that matches nothing is not portable; a NUL byte is never
+/// valid shorthand.
+const GBNF: Syntax = Syntax {
+    lit: gbnf_lit,
+    rule: gbnf_name,
+    seq_sep: " ",
+    never: "[\\x00] [\\x00]",
+};
+
+fn print_expr(g: &G, prec: u8, sx: &Syntax) -> String {
+    let group = |s: String, at: u8| if prec > at { format!("({s})") } else { s };
     match g {
-        G::Lit(s) => {
-            if s.is_empty() {
-                "\"\"".into()
-            } else {
-                pest_lit(s)
-            }
-        }
-        G::Rule(n) => n.clone(),
-        G::Seq(xs) => {
-            let s = xs
-                .iter()
-                .map(|x| pest_expr(x, 2))
+        G::Lit(s) => (sx.lit)(s),
+        G::Rule(n) => (sx.rule)(n),
+        G::Seq(xs) => group(
+            xs.iter()
+                .map(|x| print_expr(x, 2, sx))
                 .collect::<Vec<_>>()
-                .join(" ~ ");
-            if prec > 1 {
-                format!("({s})")
-            } else {
-                s
-            }
-        }
-        G::Alt(xs) if xs.is_empty() => "!ANY ~ ANY".into(),
-        G::Alt(xs) => {
-            let s = xs
-                .iter()
-                .map(|x| pest_expr(x, 1))
+                .join(sx.seq_sep),
+            1,
+        ),
+        G::Alt(xs) if xs.is_empty() => sx.never.to_string(),
+        G::Alt(xs) => group(
+            xs.iter()
+                .map(|x| print_expr(x, 1, sx))
                 .collect::<Vec<_>>()
-                .join(" | ");
-            if prec > 0 {
-                format!("({s})")
-            } else {
-                s
-            }
-        }
-        G::Opt(x) => format!("{}?", pest_expr(x, 3)),
-        G::Star(x) => format!("{}*", pest_expr(x, 3)),
+                .join(" | "),
+            0,
+        ),
+        G::Opt(x) => format!("{}?", print_expr(x, 3, sx)),
+        G::Star(x) => format!("{}*", print_expr(x, 3, sx)),
     }
 }
 
@@ -677,42 +678,6 @@ fn gbnf_lit(s: &str) -> String {
     }
     out.push('"');
     out
-}
-
-fn gbnf_expr(g: &G, prec: u8) -> String {
-    match g {
-        G::Lit(s) => gbnf_lit(s),
-        G::Rule(n) => gbnf_name(if n == "json_value" { "json-value" } else { n }),
-        G::Seq(xs) => {
-            let s = xs
-                .iter()
-                .map(|x| gbnf_expr(x, 2))
-                .collect::<Vec<_>>()
-                .join(" ");
-            if prec > 1 {
-                format!("({s})")
-            } else {
-                s
-            }
-        }
-        // An empty alternative: a character class that matches nothing is not portable;
-        // use a literal no generator will emit (a NUL byte is never valid shorthand).
-        G::Alt(xs) if xs.is_empty() => "[\\x00] [\\x00]".into(),
-        G::Alt(xs) => {
-            let s = xs
-                .iter()
-                .map(|x| gbnf_expr(x, 1))
-                .collect::<Vec<_>>()
-                .join(" | ");
-            if prec > 0 {
-                format!("({s})")
-            } else {
-                s
-            }
-        }
-        G::Opt(x) => format!("{}?", gbnf_expr(x, 3)),
-        G::Star(x) => format!("{}*", gbnf_expr(x, 3)),
-    }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -746,12 +711,7 @@ pub fn readable(shapes: &Shapes, notation: &Notation) -> String {
                         .map(|d| format!("# {}: {}\n", f.keyword, one_line(d)))
                         .unwrap_or_default();
                     let stmt = if is_section(shapes, f.expr) {
-                        let item = shapes
-                            .parts(f.expr)
-                            .array
-                            .as_ref()
-                            .and_then(|a| a.items)
-                            .unwrap_or(crate::shape::NEVER);
+                        let item = shapes.items_of(f.expr);
                         let li = p.line_item_ref(item);
                         format!("{}:\\n ({li} \\n)*", f.keyword)
                     } else {
@@ -785,12 +745,7 @@ pub fn readable(shapes: &Shapes, notation: &Notation) -> String {
         }
         RootLayout::Line => format!("<Document> ::= {} \\n", p.body_ref(root)),
         RootLayout::Lines => {
-            let item = shapes
-                .parts(root)
-                .array
-                .as_ref()
-                .and_then(|a| a.items)
-                .unwrap_or(crate::shape::NEVER);
+            let item = shapes.items_of(root);
             format!("<Document> ::= ({} \\n)*", p.line_item_ref(item))
         }
         RootLayout::Value => format!("<Document> ::= {} \\n", p.value_ref(root, &BTreeMap::new())),

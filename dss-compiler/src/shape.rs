@@ -246,6 +246,16 @@ impl Shapes {
     pub fn parts(&self, id: ExprId) -> &Parts {
         &self.parts[id as usize]
     }
+    /// The item shape of an array-only expression without a tuple part (a section's
+    /// items, or a root array's); NEVER when it has none.
+    pub fn items_of(&self, id: ExprId) -> ExprId {
+        self.parts(id)
+            .array
+            .as_ref()
+            .and_then(|a| a.items)
+            .unwrap_or(NEVER)
+    }
+
     pub fn doc(&self, id: ExprId) -> Option<&str> {
         self.docs.get(id as usize).and_then(|d| d.as_deref())
     }
@@ -393,39 +403,34 @@ impl<'d, 'a> Builder<'d, 'a> {
     }
 
     pub fn union(&mut self, ids: &[ExprId]) -> ExprId {
-        let mut flat = Vec::new();
-        for &id in ids {
-            match &self.exprs[id as usize] {
-                Expr::Any => return ANY,
-                Expr::Never => {}
-                Expr::Union(xs) => flat.extend(xs.iter().copied()),
-                _ => flat.push(id),
-            }
-        }
-        flat.sort_unstable();
-        flat.dedup();
-        match flat.len() {
-            0 => NEVER,
-            1 => flat[0],
-            _ => self.intern(Expr::Union(flat), None),
-        }
+        self.combine(ids, true)
     }
 
     pub fn inter(&mut self, ids: &[ExprId]) -> ExprId {
+        self.combine(ids, false)
+    }
+
+    /// Union (`any_of`) or intersection of expressions, flattened, sorted and deduplicated
+    /// so equal combinations intern to one id. ANY absorbs a union and is the identity of
+    /// an intersection; NEVER the other way round.
+    fn combine(&mut self, ids: &[ExprId], any_of: bool) -> ExprId {
+        let (absorbing, identity) = if any_of { (ANY, NEVER) } else { (NEVER, ANY) };
         let mut flat = Vec::new();
         for &id in ids {
             match &self.exprs[id as usize] {
-                Expr::Never => return NEVER,
-                Expr::Any => {}
-                Expr::Inter(xs) => flat.extend(xs.iter().copied()),
+                _ if id == absorbing => return absorbing,
+                _ if id == identity => {}
+                Expr::Union(xs) if any_of => flat.extend(xs.iter().copied()),
+                Expr::Inter(xs) if !any_of => flat.extend(xs.iter().copied()),
                 _ => flat.push(id),
             }
         }
         flat.sort_unstable();
         flat.dedup();
         match flat.len() {
-            0 => ANY,
+            0 => identity,
             1 => flat[0],
+            _ if any_of => self.intern(Expr::Union(flat), None),
             _ => self.intern(Expr::Inter(flat), None),
         }
     }
