@@ -173,7 +173,7 @@ impl<'a> Encoder<'a> {
         SmallVec<[(usize, &'m Value); 16]>,
         Vec<(&'m String, &'m Value)>,
     )> {
-        let ix = r.index(self.shapes);
+        let ix = r.lookup(self.shapes);
         let mut present: SmallVec<[(usize, &Value); 16]> = SmallVec::new();
         let mut extra: Vec<(&String, &Value)> = Vec::new();
         for (k, v) in map {
@@ -252,7 +252,7 @@ impl<'a> Encoder<'a> {
         slots: &mut usize,
         out: &mut String,
     ) -> EResult<()> {
-        let ix = r.index(self.shapes);
+        let ix = r.lookup(self.shapes);
         let (present, extra) = self.split_properties(map, r, tag_key, ptr)?;
         for (i, x) in present {
             let f = &r.fields[i];
@@ -1012,7 +1012,7 @@ impl<'a> Decoder<'a> {
                         .string
                         .as_ref()
                         .and_then(|s| s.values.as_ref())
-                        .and_then(|vs| lookup_enum(vs, abbrev, &w, true))
+                        .and_then(|vs| lookup_enum(vs, abbrev, w, true))
                         .map(Value::String),
                 };
                 match v {

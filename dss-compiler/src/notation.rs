@@ -131,7 +131,7 @@ impl RecordLayout {
         }
     }
 
-    pub fn index(&self, shapes: &Shapes) -> &RecordIndex {
+    pub fn lookup(&self, shapes: &Shapes) -> &RecordIndex {
         self.index.get_or_init(|| RecordIndex {
             by_name: self
                 .fields
