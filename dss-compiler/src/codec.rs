@@ -5,8 +5,8 @@
 
 use crate::error::ExpandError;
 use crate::notation::{
-    is_section, is_word, is_word_char, render_word, FieldLayout, FieldMode, First, Notation,
-    ObjLayout, RecordLayout, RootLayout,
+    is_section, is_word, open_layout, is_word_char, is_word_start, render_word, FieldLayout, FieldMode, First,
+    Notation, ObjLayout, RecordLayout, RootLayout,
 };
 use crate::schema::escape_token;
 use crate::shape::{same_number, ExprId, Parts, Shapes};
@@ -144,7 +144,11 @@ impl<'a> Encoder<'a> {
                 }
             } else {
                 out.push(' ');
-                self.value(x, f.expr, &f.abbrev, &ptr, out)?;
+                if self.line_open(f) {
+                    self.open_value(x, f.expr, &ptr, out)?;
+                } else {
+                    self.value(x, f.expr, &f.abbrev, &ptr, out)?;
+                }
                 out.push('\n');
             }
         }
@@ -199,6 +203,30 @@ impl<'a> Encoder<'a> {
             extra.sort_by(|a, b| a.0.cmp(b.0));
         }
         Ok((present, extra))
+    }
+
+    /// Block lines hold objects without parentheses: the line end closes them.
+    fn line_open(&self, f: &FieldLayout) -> bool {
+        open_layout(self.shapes, &self.notation.objects, f.expr).is_some()
+    }
+
+    /// An object without parentheses; the empty object as `()`.
+    fn open_value(
+        &self,
+        v: &Value,
+        expr: ExprId,
+        ptr: &Ptr<'_>,
+        out: &mut String,
+    ) -> EResult<()> {
+        let Value::Object(map) = v else {
+            return eerr(ptr, format!("a {} is not allowed here", type_name(v)));
+        };
+        let start = out.len();
+        self.body(map, expr, ptr, out)?;
+        if out.len() == start {
+            out.push_str("()");
+        }
+        Ok(())
     }
 
     /// An array item or root on its own line: objects without parentheses.
@@ -263,9 +291,20 @@ impl<'a> Encoder<'a> {
                         return eerr(&fptr, format!("expected {c}"));
                     }
                 }
-                FieldMode::Positional | FieldMode::Keyless => {
+                FieldMode::Positional => {
                     sep(slots, out);
                     self.value(x, f.expr, &f.abbrev, &fptr, out)?;
+                }
+                FieldMode::Keyless => {
+                    sep(slots, out);
+                    // Recognised by its first token: a free string stays quoted, or it
+                    // would read as a keyword.
+                    match (x, &self.shapes.parts(f.expr).string) {
+                        (Value::String(s), Some(sp)) if sp.values.is_none() => {
+                            write_json_string(s, out)
+                        }
+                        _ => self.value(x, f.expr, &f.abbrev, &fptr, out)?,
+                    }
                 }
                 FieldMode::Keyed => {
                     sep(slots, out);
@@ -273,6 +312,10 @@ impl<'a> Encoder<'a> {
                     match &ix.single[i] {
                         Some(c) if json_eq(c, x) => {}
                         Some(c) => return eerr(&fptr, format!("expected {c}")),
+                        None if f.open => {
+                            out.push(' ');
+                            self.open_value(x, f.expr, &fptr, out)?;
+                        }
                         None => {
                             out.push(' ');
                             self.value(x, f.expr, &f.abbrev, &fptr, out)?;
@@ -333,7 +376,7 @@ impl<'a> Encoder<'a> {
                         }
                         write_word(abbrev.get(s).unwrap_or(s), out);
                     }
-                    None => write_json_string(s, out),
+                    None => write_word(s, out),
                 }
             }
             Value::Array(items) if p.array.is_some() => {
@@ -361,7 +404,7 @@ impl<'a> Encoder<'a> {
     }
 }
 
-/// An enum value as a token: bare if a word, else quoted.
+/// A string as a token: bare if a word, else quoted.
 fn write_word(s: &str, out: &mut String) {
     if is_word(s) {
         out.push_str(s);
@@ -593,7 +636,11 @@ impl<'a> Decoder<'a> {
                 Value::Array(items)
             } else {
                 self.expect(' ', "a space after `:`")?;
-                let v = self.value(f.expr, &f.abbrev)?;
+                let v = if self.line_open(f) && self.peek() != Some('(') {
+                    self.open_body(f.expr)?
+                } else {
+                    self.value(f.expr, &f.abbrev)?
+                };
                 self.end_line()?;
                 v
             };
@@ -636,18 +683,35 @@ impl<'a> Decoder<'a> {
 
     fn line_item(&mut self, expr: ExprId) -> DResult<Value> {
         if self.shapes.parts(expr).object_only() {
-            self.body(expr)
+            self.body(expr, false)
         } else {
             self.value(expr, &NO_ABBREV)
         }
     }
 
-    fn body(&mut self, expr: ExprId) -> DResult<Value> {
+    fn line_open(&self, f: &FieldLayout) -> bool {
+        open_layout(self.shapes, &self.notation.objects, f.expr).is_some()
+    }
+
+    /// An object written without parentheses: it ends before the first token that none
+    /// of its fields can take.
+    fn open_body(&mut self, expr: ExprId) -> DResult<Value> {
+        if self.depth >= MAX_DEPTH {
+            return self.error(format!("at most {MAX_DEPTH} levels of nesting"));
+        }
+        self.depth += 1;
+        let v = self.body(expr, true);
+        self.depth -= 1;
+        v
+    }
+
+    /// `open`: the object has no closing parenthesis (see [`Decoder::open_body`]).
+    fn body(&mut self, expr: ExprId, open: bool) -> DResult<Value> {
         let mut map = Map::new();
         let mut slots = 0usize;
         match self.notation.object(expr) {
             Some(ObjLayout::Record(r)) => {
-                self.record(r, &mut map, &mut slots)?;
+                self.record(r, &mut map, &mut slots, open)?;
             }
             Some(ObjLayout::Tagged { key, variants }) => {
                 let start = self.pos;
@@ -667,7 +731,7 @@ impl<'a> Decoder<'a> {
                 self.pos += written.map_or(0, str::len);
                 map.insert(key.clone(), Value::String(value.clone()));
                 slots = 1;
-                self.record(&var.record, &mut map, &mut slots)?;
+                self.record(&var.record, &mut map, &mut slots, open)?;
             }
             None => return self.error("no object here"),
         }
@@ -708,6 +772,7 @@ impl<'a> Decoder<'a> {
         r: &RecordLayout,
         map: &mut Map<String, Value>,
         slots: &mut usize,
+        open: bool,
     ) -> DResult<()> {
         let mut i = 0;
         // Positional and const fields.
@@ -781,6 +846,11 @@ impl<'a> Decoder<'a> {
                     continue;
                 }
             }
+            if open && *slots > 0 {
+                // What follows belongs to the enclosing object.
+                self.pos = sep_pos;
+                break;
+            }
             // Nothing fits: say what could come here.
             let mut keywords: Vec<String> = Vec::new();
             let mut values: Vec<String> = Vec::new();
@@ -832,6 +902,9 @@ impl<'a> Decoder<'a> {
             return Ok(c);
         }
         self.expect(' ', &format!("a space, then the value of `{}`", f.name))?;
+        if f.open && self.peek() != Some('(') {
+            return self.open_body(f.expr);
+        }
         self.value(f.expr, &f.abbrev)
     }
 
@@ -945,7 +1018,7 @@ impl<'a> Decoder<'a> {
         match self.peek() {
             Some('(') if p.object.is_some() => {
                 self.pos += 1;
-                let v = self.body(expr)?;
+                let v = self.body(expr, false)?;
                 self.expect(')', "`)`")?;
                 Ok(v)
             }
@@ -1008,12 +1081,14 @@ impl<'a> Decoder<'a> {
                     "null" if p.null => Some(Value::Null),
                     "true" if p.bool_true => Some(Value::Bool(true)),
                     "false" if p.bool_false => Some(Value::Bool(false)),
-                    _ => p
-                        .string
-                        .as_ref()
-                        .and_then(|s| s.values.as_ref())
-                        .and_then(|vs| lookup_enum(vs, abbrev, w, true))
-                        .map(Value::String),
+                    _ => match p.string.as_ref().map(|s| &s.values) {
+                        Some(Some(vs)) => lookup_enum(vs, abbrev, w, true).map(Value::String),
+                        // A free string written bare.
+                        Some(None) if w.starts_with(is_word_start) => {
+                            Some(Value::String(w.to_string()))
+                        }
+                        _ => None,
+                    },
                 };
                 match v {
                     Some(v) => {

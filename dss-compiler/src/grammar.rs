@@ -9,7 +9,7 @@
 //! llama.cpp and need separators that depend on what was present.
 
 use crate::notation::{
-    is_section, is_word_char, render_word, FieldLayout, FieldMode, Notation, ObjLayout,
+    is_section, is_word_char, open_layout, render_word, FieldLayout, FieldMode, Notation, ObjLayout,
     RecordLayout, RootLayout,
 };
 use crate::shape::{Expr, ExprId, Shapes};
@@ -82,6 +82,8 @@ pub struct Grammar {
 
 /// Shared terminals, written for each syntax.
 const TERMINALS: &[&str] = &[
+    "text",
+    "bare",
     "string",
     "number",
     "integer",
@@ -96,6 +98,8 @@ struct Builder<'a> {
     rules: Vec<Rule>,
     done: HashMap<String, String>,
     names: HashMap<String, usize>,
+    /// Body rule name -> the body with at least one element (None: always empty).
+    nonempty: HashMap<String, Option<G>>,
 }
 
 impl<'a> Builder<'a> {
@@ -205,7 +209,14 @@ impl<'a> Builder<'a> {
 
     /// Rule for an inline value of `expr` (with a field's abbreviations).
     fn value(&mut self, expr: ExprId, abbrev: &BTreeMap<String, String>) -> G {
+        self.value_as(expr, abbrev, false)
+    }
+
+    /// `quoted`: free strings only in quotes (keyless fields, which are recognised by their
+    /// first token: a bare word there would read as a keyword).
+    fn value_as(&mut self, expr: ExprId, abbrev: &BTreeMap<String, String>, quoted: bool) -> G {
         let expr = self.notation.canon[expr as usize];
+        let free_string = if quoted { "string" } else { "text" };
         let p = self.shapes.parts(expr).clone();
         if p.any {
             return G::Rule("json_value".into());
@@ -216,11 +227,12 @@ impl<'a> Builder<'a> {
                 (Some(n), None) if n.values.is_none() => {
                     return G::Rule(if n.integer { "integer" } else { "number" }.into())
                 }
-                (None, Some(s)) if s.values.is_none() => return G::Rule("string".into()),
+                (None, Some(s)) if s.values.is_none() => return G::Rule(free_string.into()),
                 _ => {}
             }
         }
-        let key = format!("v{expr}:{abbrev:?}");
+        let quoted = quoted && p.string.as_ref().is_some_and(|s| s.values.is_none());
+        let key = format!("v{expr}:{abbrev:?}:{quoted}");
         if let Some(n) = self.done.get(&key) {
             return G::Rule(n.clone());
         }
@@ -248,7 +260,7 @@ impl<'a> Builder<'a> {
                 Some(vs) => {
                     words.extend(vs.iter().map(|v| render_word(abbrev.get(v).unwrap_or(v))))
                 }
-                None => alts.push(G::Rule("string".into())),
+                None => alts.push(G::Rule(free_string.into())),
             }
         }
         if !words.is_empty() {
@@ -317,8 +329,32 @@ impl<'a> Builder<'a> {
             }
             None => G::Alt(Vec::new()),
         };
+        // The body with at least one element: an open object's text when not `()`.
+        let nonempty = match &g {
+            G::Opt(inner) => Some((**inner).clone()),
+            G::Lit(s) if s.is_empty() => None,
+            _ => Some(G::Rule(name.clone())),
+        };
+        self.nonempty.insert(name.clone(), nonempty);
         self.add(name.clone(), g, None);
         G::Rule(name)
+    }
+
+    /// An object without parentheses (see `FieldLayout::open`): `()` when empty.
+    fn open_value(&mut self, expr: ExprId) -> G {
+        let body = self.body(expr);
+        let nonempty = match &body {
+            G::Rule(n) => self.nonempty.get(n).cloned().flatten(),
+            _ => None,
+        };
+        match nonempty {
+            Some(g) => G::Alt(vec![lit("()"), g]),
+            None => lit("()"),
+        }
+    }
+
+    fn line_open(&self, f: &FieldLayout) -> bool {
+        open_layout(self.shapes, &self.notation.objects, f.expr).is_some()
     }
 
     fn field_slot(&mut self, f: &FieldLayout) -> G {
@@ -326,11 +362,15 @@ impl<'a> Builder<'a> {
             FieldMode::Keyed => {
                 if self.shapes.parts(f.expr).single_value().is_some() {
                     lit(&f.keyword)
+                } else if f.open {
+                    let v = self.open_value(f.expr);
+                    seq(vec![lit(&f.keyword), lit(" "), v])
                 } else {
                     let v = self.value(f.expr, &f.abbrev);
                     seq(vec![lit(&f.keyword), lit(" "), v])
                 }
             }
+            FieldMode::Keyless => self.value_as(f.expr, &f.abbrev, true),
             _ => self.value(f.expr, &f.abbrev),
         }
     }
@@ -424,7 +464,11 @@ impl<'a> Builder<'a> {
                             G::Star(Box::new(seq(vec![li, lit("\n")]))),
                         ])
                     } else {
-                        let v = self.value(f.expr, &f.abbrev);
+                        let v = if self.line_open(f) {
+                            self.open_value(f.expr)
+                        } else {
+                            self.value(f.expr, &f.abbrev)
+                        };
                         seq(vec![lit(&format!("{}: ", f.keyword)), v, lit("\n")])
                     };
                     let sname = self.fresh(&format!("{}_line", f.keyword));
@@ -476,6 +520,7 @@ pub fn build(shapes: &Shapes, notation: &Notation) -> Grammar {
         rules: Vec::new(),
         done: HashMap::new(),
         names: HashMap::new(),
+        nonempty: HashMap::new(),
     };
     for t in TERMINALS {
         b.names.insert(t.to_string(), 1);
@@ -515,7 +560,10 @@ impl Grammar {
             .copied()
             .filter(|t| match *t {
                 "json_value" | "json_object" | "json_array" => json,
-                "string" | "number" => json || self.uses_terminal(t),
+                "text" => self.uses_terminal(t),
+                "bare" => self.uses_terminal("text"),
+                "string" => json || self.uses_terminal(t) || self.uses_terminal("text"),
+                "number" => json || self.uses_terminal(t),
                 _ => self.uses_terminal(t),
             })
             .collect()
@@ -539,9 +587,11 @@ impl Grammar {
                 let _ = writeln!(out, "{} = {{ {body} }}", r.name);
             }
         }
-        out.push_str("\nWCH = _{ ASCII_ALPHANUMERIC | \"_\" | \"$\" | \".\" | \"-\" }\n");
+        out.push_str("\nWCH = _{ ASCII_ALPHANUMERIC | \"_\" | \"$\" | \".\" | \"-\" | \"/\" }\n");
         for t in self.terminals() {
             out.push_str(match t {
+                "text" => "text = { string | bare }\n",
+                "bare" => "bare = @{ (ASCII_ALPHA | \"_\" | \"$\") ~ WCH* }\n",
                 "string" => "string = @{ \"\\\"\" ~ (!(\"\\\"\" | \"\\\\\" | '\\u{00}'..'\\u{1F}') ~ ANY | \"\\\\\" ~ (\"\\\"\" | \"\\\\\" | \"/\" | \"b\" | \"f\" | \"n\" | \"r\" | \"t\" | \"u\" ~ ASCII_HEX_DIGIT{4}))* ~ \"\\\"\" }\n",
                 "number" => "number = @{ \"-\"? ~ (\"0\" | ASCII_NONZERO_DIGIT ~ ASCII_DIGIT*) ~ (\".\" ~ ASCII_DIGIT+)? ~ ((\"e\" | \"E\") ~ (\"+\" | \"-\")? ~ ASCII_DIGIT+)? }\n",
                 "integer" => "integer = @{ \"-\"? ~ (\"0\" | ASCII_NONZERO_DIGIT ~ ASCII_DIGIT*) ~ (\".\" ~ \"0\"+)? ~ ((\"e\" | \"E\") ~ \"+\"? ~ ASCII_DIGIT+)? }\n",
@@ -567,6 +617,8 @@ impl Grammar {
         out.push('\n');
         for t in self.terminals() {
             out.push_str(match t {
+                "text" => "text ::= string | bare\n",
+                "bare" => "bare ::= [A-Za-z_$] [A-Za-z0-9_$./-]*\n",
                 "string" => "string ::= \"\\\"\" ( [^\"\\\\\\x00-\\x1F] | \"\\\\\" ( [\"\\\\/bfnrt] | \"u\" [0-9a-fA-F]{4} ) )* \"\\\"\"\n",
                 "number" => "number ::= \"-\"? ( \"0\" | [1-9] [0-9]* ) ( \".\" [0-9]+ )? ( [eE] [-+]? [0-9]+ )?\n",
                 "integer" => "integer ::= \"-\"? ( \"0\" | [1-9] [0-9]* ) ( \".\" \"0\"+ )? ( [eE] \"+\"? [0-9]+ )?\n",
@@ -695,8 +747,11 @@ pub fn readable(shapes: &Shapes, notation: &Notation) -> String {
     };
     let header = "# Shorthand notation (BNF). Lines starting with # are comments.\n\
                   # Elements are separated by one space. ( ) is an object, [ ] a list; [x] in a rule\n\
-                  # means x is optional; x* means zero or more x. Strings are \"double-quoted\";\n\
-                  # words from a list of choices are written bare. <json> is compact JSON.\n";
+                  # means x is optional; x* means zero or more x. A <string> is \"double-quoted\", or\n\
+                  # bare when it is one word (letters, digits, _ $ . - /; starting with a letter);\n\
+                  # a <\"string\"> is always quoted. Words from a list of choices are written bare.\n\
+                  # <json> is compact JSON. An object right after its keyword has no ( ): it ends\n\
+                  # where its own fields end (an empty one is written ()).\n";
     let root = shapes.root;
     let doc = match notation.root {
         RootLayout::Block => {
@@ -715,7 +770,12 @@ pub fn readable(shapes: &Shapes, notation: &Notation) -> String {
                         let li = p.line_item_ref(item);
                         format!("{}:\\n ({li} \\n)*", f.keyword)
                     } else {
-                        format!("{}: {} \\n", f.keyword, p.value_ref(f.expr, &f.abbrev))
+                        let v = if open_layout(shapes, &notation.objects, f.expr).is_some() {
+                            p.body_ref(f.expr)
+                        } else {
+                            p.value_ref(f.expr, &f.abbrev)
+                        };
+                        format!("{}: {v} \\n", f.keyword)
                     };
                     let stmt = if f.mode == FieldMode::Positional {
                         stmt
@@ -793,6 +853,7 @@ impl Readable<'_> {
             rules: Vec::new(),
             done: HashMap::new(),
             names: HashMap::new(),
+            nonempty: HashMap::new(),
         };
         let base = format!("{}{suffix}", b.expr_name(expr));
         let mut c: String = base
@@ -1008,7 +1069,7 @@ impl Readable<'_> {
             let d = self.shapes.doc(f.source).map(one_line);
             // Bare terminals carry the field's name: `<fieldName:string>`.
             let labeled = |v: String| match v.strip_prefix('<') {
-                Some(t) if matches!(t, "string>" | "number>" | "integer>") => {
+                Some(t) if matches!(t, "string>" | "\"string\">" | "number>" | "integer>") => {
                     format!("<{}:{t}", f.name)
                 }
                 _ => v,
@@ -1017,13 +1078,24 @@ impl Readable<'_> {
                 FieldMode::Const(_) => continue,
                 FieldMode::Positional => parts.push(labeled(self.value_ref(f.expr, &f.abbrev))),
                 FieldMode::Keyless => {
-                    parts.push(format!("[{}]", labeled(self.value_ref(f.expr, &f.abbrev))))
+                    // Recognised by its first token, so a free string is quoted here.
+                    let v = self.value_ref(f.expr, &f.abbrev);
+                    let v = if v == "<string>" {
+                        "<\"string\">".into()
+                    } else {
+                        v
+                    };
+                    parts.push(format!("[{}]", labeled(v)))
                 }
                 FieldMode::Keyed => {
                     if self.shapes.parts(f.expr).single_value().is_some() {
                         parts.push(format!("[{}]", f.keyword));
                     } else {
-                        let v = self.value_ref(f.expr, &f.abbrev);
+                        let v = if f.open {
+                            self.body_ref(f.expr)
+                        } else {
+                            self.value_ref(f.expr, &f.abbrev)
+                        };
                         parts.push(format!("[{} {v}]", f.keyword));
                     }
                 }

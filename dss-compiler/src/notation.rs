@@ -1,7 +1,8 @@
 //! Stage 3 — the notation: how each shape is written.
 //!
 //! Syntax, everywhere: elements separated by one space; objects `( … )`, arrays `[ … ]`,
-//! strings JSON-quoted unless they are enum values that are plain words, numbers bare,
+//! strings bare when they are plain words (enum values always; free strings except in
+//! keyless fields, which are recognised by their first token), else JSON-quoted; numbers bare,
 //! unconstrained subtrees as compact JSON. An object body lists
 //!   1. an optional *tag* (discriminated unions: the variant's tag value),
 //!   2. *positional* fields (required; no key),
@@ -68,6 +69,10 @@ pub struct FieldLayout {
     /// The field's own schema expression, for its description (shapes are shared by
     /// canonical `expr`, descriptions are not).
     pub source: ExprId,
+    /// Keyed object fields: the value is written without parentheses (`kw a 1 b 2`, an
+    /// empty object as `()`), because nothing that may follow it could continue it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub open: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -233,14 +238,18 @@ const RESERVED: &[&str] = &["true", "false", "null"];
 pub fn is_word(s: &str) -> bool {
     let mut chars = s.chars();
     match chars.next() {
-        Some(c) if c.is_ascii_alphabetic() || c == '_' || c == '$' => {}
+        Some(c) if is_word_start(c) => {}
         _ => return false,
     }
     s.len() <= 64 && chars.all(is_word_char) && !RESERVED.contains(&s) && !s.ends_with(['.', '-'])
 }
 
+pub fn is_word_start(c: char) -> bool {
+    c.is_ascii_alphabetic() || c == '_' || c == '$'
+}
+
 pub fn is_word_char(c: char) -> bool {
-    c.is_ascii_alphanumeric() || matches!(c, '_' | '$' | '.' | '-')
+    c.is_ascii_alphanumeric() || matches!(c, '_' | '$' | '.' | '-' | '/')
 }
 
 /// How a string is written as a token: bare if a word, else JSON-quoted.
@@ -466,7 +475,186 @@ pub fn design(shapes: &Shapes, config: Option<&NotationConfig>) -> Result<Notati
             RootLayout::Lines
         }
     };
+    mark_open(shapes, &mut objects);
     Ok(Notation::new(root, canon, objects))
+}
+
+/// Whether an object written without parentheses can be told from `()` (its empty form):
+/// its body must not start with `(`.
+pub fn starts_plain(shapes: &Shapes, layout: &ObjLayout) -> bool {
+    match layout {
+        ObjLayout::Tagged { .. } => true,
+        ObjLayout::Record(r) => match r
+            .fields
+            .iter()
+            .find(|f| !matches!(f.mode, FieldMode::Const(_)))
+        {
+            Some(f) if f.mode == FieldMode::Positional => {
+                !first_set(shapes.parts(f.expr), &f.abbrev).contains(&First::LParen)
+            }
+            _ => r.fields.iter().all(|f| !f.first.contains(&First::LParen)),
+        },
+    }
+}
+
+/// The object layout of an object-only expression, if it may be written open (no parens).
+pub fn open_layout<'n>(
+    shapes: &Shapes,
+    objects: &'n BTreeMap<ExprId, ObjLayout>,
+    expr: ExprId,
+) -> Option<&'n ObjLayout> {
+    if !shapes.parts(expr).object_only() {
+        return None;
+    }
+    objects.get(&expr).filter(|l| starts_plain(shapes, l))
+}
+
+/// Decide which keyed object fields are written without parentheses.
+///
+/// An open object ends where no token could continue it, so its continuation tokens (the
+/// first tokens of its optional fields and, when it is open-ended, a quoted key) must not
+/// be able to start anything that may follow it: the optional fields after it in its
+/// parent, the parent's undeclared keys, and, when the parent is open too, whatever may
+/// follow the parent. Follow sets are computed as if every candidate were open (a
+/// fixpoint over the object graph); the real ones are subsets, so each decision is safe.
+fn mark_open(shapes: &Shapes, objects: &mut BTreeMap<ExprId, ObjLayout>) {
+    // Tokens as bit positions.
+    let mut ids: HashMap<First, usize> = HashMap::default();
+    let mut id = |t: &First| {
+        let n = ids.len();
+        *ids.entry(t.clone()).or_insert(n)
+    };
+    type Bits = Vec<u64>;
+    fn set(b: &mut Bits, i: usize) {
+        if b.len() <= i / 64 {
+            b.resize(i / 64 + 1, 0);
+        }
+        b[i / 64] |= 1 << (i % 64);
+    }
+    fn union(a: &mut Bits, b: &Bits) -> bool {
+        if a.len() < b.len() {
+            a.resize(b.len(), 0);
+        }
+        let mut changed = false;
+        for (x, y) in a.iter_mut().zip(b) {
+            let n = *x | y;
+            changed |= n != *x;
+            *x = n;
+        }
+        changed
+    }
+    fn meets(a: &Bits, b: &Bits) -> bool {
+        a.iter().zip(b).any(|(x, y)| x & y != 0)
+    }
+    let quoted = id(&First::Quoted);
+    fn records(l: &ObjLayout) -> Vec<&RecordLayout> {
+        match l {
+            ObjLayout::Record(r) => vec![r],
+            ObjLayout::Tagged { variants, .. } => variants.iter().map(|v| &v.record).collect(),
+        }
+    }
+    // Per record: the tokens that may follow each optional field within the record.
+    struct Site {
+        parent: ExprId,
+        child: ExprId,
+        local: Bits,
+    }
+    let mut cont: BTreeMap<ExprId, Bits> = BTreeMap::new();
+    let mut sites: Vec<(ExprId, usize, usize, Site)> = Vec::new();
+    for (&e, layout) in objects.iter() {
+        let mut c = Bits::new();
+        for (ri, r) in records(layout).into_iter().enumerate() {
+            let mut suffix = Bits::new();
+            if r.extras.is_some() {
+                set(&mut suffix, quoted);
+            }
+            for (fi, f) in r.fields.iter().enumerate().rev() {
+                if !matches!(f.mode, FieldMode::Keyed | FieldMode::Keyless) {
+                    continue;
+                }
+                if f.mode == FieldMode::Keyed
+                    && shapes.parts(f.expr).single_value().is_none()
+                    && open_layout(shapes, objects, f.expr).is_some()
+                {
+                    sites.push((
+                        e,
+                        ri,
+                        fi,
+                        Site {
+                            parent: e,
+                            child: f.expr,
+                            local: suffix.clone(),
+                        },
+                    ));
+                }
+                for t in &f.first {
+                    set(&mut suffix, id(t));
+                }
+            }
+            union(&mut c, &suffix);
+        }
+        cont.insert(e, c);
+    }
+    // Open every candidate whose own parent's later fields cannot continue it; then,
+    // while an open object could be continued by what follows its (open) parent, close
+    // that parent's sites: inner objects are the more frequent, so they keep priority.
+    let clash = |s: &Site, follow: &BTreeMap<ExprId, Bits>| {
+        let Some(c) = cont.get(&s.child) else {
+            return false;
+        };
+        meets(c, &s.local) || follow.get(&s.parent).is_some_and(|p| meets(c, p))
+    };
+    let none = BTreeMap::new();
+    let mut open: Vec<bool> = sites.iter().map(|(_, _, _, s)| !clash(s, &none)).collect();
+    loop {
+        // Follow sets of the objects written open, to a fixpoint.
+        let mut follow: BTreeMap<ExprId, Bits> = BTreeMap::new();
+        loop {
+            let mut changed = false;
+            for ((_, _, _, s), _) in sites.iter().zip(&open).filter(|(_, o)| **o) {
+                let mut f = s.local.clone();
+                if let Some(p) = follow.get(&s.parent) {
+                    union(&mut f, p);
+                }
+                changed |= union(follow.entry(s.child).or_default(), &f);
+            }
+            if !changed {
+                break;
+            }
+        }
+        let mut closed_any = false;
+        for k in 0..sites.len() {
+            if !open[k] || !clash(&sites[k].3, &follow) {
+                continue;
+            }
+            let parent = sites[k].3.parent;
+            let mut closed = false;
+            for (j, (_, _, _, s)) in sites.iter().enumerate() {
+                if s.child == parent && open[j] {
+                    open[j] = false;
+                    closed = true;
+                }
+            }
+            if !closed {
+                open[k] = false;
+            }
+            closed_any = true;
+        }
+        if !closed_any {
+            break;
+        }
+    }
+    for ((e, ri, fi, _), open) in sites.into_iter().zip(open) {
+        if let Some(layout) = objects.get_mut(&e) {
+            let r = match layout {
+                ObjLayout::Record(r) => Some(r),
+                ObjLayout::Tagged { variants, .. } => variants.get_mut(ri).map(|v| &mut v.record),
+            };
+            if let Some(field) = r.and_then(|r| r.fields.get_mut(fi)) {
+                field.open = open;
+            }
+        }
+    }
 }
 
 /// Array-only fields with no tuple part become sections (`kw:` + one item per line).
@@ -777,6 +965,7 @@ fn design_record(
             abbrev,
             first: BTreeSet::new(),
             source: *e,
+            open: false,
         });
     }
     // Positional fields come first.

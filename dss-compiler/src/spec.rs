@@ -330,7 +330,7 @@ mod tests {
         let spec = compile(&viz(), &CompileOptions::default()).unwrap();
         let x = json!({"fields": [{"name": "Sales", "agg": "sum", "kind": "field"}, {"name": "Region", "kind": "field", "relative-date": 3}], "chart": "bar"});
         let s = spec.compress(&x).unwrap();
-        assert_eq!(s, "fields:\n\"Sales\" sum\n\"Region\" 3\nchart: bar\n");
+        assert_eq!(s, "fields:\nSales sum\nRegion 3\nchart: bar\n");
         assert_eq!(spec.expand(&s).unwrap(), x);
         // The final newline may be left out.
         assert_eq!(spec.expand(s.trim_end()).unwrap(), x);
@@ -385,7 +385,7 @@ mod tests {
         .unwrap();
         let x = json!({"fields": [{"name": "Sales", "agg": "avg", "kind": "field"}]});
         let s = spec.compress(&x).unwrap();
-        assert_eq!(s, "fields:\n\"Sales\" by mean\n");
+        assert_eq!(s, "fields:\nSales by mean\n");
         assert_eq!(spec.expand(&s).unwrap(), x);
     }
 
