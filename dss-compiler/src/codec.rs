@@ -5,8 +5,8 @@
 
 use crate::error::ExpandError;
 use crate::notation::{
-    is_section, is_word, open_layout, is_word_char, is_word_start, render_word, FieldLayout, FieldMode, First,
-    Notation, ObjLayout, RecordLayout, RootLayout,
+    is_section, is_word, is_word_char, is_word_start, open_layout, render_word, FieldLayout,
+    FieldMode, First, Notation, ObjLayout, RecordLayout, RootLayout,
 };
 use crate::schema::escape_token;
 use crate::shape::{same_number, ExprId, Parts, Shapes};
@@ -121,7 +121,11 @@ impl<'a> Encoder<'a> {
         };
         let r = self.record_of(expr, &Ptr::Root)?;
         let (present, extra) = self.split_properties(map, r, None, &Ptr::Root)?;
-        for (i, x) in present {
+        // Plain `kw value` lines first, then sections (`kw:` and their item lines), so an
+        // item line is never mistaken for a plain line.
+        let sections = |&&(i, _): &&(usize, &Value)| is_section(self.shapes, r.fields[i].expr);
+        let plain = present.iter().filter(|p| !sections(p));
+        for &(i, x) in plain.chain(present.iter().filter(sections)) {
             let f = &r.fields[i];
             let ptr = Ptr::Key(&Ptr::Root, &f.name);
             if let FieldMode::Const(c) = &f.mode {
@@ -131,8 +135,8 @@ impl<'a> Encoder<'a> {
                 continue;
             }
             out.push_str(&f.keyword);
-            out.push(':');
             if is_section(self.shapes, f.expr) {
+                out.push(':');
                 out.push('\n');
                 let item = self.shapes.items_of(f.expr);
                 let Value::Array(items) = x else {
@@ -211,13 +215,7 @@ impl<'a> Encoder<'a> {
     }
 
     /// An object without parentheses; the empty object as `()`.
-    fn open_value(
-        &self,
-        v: &Value,
-        expr: ExprId,
-        ptr: &Ptr<'_>,
-        out: &mut String,
-    ) -> EResult<()> {
+    fn open_value(&self, v: &Value, expr: ExprId, ptr: &Ptr<'_>, out: &mut String) -> EResult<()> {
         let Value::Object(map) = v else {
             return eerr(ptr, format!("a {} is not allowed here", type_name(v)));
         };
@@ -613,19 +611,33 @@ impl<'a> Decoder<'a> {
             _ => return self.error("an object"),
         };
         let mut map = Map::new();
-        for f in &r.fields {
+        // Plain lines (`kw value`), then sections (`kw:`), as the encoder writes them.
+        let plain = r.fields.iter().filter(|f| !is_section(self.shapes, f.expr));
+        for f in plain.chain(r.fields.iter().filter(|f| is_section(self.shapes, f.expr))) {
             if let FieldMode::Const(c) = &f.mode {
                 map.insert(f.name.clone(), c.clone());
                 continue;
             }
-            match self.statement_head() {
-                Some((kw, len)) if kw == f.keyword => self.pos += len,
-                _ if f.mode == FieldMode::Positional => {
-                    return self.error(format!("`{}:`", f.keyword))
+            let section = is_section(self.shapes, f.expr);
+            let head = if section {
+                self.statement_head().filter(|(kw, _)| *kw == f.keyword)
+            } else {
+                let rest = self.rest();
+                (rest.starts_with(f.keyword.as_str()) && rest[f.keyword.len()..].starts_with(' '))
+                    .then(|| (f.keyword.clone(), f.keyword.len()))
+            };
+            match head {
+                Some((_, len)) => self.pos += len,
+                None if f.mode == FieldMode::Positional => {
+                    return self.error(if section {
+                        format!("`{}:`", f.keyword)
+                    } else {
+                        format!("`{} …`", f.keyword)
+                    })
                 }
-                _ => continue,
+                None => continue,
             }
-            let v = if is_section(self.shapes, f.expr) {
+            let v = if section {
                 self.expect('\n', "end of line after a section header")?;
                 let item = self.shapes.items_of(f.expr);
                 let mut items = Vec::new();
@@ -635,7 +647,7 @@ impl<'a> Decoder<'a> {
                 }
                 Value::Array(items)
             } else {
-                self.expect(' ', "a space after `:`")?;
+                self.expect(' ', "a space after the keyword")?;
                 let v = if self.line_open(f) && self.peek() != Some('(') {
                     self.open_body(f.expr)?
                 } else {
@@ -668,6 +680,7 @@ impl<'a> Decoder<'a> {
                         .fields
                         .iter()
                         .filter(|f| !map.contains_key(&f.name))
+                        .filter(|f| is_section(self.shapes, f.expr))
                         .map(|f| format!("`{}:`", f.keyword))
                         .collect();
                     return self.error(if next.is_empty() {

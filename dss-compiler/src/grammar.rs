@@ -9,8 +9,8 @@
 //! llama.cpp and need separators that depend on what was present.
 
 use crate::notation::{
-    is_section, is_word_char, open_layout, render_word, FieldLayout, FieldMode, Notation, ObjLayout,
-    RecordLayout, RootLayout,
+    is_section, is_word_char, open_layout, render_word, FieldLayout, FieldMode, Notation,
+    ObjLayout, RecordLayout, RootLayout,
 };
 use crate::shape::{Expr, ExprId, Shapes};
 use std::collections::{BTreeMap, HashMap};
@@ -452,7 +452,12 @@ impl<'a> Builder<'a> {
                     return G::Alt(Vec::new());
                 };
                 let mut items = Vec::new();
-                for f in &r.fields {
+                // Plain lines first, then sections (see `Encoder::block`).
+                let (sections, plain): (Vec<&FieldLayout>, Vec<&FieldLayout>) = r
+                    .fields
+                    .iter()
+                    .partition(|f| is_section(self.shapes, f.expr));
+                for f in plain.into_iter().chain(sections) {
                     if matches!(f.mode, FieldMode::Const(_)) {
                         continue;
                     }
@@ -469,7 +474,7 @@ impl<'a> Builder<'a> {
                         } else {
                             self.value(f.expr, &f.abbrev)
                         };
-                        seq(vec![lit(&format!("{}: ", f.keyword)), v, lit("\n")])
+                        seq(vec![lit(&format!("{} ", f.keyword)), v, lit("\n")])
                     };
                     let sname = self.fresh(&format!("{}_line", f.keyword));
                     let comment = self.shapes.doc(f.source).map(str::to_string);
@@ -757,7 +762,9 @@ pub fn readable(shapes: &Shapes, notation: &Notation) -> String {
         RootLayout::Block => {
             let mut lines = Vec::new();
             if let Some(ObjLayout::Record(r)) = notation.object(root) {
-                for f in &r.fields {
+                let (sections, plain): (Vec<&FieldLayout>, Vec<&FieldLayout>) =
+                    r.fields.iter().partition(|f| is_section(shapes, f.expr));
+                for f in plain.into_iter().chain(sections) {
                     if matches!(f.mode, FieldMode::Const(_)) {
                         continue;
                     }
@@ -775,7 +782,7 @@ pub fn readable(shapes: &Shapes, notation: &Notation) -> String {
                         } else {
                             p.value_ref(f.expr, &f.abbrev)
                         };
-                        format!("{}: {v} \\n", f.keyword)
+                        format!("{} {v} \\n", f.keyword)
                     };
                     let stmt = if f.mode == FieldMode::Positional {
                         stmt

@@ -241,7 +241,7 @@ pub fn is_word(s: &str) -> bool {
         Some(c) if is_word_start(c) => {}
         _ => return false,
     }
-    s.len() <= 64 && chars.all(is_word_char) && !RESERVED.contains(&s) && !s.ends_with(['.', '-'])
+    chars.all(is_word_char) && !RESERVED.contains(&s) && !s.ends_with(['.', '-'])
 }
 
 pub fn is_word_start(c: char) -> bool {

@@ -330,7 +330,7 @@ mod tests {
         let spec = compile(&viz(), &CompileOptions::default()).unwrap();
         let x = json!({"fields": [{"name": "Sales", "agg": "sum", "kind": "field"}, {"name": "Region", "kind": "field", "relative-date": 3}], "chart": "bar"});
         let s = spec.compress(&x).unwrap();
-        assert_eq!(s, "fields:\nSales sum\nRegion 3\nchart: bar\n");
+        assert_eq!(s, "chart bar\nfields:\nSales sum\nRegion 3\n");
         assert_eq!(spec.expand(&s).unwrap(), x);
         // The final newline may be left out.
         assert_eq!(spec.expand(s.trim_end()).unwrap(), x);
@@ -358,10 +358,10 @@ mod tests {
         assert_eq!(e.found, "`mean`");
         let e = spec.expand("fields:\n\"Sales\" sum \n").unwrap_err();
         assert_eq!((e.line, e.column), (2, 13));
-        let e = spec.expand("chart: bar\n").unwrap_err();
+        let e = spec.expand("chart bar\n").unwrap_err();
         assert!(e.expected.contains("fields:"), "{e}");
-        let e = spec.expand("fields:\n\"Sales\nchart: bar\n").unwrap_err();
-        assert_eq!(e.line, 2);
+        let e = spec.expand("chart bar\nfields:\n\"Sales\n").unwrap_err();
+        assert_eq!(e.line, 3);
     }
 
     #[test]
