@@ -323,9 +323,14 @@ impl<'a> Encoder<'a> {
             }
         }
         if let Some(e) = r.extras {
+            let bare = r.bare_keys();
             for (k, x) in extra {
                 sep(slots, out);
-                write_json_string(k, out);
+                if bare {
+                    write_word(k, out);
+                } else {
+                    write_json_string(k, out);
+                }
                 out.push(' ');
                 self.value(x, e, &NO_ABBREV, &Ptr::Key(ptr, k), out)?;
             }
@@ -841,10 +846,17 @@ impl<'a> Decoder<'a> {
                 *slots += 1;
                 continue;
             }
-            if token == Some(Tok::Class(First::Quoted)) {
+            let bare_key = matches!(token, Some(Tok::Word(_))) && r.bare_keys();
+            if token == Some(Tok::Class(First::Quoted)) || bare_key {
                 if let Some(e) = r.extras {
                     let start = self.pos;
-                    let key = self.quoted()?;
+                    let key = if bare_key {
+                        let w = self.token_text().unwrap_or_default();
+                        self.pos += w.len();
+                        w.to_string()
+                    } else {
+                        self.quoted()?
+                    };
                     if r.fields.iter().any(|f| f.name == key) || map.contains_key(&key) {
                         return self.error_at(
                             start,

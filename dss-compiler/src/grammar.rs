@@ -395,7 +395,8 @@ impl<'a> Builder<'a> {
         let mut next: Option<G> = None;
         if let Some(e) = r.extras {
             let v = self.value(e, &BTreeMap::new());
-            let x = seq(vec![G::Rule("string".into()), lit(" "), v]);
+            let key = if r.bare_keys() { "text" } else { "string" };
+            let x = seq(vec![G::Rule(key.into()), lit(" "), v]);
             let xname = self.fresh(&format!("{name}_more"));
             self.add(
                 xname.clone(),

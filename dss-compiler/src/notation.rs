@@ -136,6 +136,16 @@ impl RecordLayout {
         }
     }
 
+    /// Undeclared keys may be written bare (when they are words) only if no optional
+    /// field is recognised by a word: a pure map, or a record of required fields plus a map.
+    pub fn bare_keys(&self) -> bool {
+        self.extras.is_some()
+            && self
+                .fields
+                .iter()
+                .all(|f| !matches!(f.mode, FieldMode::Keyed | FieldMode::Keyless))
+    }
+
     pub fn lookup(&self, shapes: &Shapes) -> &RecordIndex {
         self.index.get_or_init(|| RecordIndex {
             by_name: self
@@ -561,6 +571,12 @@ fn mark_open(shapes: &Shapes, objects: &mut BTreeMap<ExprId, ObjLayout>) {
     }
     let mut cont: BTreeMap<ExprId, Bits> = BTreeMap::new();
     let mut sites: Vec<(ExprId, usize, usize, Site)> = Vec::new();
+    // Objects continued by any word (bare map keys) are never open.
+    let endless: BTreeSet<ExprId> = objects
+        .iter()
+        .filter(|(_, l)| records(l).iter().any(|r| r.bare_keys()))
+        .map(|(&e, _)| e)
+        .collect();
     for (&e, layout) in objects.iter() {
         let mut c = Bits::new();
         for (ri, r) in records(layout).into_iter().enumerate() {
@@ -573,6 +589,7 @@ fn mark_open(shapes: &Shapes, objects: &mut BTreeMap<ExprId, ObjLayout>) {
                     continue;
                 }
                 if f.mode == FieldMode::Keyed
+                    && !endless.contains(&f.expr)
                     && shapes.parts(f.expr).single_value().is_none()
                     && open_layout(shapes, objects, f.expr).is_some()
                 {
