@@ -5,7 +5,11 @@
 //! record with `--keep-going`); 2 bad command line (from clap).
 
 mod bench;
+#[cfg(feature = "runtime")]
+mod bench_generate;
 mod guard;
+#[cfg(feature = "runtime")]
+mod runtime_cmd;
 mod tokens;
 
 use anyhow::{anyhow, bail, Context, Result};
@@ -68,11 +72,21 @@ enum Command {
     /// Measure compile time and compress/expand throughput on the corpora (build with --release).
     #[command(hide = true)]
     Bench(bench::BenchArgs),
-    // ── Model runtime subcommands ──────────────────────────────────────────────
-    // `dss model` (list / fetch the pinned models) and `dss generate` (grammar-constrained
-    // generation of shorthand with llama.cpp, then `expand`) are added here by a later
-    // change, each variant behind `#[cfg(feature = "runtime")]`, dispatched in `run()`
-    // below and implemented in the `runtime_commands` module at the end of this file.
+    /// List, download and verify the pinned local models.
+    #[cfg(feature = "runtime")]
+    Model {
+        #[command(subcommand)]
+        command: runtime_cmd::ModelCommand,
+    },
+    /// Generate schema-valid JSON from a natural-language request with a local model that
+    /// writes shorthand under the compiled grammar.
+    #[cfg(feature = "runtime")]
+    Generate(Box<runtime_cmd::GenerateArgs>),
+    /// Benchmark generation: constrained shorthand vs unconstrained, llama.cpp's GBNF
+    /// sampler and JSON output, on each model (medians and ratios in one run).
+    #[cfg(feature = "runtime")]
+    #[command(hide = true, name = "bench-generate")]
+    BenchGenerate(bench_generate::BenchGenerateArgs),
 }
 
 #[derive(Args)]
@@ -165,7 +179,12 @@ fn run(cli: Cli) -> Result<ExitCode> {
         }
         Command::Tokens(args) => tokens::run(&args),
         Command::Bench(args) => bench::run(&args),
-        // (feature "runtime": the `model` / `generate` arms go here.)
+        #[cfg(feature = "runtime")]
+        Command::Model { command } => runtime_cmd::run_model(&command),
+        #[cfg(feature = "runtime")]
+        Command::Generate(args) => runtime_cmd::run_generate(&args),
+        #[cfg(feature = "runtime")]
+        Command::BenchGenerate(args) => bench_generate::run(&args),
     }
 }
 
@@ -563,10 +582,3 @@ fn run_jsonl(
         ExitCode::SUCCESS
     })
 }
-
-// ── Model runtime subcommands (feature "runtime") ────────────────────────────
-// PLACEHOLDER, not implemented: `dss model` and `dss generate` (dss-runtime, llama.cpp)
-// are added by a later change: their `Command` variants (each behind
-// `#[cfg(feature = "runtime")]`), their arms in `run()`, and their code in this module.
-#[cfg(feature = "runtime")]
-mod runtime_commands {}

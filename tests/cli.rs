@@ -1153,3 +1153,140 @@ fn tokens_gguf_tokenizer_counts_with_the_model() {
     // A different vocabulary: some count differs from o200k's.
     assert_ne!(ours["totals"], o200k["totals"], "{report:#}");
 }
+
+// ── dss model / dss generate (feature "runtime"; the small model) ─────────────
+
+#[cfg(feature = "runtime")]
+fn skip_model_test(test: &str) -> bool {
+    let skip = std::env::var_os("DSS_SKIP_MODEL_TESTS").is_some();
+    if skip {
+        eprintln!("SKIPPED {test}: DSS_SKIP_MODEL_TESTS is set");
+    }
+    skip
+}
+
+#[cfg(feature = "runtime")]
+#[test]
+fn model_list_names_the_pinned_models() {
+    let r = run_ok(&["model", "list"], None);
+    assert!(r.stdout.contains("smollm2-135m"), "{}", r.stdout);
+    assert!(
+        r.stdout.contains("qwen2.5-coder-0.5b [default]"),
+        "{}",
+        r.stdout
+    );
+    let r = run(&["model", "fetch", "no-such-model"], None);
+    assert_eq!(r.code, 1);
+    assert!(r.stderr.contains("unknown model"), "{}", r.stderr);
+}
+
+#[cfg(feature = "runtime")]
+#[test]
+fn generate_prints_valid_json_shorthand_and_stats() {
+    if skip_model_test("generate_prints_valid_json_shorthand_and_stats") {
+        return;
+    }
+    let spec = format!("{WORKSPACE}/grammars/viz");
+    let r = run_ok(
+        &[
+            "generate",
+            "--spec",
+            &spec,
+            "--model",
+            "smollm2-135m",
+            "--max-tokens",
+            "96",
+            "--shorthand",
+            "--stats",
+            "--compact",
+            "profit by region as a bar chart",
+        ],
+        None,
+    );
+    let mut lines = r.stdout.lines();
+    assert_eq!(lines.next(), Some("fields:"), "{}", r.stdout);
+    let json_line = r.stdout.lines().last().expect("the JSON");
+    let value: Value = serde_json::from_str(json_line).expect("JSON output");
+    assert!(value.get("fields").is_some_and(Value::is_array), "{value}");
+    let stats: Value = serde_json::from_str(r.stderr.trim()).expect("one stats line");
+    for k in [
+        "prompt_tokens",
+        "cached_tokens",
+        "ttft_ms",
+        "generated_tokens",
+        "forced_tokens",
+        "constraint_ms",
+        "total_ms",
+        "load_ms",
+    ] {
+        assert!(stats.get(k).is_some_and(Value::is_number), "{k} in {stats}");
+    }
+}
+
+#[cfg(feature = "runtime")]
+#[test]
+fn generate_jsonl_reuses_the_prefix() {
+    if skip_model_test("generate_jsonl_reuses_the_prefix") {
+        return;
+    }
+    let spec = format!("{WORKSPACE}/grammars/viz");
+    let r = run(
+        &[
+            "generate",
+            "--spec",
+            &spec,
+            "--model",
+            "smollm2-135m",
+            "--max-tokens",
+            "96",
+            "--jsonl",
+            "--stats",
+            "--keep-going",
+        ],
+        Some("\"sales by region\"\n42\n\"monthly profit\"\n"),
+    );
+    // Line 2 is not a JSON string: reported, the others go on, exit code 1.
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let outputs: Vec<Value> = r
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("one JSON value per line"))
+        .collect();
+    assert_eq!(outputs.len(), 2, "{}", r.stdout);
+    let records = stderr_records(&r.stderr);
+    let errors: Vec<&Value> = records
+        .iter()
+        .filter(|v| v.get("error").is_some())
+        .collect();
+    assert_eq!(errors.len(), 1, "{records:?}");
+    assert_eq!(errors[0]["line"], 2);
+    let stats: Vec<&Value> = records
+        .iter()
+        .filter(|v| v.get("total_ms").is_some())
+        .collect();
+    assert_eq!(stats.len(), 2);
+    let cached = stats[1]["cached_tokens"].as_u64().unwrap_or(0);
+    assert!(
+        cached > 100,
+        "the second request reuses the prefix: {stats:?}"
+    );
+}
+
+#[cfg(feature = "runtime")]
+#[test]
+fn generate_reports_a_missing_model_clearly() {
+    let spec = format!("{WORKSPACE}/grammars/viz");
+    let r = run(
+        &[
+            "generate",
+            "--spec",
+            &spec,
+            "--model",
+            "/nonexistent/model.gguf",
+            "x",
+        ],
+        None,
+    );
+    assert_eq!(r.code, 1);
+    assert!(r.stderr.contains("unknown model"), "{}", r.stderr);
+}

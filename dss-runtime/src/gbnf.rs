@@ -149,6 +149,20 @@ impl GbnfChecker {
 
     /// A fresh grammar sampler; its construction is llama.cpp's parse and validation.
     pub fn sampler(&self, gbnf: &str, root: &str) -> Result<LlamaSampler, GbnfError> {
+        Self::sampler_with(&self.model, gbnf, root)
+    }
+
+    /// [`check`](Self::check) with any loaded model (e.g. the one generating).
+    pub fn check_with(model: &LlamaModel, gbnf: &str, root: &str) -> Result<(), GbnfError> {
+        Self::sampler_with(model, gbnf, root).map(drop)
+    }
+
+    /// [`sampler`](Self::sampler) with any loaded model (e.g. the one generating).
+    pub fn sampler_with(
+        model: &LlamaModel,
+        gbnf: &str,
+        root: &str,
+    ) -> Result<LlamaSampler, GbnfError> {
         if gbnf.trim().is_empty() {
             return Err(GbnfError::Empty);
         }
@@ -156,7 +170,7 @@ impl GbnfChecker {
             return Err(GbnfError::NulByte);
         }
         let ((result, logs), stderr) = backend::capture_stderr(|| {
-            backend::capture_llama_logs(|| LlamaSampler::grammar(&self.model, gbnf, root))
+            backend::capture_llama_logs(|| LlamaSampler::grammar(model, gbnf, root))
         });
         match result {
             Ok(sampler) => Ok(sampler),

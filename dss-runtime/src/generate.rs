@@ -1,0 +1,790 @@
+//! Generation: a local model writes shorthand under the compiled grammar, and the result is
+//! expanded to JSON and validated against the schema.
+//!
+//! ```no_run
+//! use dss_runtime::{Generator, GeneratorOptions, LocalModel};
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let spec = dss_compiler::CompiledSpec::from_json(&std::fs::read_to_string("grammars/viz/spec.json")?)?;
+//! let model = LocalModel::load(&dss_runtime::models::resolve("qwen2.5-coder-0.5b")?)?;
+//! let mut gen = Generator::new(&model, spec, GeneratorOptions::default())?;
+//! for request in ["profit by region", "monthly sales as a line chart"] {
+//!     let out = gen.generate(request)?;          // the shared prompt prefix is reused
+//!     println!("{}  ({} ms)", out.value, out.stats.total_ms);
+//! }
+//! # Ok(()) }
+//! ```
+//!
+//! Stages of one request ([`Generator::generate`]):
+//! 1. **Prompt**: the shared prefix (template, instruction, grammar, examples) + the request
+//!    (special-token parsing off) + the assistant header ([`crate::prompt`]).
+//! 2. **Prefix cache**: the longest common prefix with what the KV cache already holds, up to
+//!    the end of the shared prefix, is kept, the cache is cut after it, and only the rest is
+//!    evaluated, in batches aligned to absolute positions, so a warm run gives exactly the
+//!    output of a cold one. (A sliding-window
+//!    model keeps its full cache, `swa_full`, so cutting stays valid; if the cache ever lost
+//!    early positions the cut falls back to a cold evaluation.)
+//! 3. **Decoding** under a [`Constraint`]: forced text is appended without sampling
+//!    (fast-forward); otherwise the greedy token is checked first and the full mask is
+//!    computed only if it is rejected. End-of-generation is allowed exactly when the
+//!    document may end. Generation is bounded by `max_tokens` and by repetition checks.
+//! 4. **Expansion**: shorthand → JSON (`CompiledSpec::expand`), validated against the schema.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+
+use dss_compiler::CompiledSpec;
+use llama_cpp_2::context::params::LlamaContextParams;
+use llama_cpp_2::context::LlamaContext;
+use llama_cpp_2::llama_batch::LlamaBatch;
+use llama_cpp_2::model::LlamaModel;
+use llama_cpp_2::sampling::LlamaSampler;
+use llama_cpp_2::token::LlamaToken;
+use serde_json::Value;
+use toktrie::TokEnv;
+
+use crate::backend::{self, BackendError};
+use crate::engine::{EngineError, EngineKind, Grammar, GrammarSource};
+use crate::prompt::{self, PromptError, PromptTemplate, Shot};
+
+/// Errors from loading a model for generation or from one request.
+#[derive(Debug, thiserror::Error)]
+pub enum GenerateError {
+    #[error(transparent)]
+    Backend(#[from] BackendError),
+    #[error(transparent)]
+    Engine(#[from] EngineError),
+    #[error(transparent)]
+    Prompt(#[from] PromptError),
+    /// The model has no end-of-generation token, so it could never stop.
+    #[error("model {} has no end-of-generation token", .0.display())]
+    NoEogToken(PathBuf),
+    /// llama.cpp could not create an inference context (usually: out of memory).
+    #[error("could not create a llama.cpp context: {0}")]
+    Context(String),
+    /// The prompt plus the output budget does not fit the context.
+    #[error("the request is too long: the prompt is {prompt_tokens} tokens and up to {max_tokens} may be generated, but the context holds {n_ctx} (shorten the request or raise --ctx)")]
+    PromptTooLong {
+        prompt_tokens: usize,
+        max_tokens: usize,
+        n_ctx: usize,
+    },
+    /// llama.cpp failed to evaluate a batch.
+    #[error("llama.cpp failed to evaluate the prompt or a token: {0}")]
+    Decode(String),
+    /// The grammar allows no token at all here (an unsatisfiable grammar).
+    #[error("the grammar allows no continuation after {0:?}")]
+    NoAllowedToken(String),
+    /// The output budget ran out before the document was complete.
+    #[error("generation reached the limit of {max_tokens} tokens before the document was complete (raise --max-tokens); partial output: {partial:?}")]
+    MaxTokens { max_tokens: usize, partial: String },
+    /// The model went into a loop.
+    #[error("the model repeated itself without finishing; partial output: {partial:?}")]
+    Repetition { partial: String },
+    /// The output does not expand or validate (should not happen under a grammar; with
+    /// no constraint it is the expected failure).
+    #[error("the model's output is not valid: {message}; output: {output:?}")]
+    Invalid { output: String, message: String },
+    /// An examples file could not be read.
+    #[error("examples {}: {message}", path.display())]
+    Examples { path: PathBuf, message: String },
+}
+
+/// A model loaded with its weights, ready to generate. Load once, share by reference.
+pub struct LocalModel {
+    model: LlamaModel,
+    path: PathBuf,
+    tok_env: TokEnv,
+    eog: Arc<[LlamaToken]>,
+    load_ms: f64,
+}
+
+impl LocalModel {
+    /// Loads the GGUF model at `path` (weights included) and builds its token trie.
+    pub fn load(path: &Path) -> Result<Self, GenerateError> {
+        let start = Instant::now();
+        let model = backend::load_model(path, false)?;
+        let vocab = model.vocab();
+        let eog: Vec<LlamaToken> = vocab.tokens().filter(|&t| vocab.is_eog(t)).collect();
+        if eog.is_empty() {
+            return Err(GenerateError::NoEogToken(path.to_owned()));
+        }
+        let tok_env = LlamaSampler::llguidance_tok_env(&model);
+        Ok(Self {
+            model,
+            path: path.to_owned(),
+            tok_env,
+            eog: eog.into(),
+            load_ms: start.elapsed().as_secs_f64() * 1e3,
+        })
+    }
+
+    /// The llama.cpp model.
+    pub fn llama(&self) -> &LlamaModel {
+        &self.model
+    }
+
+    /// Where it was loaded from.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Milliseconds spent loading (weights, vocabulary trie).
+    pub fn load_ms(&self) -> f64 {
+        self.load_ms
+    }
+
+    /// Prepares a grammar for this model (per-request grammars: see [`Generator::generate_with`]).
+    pub fn grammar(
+        &self,
+        engine: EngineKind,
+        source: &GrammarSource,
+    ) -> Result<Grammar, GenerateError> {
+        Ok(Grammar::new(engine, source, &self.tok_env, &self.model)?)
+    }
+
+    fn tokens_of(&self, text: &str) -> usize {
+        self.model
+            .vocab()
+            .tokenize(text.as_bytes(), false, false)
+            .len()
+    }
+}
+
+/// What the model writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum OutputFormat {
+    /// dss shorthand, expanded to JSON afterwards.
+    #[default]
+    Shorthand,
+    /// Compact JSON directly (for comparison; the grammar is the JSON Schema).
+    Json,
+}
+
+/// A worked example for the prompt: a request and the JSON it should give.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Example {
+    pub request: String,
+    pub output: Value,
+}
+
+/// Reads examples from JSON Lines, one `{"request": "...", "output": {...}}` per line.
+pub fn load_examples(path: &Path) -> Result<Vec<Example>, GenerateError> {
+    let err = |message: String| GenerateError::Examples {
+        path: path.to_owned(),
+        message,
+    };
+    let text = std::fs::read_to_string(path).map_err(|e| err(e.to_string()))?;
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let v: Value =
+            serde_json::from_str(line).map_err(|e| err(format!("line {}: {e}", i + 1)))?;
+        let request = v.get("request").and_then(Value::as_str);
+        let output = v.get("output");
+        match (request, output) {
+            (Some(r), Some(o)) => out.push(Example {
+                request: r.to_string(),
+                output: o.clone(),
+            }),
+            _ => {
+                return Err(err(format!(
+                    "line {}: expected {{\"request\": string, \"output\": value}}",
+                    i + 1
+                )))
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// How a [`Generator`] runs.
+#[derive(Debug, Clone)]
+pub struct GeneratorOptions {
+    /// The constraint engine.
+    pub engine: EngineKind,
+    /// Shorthand (default) or compact JSON.
+    pub format: OutputFormat,
+    /// CPU threads; default: the number of physical cores.
+    pub threads: Option<usize>,
+    /// Context size in tokens (prompt + output).
+    pub n_ctx: u32,
+    /// Output budget; default: sized from the examples (3× the longest, at least 128),
+    /// or 512 without examples.
+    pub max_tokens: Option<usize>,
+    /// Append forced text without sampling.
+    pub fast_forward: bool,
+    /// Worked examples for the prompt (their outputs must validate against the schema).
+    pub examples: Vec<Example>,
+}
+
+impl Default for GeneratorOptions {
+    fn default() -> Self {
+        Self {
+            engine: EngineKind::default(),
+            format: OutputFormat::default(),
+            threads: None,
+            n_ctx: 4096,
+            max_tokens: None,
+            fast_forward: true,
+            examples: Vec::new(),
+        }
+    }
+}
+
+/// The default thread count: physical cores.
+pub fn default_threads() -> usize {
+    num_cpus::get_physical().max(1)
+}
+
+/// Measurements of one request. Times in milliseconds; the model load is not included.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct Stats {
+    /// Tokens in the whole prompt.
+    pub prompt_tokens: usize,
+    /// Prompt tokens whose KV cache was reused.
+    pub cached_tokens: usize,
+    /// From the request to the first output token.
+    pub ttft_ms: f64,
+    /// Output tokens (sampled + forced).
+    pub generated_tokens: usize,
+    /// Output tokens appended by fast-forward, without sampling.
+    pub forced_tokens: usize,
+    /// Time spent in the constraint engine.
+    pub constraint_ms: f64,
+    /// Steps where the greedy token was rejected and the full mask was computed.
+    pub full_masks: usize,
+    /// From the request to the validated JSON.
+    pub total_ms: f64,
+}
+
+/// One generated document.
+#[derive(Debug, Clone)]
+pub struct Generation {
+    /// The JSON, valid against the schema.
+    pub value: Value,
+    /// What the model wrote (shorthand, or JSON text).
+    pub text: String,
+    /// The model repeated a line; the output was cut before the repetition.
+    pub cut_repetition: bool,
+    pub stats: Stats,
+}
+
+/// A spec and a model with an inference context: call [`generate`](Self::generate) many times.
+pub struct Generator<'m> {
+    model: &'m LocalModel,
+    ctx: LlamaContext<'m>,
+    spec: CompiledSpec,
+    opts: GeneratorOptions,
+    template: PromptTemplate,
+    grammar: Arc<Grammar>,
+    max_tokens: usize,
+    /// Tokens whose KV entries are in the cache (sequence 0), in order.
+    cached: Vec<LlamaToken>,
+    n_batch: usize,
+    /// Tokens in the shared prefix.
+    prefix_len: usize,
+    last_stats: Stats,
+}
+
+const N_BATCH: u32 = 512;
+
+impl<'m> Generator<'m> {
+    /// Prepares prompt, grammar and context. Nothing is evaluated yet ([`warm`](Self::warm)
+    /// does the shared prefix ahead of the first request).
+    pub fn new(
+        model: &'m LocalModel,
+        spec: CompiledSpec,
+        opts: GeneratorOptions,
+    ) -> Result<Self, GenerateError> {
+        let (system, shots, source) = match opts.format {
+            OutputFormat::Shorthand => {
+                let mut shots = Vec::new();
+                for ex in &opts.examples {
+                    let answer =
+                        spec.compress(&ex.output)
+                            .map_err(|e| GenerateError::Examples {
+                                path: PathBuf::from("<examples>"),
+                                message: format!(
+                                    "example {:?}: {}: {}",
+                                    ex.request, e.pointer, e.message
+                                ),
+                            })?;
+                    shots.push(Shot {
+                        request: ex.request.clone(),
+                        answer: answer.trim_end().to_string(),
+                    });
+                }
+                (
+                    prompt::system_message(prompt::INSTRUCTION, &spec.grammar_bnf()),
+                    shots,
+                    GrammarSource::Gbnf(spec.grammar_gbnf()),
+                )
+            }
+            OutputFormat::Json => {
+                let schema = serde_json::to_string(spec.schema()).unwrap_or_default();
+                let shots = opts
+                    .examples
+                    .iter()
+                    .map(|ex| Shot {
+                        request: ex.request.clone(),
+                        answer: ex.output.to_string(),
+                    })
+                    .collect();
+                (
+                    prompt::system_message(prompt::JSON_INSTRUCTION, &schema),
+                    shots,
+                    GrammarSource::JsonSchema(spec.schema().clone()),
+                )
+            }
+        };
+        let template = PromptTemplate::render(&model.model, &system, &shots)?;
+        let prefix_len = prompt::tokenize_prefix(&model.model, &template.prefix).len();
+        let grammar = model.grammar(opts.engine, &source)?;
+        let max_tokens = opts.max_tokens.unwrap_or_else(|| {
+            shots
+                .iter()
+                .map(|s| model.tokens_of(&s.answer))
+                .max()
+                .map_or(512, |n| (3 * n).max(128))
+        });
+        let threads =
+            i32::try_from(opts.threads.unwrap_or_else(default_threads).max(1)).unwrap_or(i32::MAX);
+        let params = LlamaContextParams::default()
+            .with_n_ctx(std::num::NonZeroU32::new(opts.n_ctx.max(64)))
+            .with_n_batch(N_BATCH)
+            .with_n_ubatch(N_BATCH)
+            .with_n_seq_max(1)
+            .with_n_threads(threads)
+            .with_n_threads_batch(threads)
+            .with_swa_full(true);
+        let ctx = model
+            .model
+            .new_context(backend::backend()?, params)
+            .map_err(|e| GenerateError::Context(e.to_string()))?;
+        Ok(Self {
+            model,
+            ctx,
+            spec,
+            opts,
+            template,
+            grammar: Arc::new(grammar),
+            max_tokens,
+            cached: Vec::new(),
+            n_batch: N_BATCH as usize,
+            prefix_len,
+            last_stats: Stats::default(),
+        })
+    }
+
+    /// The compiled spec.
+    pub fn spec(&self) -> &CompiledSpec {
+        &self.spec
+    }
+
+    /// The output budget per request.
+    pub fn max_tokens(&self) -> usize {
+        self.max_tokens
+    }
+
+    /// The prompt around the request slot (for inspection).
+    pub fn prompt(&self) -> &PromptTemplate {
+        &self.template
+    }
+
+    /// Tokens in the shared prefix.
+    pub fn prefix_tokens(&self) -> usize {
+        self.prefix_len
+    }
+
+    /// Evaluates the shared prefix now, so the first request starts warm.
+    pub fn warm(&mut self) -> Result<(), GenerateError> {
+        let tokens = prompt::tokenize_prefix(&self.model.model, &self.template.prefix);
+        if tokens.len() < 2 {
+            return Ok(());
+        }
+        // All but the last token: a request always evaluates at least one token itself.
+        let split = tokens.len() - 1;
+        let common = self
+            .cached
+            .iter()
+            .zip(&tokens[..split])
+            .take_while(|(a, b)| a == b)
+            .count();
+        let keep = self.cut(common);
+        self.eval(&tokens[keep..split], keep)?;
+        Ok(())
+    }
+
+    /// Forgets the KV cache (the next request starts cold).
+    pub fn clear_cache(&mut self) {
+        self.ctx.clear_kv_cache();
+        self.cached.clear();
+    }
+
+    /// Generates the JSON for `request` under the spec's grammar.
+    pub fn generate(&mut self, request: &str) -> Result<Generation, GenerateError> {
+        let grammar = Arc::clone(&self.grammar);
+        self.generate_with(request, &grammar)
+    }
+
+    /// Generates under another grammar (e.g. one pruned for this request), prepared with
+    /// [`LocalModel::grammar`]. The prompt is unchanged.
+    pub fn generate_with(
+        &mut self,
+        request: &str,
+        grammar: &Grammar,
+    ) -> Result<Generation, GenerateError> {
+        let start = Instant::now();
+        let mut stats = Stats::default();
+        let result = self.run(request, grammar, start, &mut stats);
+        stats.total_ms = ms(start);
+        self.last_stats = stats.clone();
+        let (value, text, cut_repetition) = result?;
+        Ok(Generation {
+            value,
+            text,
+            cut_repetition,
+            stats,
+        })
+    }
+
+    /// The measurements of the last request, also when it failed.
+    pub fn last_stats(&self) -> &Stats {
+        &self.last_stats
+    }
+
+    fn run(
+        &mut self,
+        request: &str,
+        grammar: &Grammar,
+        start: Instant,
+        stats: &mut Stats,
+    ) -> Result<(Value, String, bool), GenerateError> {
+        let model: &'m LocalModel = self.model;
+        let tokens = prompt::tokenize(&model.model, &self.template, request);
+        stats.prompt_tokens = tokens.len();
+        if tokens.is_empty() {
+            return Err(GenerateError::Decode("the prompt is empty".into()));
+        }
+        let n_ctx = self.ctx.n_ctx() as usize;
+        if tokens.len() + self.max_tokens > n_ctx {
+            return Err(GenerateError::PromptTooLong {
+                prompt_tokens: tokens.len(),
+                max_tokens: self.max_tokens,
+                n_ctx,
+            });
+        }
+        // Reuse stops at the shared prefix (less its last token), and a cold run evaluates
+        // the prefix in the same batches as `warm`: the request's tokens always go through
+        // the model in the same batch on top of bit-identical KV entries, so the output
+        // does not depend on what the cache held.
+        let split = self.prefix_len.saturating_sub(1).min(tokens.len() - 1);
+        let common = self
+            .cached
+            .iter()
+            .zip(&tokens)
+            .take_while(|(a, b)| a == b)
+            .count();
+        let keep = self.cut(common.min(split));
+        stats.cached_tokens = keep;
+        self.eval(&tokens[keep..split], keep)?;
+        self.eval(&tokens[split..], split)?;
+
+        let t = Instant::now();
+        let mut constraint = grammar.start(&model.model, model.eog.clone())?;
+        let mut constraint_time = t.elapsed().as_secs_f64();
+        let mut out: Vec<LlamaToken> = Vec::new();
+        let mut text: Vec<u8> = Vec::new();
+        let mut checked_newlines = 0usize;
+        let mut cut_repetition = false;
+        let vocab = model.model.vocab();
+        let trie = model.tok_env.tok_trie();
+        let mut logits_buf: Vec<f32> = Vec::new();
+
+        loop {
+            // Fast-forward: forced text goes in without sampling.
+            if self.opts.fast_forward {
+                let t = Instant::now();
+                let forced = constraint.forced_bytes();
+                let mut n_forced = 0;
+                let mut toks = Vec::new();
+                if !forced.is_empty() {
+                    toks = vocab.tokenize(&forced, false, false);
+                    // The last token could merge with what follows: let the model write it.
+                    if toks.last().is_some_and(|&l| {
+                        trie.has_extensions(&vocab.token_to_piece(l, false, None))
+                    }) {
+                        toks.pop();
+                    }
+                    toks.truncate(self.max_tokens.saturating_sub(out.len()));
+                    n_forced = constraint.accept_forced(&toks)?;
+                }
+                constraint_time += t.elapsed().as_secs_f64();
+                if n_forced > 0 {
+                    let forced_toks = &toks[..n_forced];
+                    for &tok in forced_toks {
+                        text.extend(vocab.token_to_piece(tok, false, None));
+                    }
+                    if out.is_empty() {
+                        stats.ttft_ms = ms(start);
+                    }
+                    out.extend_from_slice(forced_toks);
+                    stats.forced_tokens += n_forced;
+                    let pos = self.cached.len();
+                    self.eval(forced_toks, pos)?;
+                }
+            }
+            let t = Instant::now();
+            let finished = constraint.is_finished();
+            constraint_time += t.elapsed().as_secs_f64();
+            if finished {
+                break;
+            }
+            if out.len() >= self.max_tokens {
+                return Err(GenerateError::MaxTokens {
+                    max_tokens: self.max_tokens,
+                    partial: String::from_utf8_lossy(&text).into_owned(),
+                });
+            }
+            let logits = self.ctx.get_logits_ith(-1);
+            let greedy = argmax(logits);
+            let t = Instant::now();
+            let token = match greedy {
+                Some(g) if constraint.allows(g)? => g,
+                _ => {
+                    stats.full_masks += 1;
+                    logits_buf.clear();
+                    logits_buf.extend_from_slice(logits);
+                    constraint.mask(&mut logits_buf)?;
+                    match argmax(&logits_buf) {
+                        Some(t) if logits_buf[t.0 as usize] != f32::NEG_INFINITY => t,
+                        _ => {
+                            return Err(GenerateError::NoAllowedToken(
+                                String::from_utf8_lossy(&text).into_owned(),
+                            ))
+                        }
+                    }
+                }
+            };
+            if model.eog.contains(&token) {
+                constraint_time += t.elapsed().as_secs_f64();
+                break;
+            }
+            constraint.accept(token)?;
+            constraint_time += t.elapsed().as_secs_f64();
+            if out.is_empty() {
+                stats.ttft_ms = ms(start);
+            }
+            out.push(token);
+            text.extend(vocab.token_to_piece(token, false, None));
+
+            // Repetition: a line repeated within its section ends the document before it
+            // (if what comes before is complete); a token loop is an error.
+            if self.opts.format == OutputFormat::Shorthand {
+                let newlines = text.iter().filter(|&&b| b == b'\n').count();
+                if newlines > checked_newlines {
+                    checked_newlines = newlines;
+                    if let Some(cut) = repeated_line(&text) {
+                        let head = String::from_utf8_lossy(&text[..cut]).into_owned();
+                        if self.spec.expand(&head).is_ok() {
+                            text.truncate(cut);
+                            cut_repetition = true;
+                            break;
+                        }
+                        return Err(GenerateError::Repetition { partial: head });
+                    }
+                }
+            }
+            if looping(&out) {
+                return Err(GenerateError::Repetition {
+                    partial: String::from_utf8_lossy(&text).into_owned(),
+                });
+            }
+            stats.generated_tokens = out.len();
+            stats.constraint_ms = constraint_time * 1e3;
+            let pos = self.cached.len();
+            self.eval(&[token], pos)?;
+        }
+        stats.generated_tokens = out.len();
+        stats.constraint_ms = constraint_time * 1e3;
+        let text = String::from_utf8(text).map_err(|e| GenerateError::Invalid {
+            output: String::from_utf8_lossy(e.as_bytes()).into_owned(),
+            message: "not UTF-8".into(),
+        })?;
+        let value = self.finish(&text)?;
+        Ok((value, text, cut_repetition))
+    }
+
+    /// Expands (shorthand) or parses (JSON) the output and validates it.
+    fn finish(&self, text: &str) -> Result<Value, GenerateError> {
+        let invalid = |message: String| GenerateError::Invalid {
+            output: text.to_string(),
+            message,
+        };
+        let value = match self.opts.format {
+            OutputFormat::Shorthand => {
+                self.spec.expand(text).map_err(|e| invalid(e.to_string()))?
+            }
+            OutputFormat::Json => {
+                serde_json::from_str(text.trim()).map_err(|e| invalid(e.to_string()))?
+            }
+        };
+        self.spec.validate(&value).map_err(|e| {
+            invalid(format!(
+                "{}: {} (keyword `{}`)",
+                if e.pointer.is_empty() {
+                    "(root)"
+                } else {
+                    &e.pointer
+                },
+                e.message,
+                e.keyword
+            ))
+        })?;
+        Ok(value)
+    }
+
+    /// Cuts the cache after `keep` tokens; returns how many are really kept.
+    fn cut(&mut self, keep: usize) -> usize {
+        if keep >= self.cached.len() {
+            return self.cached.len();
+        }
+        let ok = u32::try_from(keep).is_ok_and(|k| {
+            self.ctx
+                .clear_kv_cache_seq(Some(0), Some(k), None)
+                .unwrap_or(false)
+        });
+        // A cache that dropped early positions (sliding window without `swa_full`) cannot
+        // continue from the cut: start cold.
+        let lost_early = keep > 0 && self.ctx.kv_cache_seq_pos_min(0) > 0;
+        if !ok || lost_early {
+            self.ctx.clear_kv_cache();
+            self.cached.clear();
+            return 0;
+        }
+        self.cached.truncate(keep);
+        keep
+    }
+
+    /// Evaluates `tokens` at positions `pos..`; logits of the last one are kept.
+    fn eval(&mut self, tokens: &[LlamaToken], pos: usize) -> Result<(), GenerateError> {
+        debug_assert_eq!(pos, self.cached.len());
+        if tokens.is_empty() {
+            return Ok(());
+        }
+        let mut batch = LlamaBatch::new(self.n_batch, 1);
+        // Batches end at multiples of `n_batch` (absolute positions), so the same tokens
+        // at the same positions are always evaluated in the same batches.
+        let mut done = 0;
+        while done < tokens.len() {
+            let at = pos + done;
+            let len = (self.n_batch - at % self.n_batch).min(tokens.len() - done);
+            let chunk = &tokens[done..done + len];
+            batch.clear();
+            for (i, &t) in chunk.iter().enumerate() {
+                let p = i32::try_from(at + i).map_err(|e| GenerateError::Decode(e.to_string()))?;
+                let last = done + i + 1 == tokens.len();
+                batch
+                    .add(t, p, &[0], last)
+                    .map_err(|e| GenerateError::Decode(e.to_string()))?;
+            }
+            self.ctx
+                .decode(&mut batch)
+                .map_err(|e| GenerateError::Decode(e.to_string()))?;
+            self.cached.extend_from_slice(chunk);
+            done += len;
+        }
+        Ok(())
+    }
+}
+
+fn ms(start: Instant) -> f64 {
+    start.elapsed().as_secs_f64() * 1e3
+}
+
+fn argmax(logits: &[f32]) -> Option<LlamaToken> {
+    let mut best: Option<(usize, f32)> = None;
+    for (i, &l) in logits.iter().enumerate() {
+        if best.is_none_or(|(_, b)| l > b) {
+            best = Some((i, l));
+        }
+    }
+    best.and_then(|(i, _)| i32::try_from(i).ok().map(LlamaToken))
+}
+
+/// If the last complete line of `text` repeats an earlier line of the same section (lines
+/// after the last `name:` header), the byte offset where that last line starts.
+fn repeated_line(text: &[u8]) -> Option<usize> {
+    let end = text.iter().rposition(|&b| b == b'\n')?;
+    let start = text[..end]
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |i| i + 1);
+    let line = &text[start..end];
+    if line.is_empty() || line.ends_with(b":") {
+        return None;
+    }
+    for earlier in text[..start].split(|&b| b == b'\n').rev() {
+        if earlier.ends_with(b":") {
+            break;
+        }
+        if earlier == line {
+            return Some(start);
+        }
+    }
+    None
+}
+
+/// Whether the output ends in a loop: the same 1–16 tokens at least 4 times over the last
+/// 32 or more tokens.
+fn looping(out: &[LlamaToken]) -> bool {
+    (1..=16).any(|p| {
+        let n = (4 * p).max(32);
+        n <= out.len() && {
+            let tail = &out[out.len() - n..];
+            tail.iter().skip(p).zip(tail).all(|(a, b)| a == b)
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn repeated_lines_are_found_within_a_section() {
+        let t = b"fields:\n\"A\" sum\n\"B\"\n\"A\" sum\n";
+        assert_eq!(repeated_line(t), Some(t.len() - 8));
+        // Same line in another section is fine.
+        assert_eq!(
+            repeated_line(b"fields:\n\"A\" sum\nsort:\n\"A\" sum\n"),
+            None
+        );
+        assert_eq!(repeated_line(b"fields:\n\"A\"\n\"B\"\n"), None);
+        assert_eq!(repeated_line(b"fields:\n\"A\"\n\"A"), None);
+        assert_eq!(repeated_line(b""), None);
+    }
+
+    #[test]
+    fn loops_need_a_long_periodic_tail() {
+        let t = |v: &[i32]| v.iter().map(|&i| LlamaToken(i)).collect::<Vec<_>>();
+        assert!(!looping(&t(&[1; 31])));
+        assert!(looping(&t(&[1; 32])));
+        let mut v: Vec<i32> = (0..10).collect();
+        for _ in 0..11 {
+            v.extend([7, 8, 9]);
+        }
+        assert!(looping(&t(&v)));
+        let varied: Vec<i32> = (0..100).collect();
+        assert!(!looping(&t(&varied)));
+    }
+
+    #[test]
+    fn argmax_picks_the_largest() {
+        assert_eq!(argmax(&[0.0, 3.0, -1.0]), Some(LlamaToken(1)));
+        assert_eq!(argmax(&[]), None);
+    }
+}

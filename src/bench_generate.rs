@@ -1,0 +1,253 @@
+//! `dss bench-generate`: generation on each model over the same requests, in one run:
+//! (a) constrained shorthand (llguidance, fast-forward), (b) the same prompt unconstrained,
+//! (c) llama.cpp's GBNF sampler on the full grammar (greedy token first), (d) compact JSON
+//! under the schema's JSON grammar. Medians per configuration, and ratios against (a)
+//! measured in the same run.
+
+use anyhow::{bail, Context, Result};
+use clap::Args;
+use dss_runtime::{EngineKind, Generator, GeneratorOptions, OutputFormat, Stats};
+use serde_json::Value;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use crate::runtime_cmd::{load_model, spec_examples};
+
+/// Targets from the issue: constraint overhead per token, Qwen's median end-to-end, and
+/// (a) against (d).
+const OVERHEAD_TARGET_MS: f64 = 0.2;
+const QWEN_E2E_TARGET_MS: f64 = 350.0;
+const JSON_SPEEDUP_TARGET: f64 = 3.0;
+
+#[derive(Args)]
+pub struct BenchGenerateArgs {
+    /// The compiled spec.
+    #[arg(long, default_value = concat!(env!("CARGO_MANIFEST_DIR"), "/grammars/viz"))]
+    spec: PathBuf,
+    /// Requests, one JSON string per line.
+    #[arg(long, default_value = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/viz-requests.jsonl"))]
+    requests: PathBuf,
+    /// Models to run (names or GGUF paths).
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "smollm2-135m,qwen2.5-coder-0.5b"
+    )]
+    models: Vec<String>,
+    /// Configurations to run, from a,b,c,d.
+    #[arg(long, value_delimiter = ',', default_value = "a,b,c,d")]
+    configs: Vec<String>,
+    /// CPU threads [default: physical cores].
+    #[arg(long)]
+    threads: Option<usize>,
+    /// Use only the first N requests.
+    #[arg(long)]
+    limit: Option<usize>,
+    /// Print each output.
+    #[arg(long)]
+    verbose: bool,
+}
+
+struct Config {
+    key: &'static str,
+    label: &'static str,
+    engine: EngineKind,
+    format: OutputFormat,
+}
+
+const CONFIGS: &[Config] = &[
+    Config {
+        key: "a",
+        label: "(a) shorthand, llguidance + ff",
+        engine: EngineKind::Llguidance,
+        format: OutputFormat::Shorthand,
+    },
+    Config {
+        key: "b",
+        label: "(b) shorthand, unconstrained",
+        engine: EngineKind::Unconstrained,
+        format: OutputFormat::Shorthand,
+    },
+    Config {
+        key: "c",
+        label: "(c) shorthand, llama.cpp GBNF",
+        engine: EngineKind::Gbnf,
+        format: OutputFormat::Shorthand,
+    },
+    Config {
+        key: "d",
+        label: "(d) compact JSON, JSON grammar",
+        engine: EngineKind::Llguidance,
+        format: OutputFormat::Json,
+    },
+];
+
+struct Row {
+    label: &'static str,
+    key: &'static str,
+    valid: usize,
+    n: usize,
+    e2e: f64,
+    ttft: f64,
+    tokens: f64,
+    forced_share: f64,
+    overhead: f64,
+    full_masks: usize,
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    if v.is_empty() {
+        return f64::NAN;
+    }
+    v.sort_by(f64::total_cmp);
+    let m = v.len() / 2;
+    if v.len() % 2 == 1 {
+        v[m]
+    } else {
+        (v[m - 1] + v[m]) / 2.0
+    }
+}
+
+pub fn run(args: &BenchGenerateArgs) -> Result<ExitCode> {
+    let text = std::fs::read_to_string(&args.requests)
+        .with_context(|| format!("cannot read {}", args.requests.display()))?;
+    let mut requests = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        match serde_json::from_str::<Value>(line) {
+            Ok(Value::String(s)) => requests.push(s),
+            _ => bail!(
+                "{}:{}: expected a JSON string",
+                args.requests.display(),
+                i + 1
+            ),
+        }
+    }
+    if let Some(n) = args.limit {
+        requests.truncate(n);
+    }
+    if requests.is_empty() {
+        bail!("no requests in {}", args.requests.display());
+    }
+    let examples = spec_examples(&args.spec, None, false)?;
+    let threads = args
+        .threads
+        .unwrap_or_else(dss_runtime::generate::default_threads);
+    println!(
+        "generation benchmark: {} requests, spec {}, {} examples in the prompt, {threads} threads, greedy decoding",
+        requests.len(),
+        args.spec.display(),
+        examples.len()
+    );
+    let mut all_ok = true;
+    for name in &args.models {
+        let model = load_model(name)?;
+        println!("\n## {name} (load {:.0} ms)\n", model.load_ms());
+        let mut rows = Vec::new();
+        for cfg in CONFIGS
+            .iter()
+            .filter(|c| args.configs.iter().any(|k| k == c.key))
+        {
+            let spec = crate::load_spec(&args.spec, None)?;
+            let opts = GeneratorOptions {
+                engine: cfg.engine,
+                format: cfg.format,
+                threads: Some(threads),
+                examples: examples.clone(),
+                ..GeneratorOptions::default()
+            };
+            let mut gen = Generator::new(&model, spec, opts)?;
+            gen.warm()?;
+            let mut stats: Vec<Stats> = Vec::new();
+            let mut valid = 0;
+            for r in &requests {
+                let result = gen.generate(r);
+                if args.verbose {
+                    match &result {
+                        Ok(g) => println!("  {} {r:?}\n    {}", cfg.key, g.value),
+                        Err(e) => println!("  {} {r:?}\n    ERROR {e}", cfg.key),
+                    }
+                }
+                if result.is_ok() {
+                    valid += 1;
+                }
+                stats.push(gen.last_stats().clone());
+            }
+            let gen_tokens: usize = stats.iter().map(|s| s.generated_tokens).sum();
+            let forced: usize = stats.iter().map(|s| s.forced_tokens).sum();
+            let constraint: f64 = stats.iter().map(|s| s.constraint_ms).sum();
+            rows.push(Row {
+                label: cfg.label,
+                key: cfg.key,
+                valid,
+                n: requests.len(),
+                e2e: median(stats.iter().map(|s| s.total_ms).collect()),
+                ttft: median(stats.iter().map(|s| s.ttft_ms).collect()),
+                tokens: median(stats.iter().map(|s| s.generated_tokens as f64).collect()),
+                forced_share: forced as f64 / gen_tokens.max(1) as f64,
+                overhead: constraint / gen_tokens.max(1) as f64,
+                full_masks: stats.iter().map(|s| s.full_masks).sum(),
+            });
+        }
+        let base = rows.iter().find(|r| r.key == "a").map(|r| r.e2e);
+        println!("| configuration | valid | median e2e ms | × (a) | median TTFT ms | median tokens | forced share | constraint ms/token | full masks |");
+        println!("|---|---|---|---|---|---|---|---|---|");
+        for r in &rows {
+            let ratio = base.map_or("-".into(), |b| format!("{:.2}", r.e2e / b));
+            println!(
+                "| {} | {}/{} | {:.0} | {ratio} | {:.0} | {:.0} | {:.0}% | {:.3} | {} |",
+                r.label,
+                r.valid,
+                r.n,
+                r.e2e,
+                r.ttft,
+                r.tokens,
+                100.0 * r.forced_share,
+                r.overhead,
+                r.full_masks
+            );
+        }
+        if let Some(a) = rows.iter().find(|r| r.key == "a") {
+            let ok = a.overhead <= OVERHEAD_TARGET_MS;
+            all_ok &= ok;
+            println!(
+                "\ntarget: constraint overhead (a) {:.3} ms/token <= {OVERHEAD_TARGET_MS}: {}",
+                a.overhead,
+                verdict(ok)
+            );
+            if let Some(d) = rows.iter().find(|r| r.key == "d") {
+                let speedup = d.e2e / a.e2e;
+                let ok = speedup >= JSON_SPEEDUP_TARGET;
+                all_ok &= ok;
+                println!(
+                    "target: (a) vs (d) end-to-end speedup {speedup:.2}x >= {JSON_SPEEDUP_TARGET}x: {}",
+                    verdict(ok)
+                );
+            }
+            if name.contains("qwen") {
+                let ok = a.e2e <= QWEN_E2E_TARGET_MS;
+                all_ok &= ok;
+                println!(
+                    "target: median end-to-end (a) {:.0} ms <= {QWEN_E2E_TARGET_MS} ms: {}",
+                    a.e2e,
+                    verdict(ok)
+                );
+            }
+        }
+    }
+    Ok(if all_ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+fn verdict(ok: bool) -> &'static str {
+    if ok {
+        "met"
+    } else {
+        "NOT met"
+    }
+}

