@@ -277,6 +277,14 @@ pub struct Builder<'d, 'a> {
     docs: Vec<Option<String>>,
     /// The schema node of each `Node` expression (saves re-walking pointers).
     values: Vec<Option<&'a Value>>,
+    /// Resolved `$ref`s by (base URI in force, reference): a reference names the same
+    /// target wherever its base is the same, and large schemas repeat a few hundred refs
+    /// thousands of times.
+    refs: HashMap<(&'d str, &'a str), ExprId>,
+    /// Merged records by the identity of the records merged (kept alive here, so the
+    /// addresses stay unique).
+    #[allow(clippy::type_complexity)]
+    merged: HashMap<Vec<usize>, (Vec<Arc<Record>>, Arc<Record>)>,
 }
 
 impl<'d, 'a> Builder<'d, 'a> {
@@ -289,6 +297,8 @@ impl<'d, 'a> Builder<'d, 'a> {
             in_progress: Vec::new(),
             docs: Vec::new(),
             values: Vec::new(),
+            refs: HashMap::default(),
+            merged: HashMap::default(),
         };
         b.intern(Expr::Any, None);
         b.intern(Expr::Never, None);
@@ -306,10 +316,25 @@ impl<'d, 'a> Builder<'d, 'a> {
             let parts = self.materialize(id)?;
             if let Some(obj) = &parts.object {
                 if obj.records.len() >= 2 && obj.merged.is_none() {
-                    let merged = self.merge_records(&obj.records);
+                    // Many shapes share one set of object forms (`X`, `X | null`, …):
+                    // merge each set once.
+                    let key: Vec<usize> = obj
+                        .records
+                        .iter()
+                        .map(|r| Arc::as_ptr(r) as usize)
+                        .collect();
+                    let merged = match self.merged.get(&key) {
+                        Some((_, m)) => m.clone(),
+                        None => {
+                            let m = Arc::new(self.merge_records(&obj.records));
+                            self.merged.insert(key, (obj.records.clone(), m.clone()));
+                            m
+                        }
+                    };
+                    drop(parts);
                     if let Some(Some(p)) = self.parts.get_mut(i) {
                         if let Some(o) = &mut Rc::make_mut(p).object {
-                            o.merged = Some(Arc::new(merged));
+                            o.merged = Some(merged);
                         }
                     }
                 }
@@ -330,23 +355,45 @@ impl<'d, 'a> Builder<'d, 'a> {
 
     /// One record admitting every object any of `records` admits.
     fn merge_records(&mut self, records: &[Arc<Record>]) -> Record {
-        let mut names: Vec<String> = Vec::new();
+        // Property names in first-seen order, and for each the shapes the records give it;
+        // one pass over every record's properties (merged records have a hundred fields).
+        let mut slot: HashMap<&str, usize> = HashMap::default();
+        let mut names: Vec<&str> = Vec::new();
+        let mut members: Vec<Vec<ExprId>> = Vec::new();
+        let mut seen: Vec<bool> = Vec::new();
         for r in records {
             for (n, _) in &r.props {
-                if !names.contains(n) {
-                    names.push(n.clone());
+                slot.entry(n.as_str()).or_insert_with(|| {
+                    names.push(n.as_str());
+                    members.push(Vec::new());
+                    names.len() - 1
+                });
+            }
+        }
+        for r in records {
+            seen.clear();
+            seen.resize(names.len(), false);
+            for (n, e) in &r.props {
+                if let Some(&i) = slot.get(n.as_str()) {
+                    // A repeated name counts once, as `Record::prop` finds the first.
+                    if !std::mem::replace(&mut seen[i], true) {
+                        members[i].push(*e);
+                    }
+                }
+            }
+            // A record without the property may still have it as an undeclared one.
+            if let Some(x) = r.extras {
+                for (i, m) in members.iter_mut().enumerate() {
+                    if !seen[i] {
+                        m.push(x);
+                    }
                 }
             }
         }
-        let mut props = Vec::new();
-        for n in names {
-            // A record without the property may still have it as an undeclared one.
-            let members: Vec<ExprId> = records
-                .iter()
-                .filter_map(|r| r.prop(&n).or(r.extras))
-                .collect();
-            let e = self.union(&members);
-            props.push((n, e));
+        let mut props = Vec::with_capacity(names.len());
+        for (n, m) in names.iter().zip(&members) {
+            let e = self.union(m);
+            props.push((n.to_string(), e));
         }
         let required = records[0]
             .required
@@ -478,6 +525,18 @@ impl<'d, 'a> Builder<'d, 'a> {
         Ok(parts)
     }
 
+    /// The expression a `$ref` found at `p` names.
+    fn resolve(&mut self, p: &str, reference: &'a str) -> Result<ExprId, CompileError> {
+        let base = self.doc.base_at(p);
+        if let Some(&id) = self.refs.get(&(base, reference)) {
+            return Ok(id);
+        }
+        let target = self.doc.resolve(p, reference)?;
+        let id = self.node(&target);
+        self.refs.insert((base, reference), id);
+        Ok(id)
+    }
+
     fn node_parts(&mut self, p: &str, v: &'a Value) -> Result<Rc<Parts>, CompileError> {
         let m = match v {
             Value::Bool(true) => return Ok(Rc::new(Parts::any())),
@@ -496,11 +555,8 @@ impl<'d, 'a> Builder<'d, 'a> {
                     )
                 });
             if only_ref {
-                match self.doc.resolve(p, r) {
-                    Ok(target) => {
-                        let t = self.node(&target);
-                        return self.materialize(t);
-                    }
+                match self.resolve(p, r) {
+                    Ok(t) => return self.materialize(t),
                     Err(CompileError::RemoteRef { .. }) if is_metaschema(r) => {
                         return Ok(Rc::new(Parts::any()))
                     }
@@ -510,14 +566,13 @@ impl<'d, 'a> Builder<'d, 'a> {
         }
         let mut acc = self.own_parts(m, p);
         if let Some(r) = m.get("$ref").and_then(Value::as_str) {
-            let target = match self.doc.resolve(p, r) {
+            let t = match self.resolve(p, r) {
                 Ok(t) => t,
                 // The standard metaschemas ship with the validator: validated there,
                 // unconstrained (plain JSON) here.
                 Err(CompileError::RemoteRef { .. }) if is_metaschema(r) => return Ok(Rc::new(acc)),
                 Err(e) => return Err(e),
             };
-            let t = self.node(&target);
             let pt = self.materialize(t)?;
             acc = self.inter_parts(acc, Rc::unwrap_or_clone(pt));
         }
