@@ -231,12 +231,18 @@ const RESERVED: &[&str] = &["true", "false", "null"];
 
 /// A string that can be written without quotes.
 pub fn is_word(s: &str) -> bool {
-    let mut chars = s.chars();
-    match chars.next() {
-        Some(c) if c.is_ascii_alphabetic() || c == '_' || c == '$' => {}
+    // Word characters are ASCII, so bytes suffice (a multi-byte character fails).
+    let b = s.as_bytes();
+    match b.first() {
+        Some(&c) if c.is_ascii_alphabetic() || c == b'_' || c == b'$' => {}
         _ => return false,
     }
-    s.len() <= 64 && chars.all(is_word_char) && !RESERVED.contains(&s) && !s.ends_with(['.', '-'])
+    b.len() <= 64
+        && b[1..]
+            .iter()
+            .all(|&c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'$' | b'.' | b'-'))
+        && !RESERVED.contains(&s)
+        && !s.ends_with(['.', '-'])
 }
 
 pub fn is_word_char(c: char) -> bool {
@@ -850,28 +856,32 @@ fn assign_keyless(
     let mut keywords = BTreeSet::new();
     // Value first-tokens of every optional field: a keyless field must not share any with a
     // sibling, or a reader (model or human) could not tell `[start] [end]` apart.
-    let value_firsts: Vec<BTreeSet<First>> = fields
+    let mut value_firsts: Vec<BTreeSet<First>> = fields
         .iter()
         .map(|f| match f.mode {
             FieldMode::Keyed | FieldMode::Keyless => first_set(shapes.parts(f.expr), &f.abbrev),
             _ => BTreeSet::new(),
         })
         .collect();
-    let mut counts: HashMap<&First, usize> = HashMap::default();
-    for set in &value_firsts {
-        for t in set {
-            *counts.entry(t).or_insert(0) += 1;
+    let shared: Vec<bool> = {
+        let mut counts: HashMap<&First, usize> = HashMap::default();
+        for set in &value_firsts {
+            for t in set {
+                *counts.entry(t).or_insert(0) += 1;
+            }
         }
-    }
-    for (idx, f) in fields.iter_mut().enumerate().rev() {
-        let shared = value_firsts[idx]
+        value_firsts
             .iter()
-            .any(|t| counts.get(t).copied().unwrap_or(0) > 1);
+            .map(|set| set.iter().any(|t| counts.get(t).copied().unwrap_or(0) > 1))
+            .collect()
+    };
+    for (idx, f) in fields.iter_mut().enumerate().rev() {
+        let shared = shared[idx];
         if !matches!(f.mode, FieldMode::Keyed | FieldMode::Keyless) {
             continue;
         }
         let parts = shapes.parts(f.expr);
-        let first = first_set(parts, &f.abbrev);
+        let first = std::mem::take(&mut value_firsts[idx]);
         let clash = first.iter().find(|t| follow.contains(t)).cloned();
         let keyless_ok = clash.is_none() && parts.single_value().is_none();
         if f.mode == FieldMode::Keyless && !keyless_ok {
