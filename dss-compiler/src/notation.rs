@@ -489,7 +489,7 @@ fn canonicalize(shapes: &Shapes) -> Vec<ExprId> {
     let mut seen: HashMap<&Parts, ExprId> = HashMap::default();
     let mut canon = Vec::with_capacity(shapes.parts.len());
     for (id, p) in shapes.parts.iter().enumerate() {
-        let c = *seen.entry(p).or_insert(id as ExprId);
+        let c = *seen.entry(&**p).or_insert(id as ExprId);
         canon.push(c);
     }
     canon
