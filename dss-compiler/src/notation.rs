@@ -487,9 +487,18 @@ pub fn is_section(shapes: &Shapes, expr: ExprId) -> bool {
 /// Expressions with equal parts share a layout and a grammar rule.
 fn canonicalize(shapes: &Shapes) -> Vec<ExprId> {
     let mut seen: HashMap<&Parts, ExprId> = HashMap::default();
+    // Expressions often share one parts value: those need no deep hash.
+    let mut shared: HashMap<*const Parts, ExprId> = HashMap::default();
     let mut canon = Vec::with_capacity(shapes.parts.len());
     for (id, p) in shapes.parts.iter().enumerate() {
-        let c = *seen.entry(&**p).or_insert(id as ExprId);
+        let c = match shared.get(&Arc::as_ptr(p)) {
+            Some(&c) => c,
+            None => {
+                let c = *seen.entry(&**p).or_insert(id as ExprId);
+                shared.insert(Arc::as_ptr(p), c);
+                c
+            }
+        };
         canon.push(c);
     }
     canon
