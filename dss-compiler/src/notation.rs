@@ -246,12 +246,15 @@ const RESERVED: &[&str] = &["true", "false", "null"];
 
 /// A string that can be written without quotes.
 pub fn is_word(s: &str) -> bool {
-    let mut chars = s.chars();
-    match chars.next() {
-        Some(c) if is_word_start(c) => {}
+    // Word characters are ASCII, so bytes suffice (a multi-byte character fails).
+    let b = s.as_bytes();
+    match b.first() {
+        Some(&c) if is_word_start(c as char) => {}
         _ => return false,
     }
-    chars.all(is_word_char) && !RESERVED.contains(&s) && !s.ends_with(['.', '-'])
+    b[1..].iter().all(|&c| is_word_char(c as char))
+        && !RESERVED.contains(&s)
+        && !s.ends_with(['.', '-'])
 }
 
 pub fn is_word_start(c: char) -> bool {
@@ -686,9 +689,18 @@ pub fn is_section(shapes: &Shapes, expr: ExprId) -> bool {
 /// Expressions with equal parts share a layout and a grammar rule.
 fn canonicalize(shapes: &Shapes) -> Vec<ExprId> {
     let mut seen: HashMap<&Parts, ExprId> = HashMap::default();
+    // Expressions often share one parts value: those need no deep hash.
+    let mut shared: HashMap<*const Parts, ExprId> = HashMap::default();
     let mut canon = Vec::with_capacity(shapes.parts.len());
     for (id, p) in shapes.parts.iter().enumerate() {
-        let c = *seen.entry(p).or_insert(id as ExprId);
+        let c = match shared.get(&Arc::as_ptr(p)) {
+            Some(&c) => c,
+            None => {
+                let c = *seen.entry(&**p).or_insert(id as ExprId);
+                shared.insert(Arc::as_ptr(p), c);
+                c
+            }
+        };
         canon.push(c);
     }
     canon
@@ -1056,28 +1068,32 @@ fn assign_keyless(
     let mut keywords = BTreeSet::new();
     // Value first-tokens of every optional field: a keyless field must not share any with a
     // sibling, or a reader (model or human) could not tell `[start] [end]` apart.
-    let value_firsts: Vec<BTreeSet<First>> = fields
+    let mut value_firsts: Vec<BTreeSet<First>> = fields
         .iter()
         .map(|f| match f.mode {
             FieldMode::Keyed | FieldMode::Keyless => first_set(shapes.parts(f.expr), &f.abbrev),
             _ => BTreeSet::new(),
         })
         .collect();
-    let mut counts: HashMap<&First, usize> = HashMap::default();
-    for set in &value_firsts {
-        for t in set {
-            *counts.entry(t).or_insert(0) += 1;
+    let shared: Vec<bool> = {
+        let mut counts: HashMap<&First, usize> = HashMap::default();
+        for set in &value_firsts {
+            for t in set {
+                *counts.entry(t).or_insert(0) += 1;
+            }
         }
-    }
-    for (idx, f) in fields.iter_mut().enumerate().rev() {
-        let shared = value_firsts[idx]
+        value_firsts
             .iter()
-            .any(|t| counts.get(t).copied().unwrap_or(0) > 1);
+            .map(|set| set.iter().any(|t| counts.get(t).copied().unwrap_or(0) > 1))
+            .collect()
+    };
+    for (idx, f) in fields.iter_mut().enumerate().rev() {
+        let shared = shared[idx];
         if !matches!(f.mode, FieldMode::Keyed | FieldMode::Keyless) {
             continue;
         }
         let parts = shapes.parts(f.expr);
-        let first = first_set(parts, &f.abbrev);
+        let first = std::mem::take(&mut value_firsts[idx]);
         let clash = first.iter().find(|t| follow.contains(t)).cloned();
         let keyless_ok = clash.is_none() && parts.single_value().is_none();
         if f.mode == FieldMode::Keyless && !keyless_ok {

@@ -6,6 +6,7 @@
 
 use crate::error::CompileError;
 use serde_json::Value;
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 /// Which family of keyword semantics applies.
@@ -156,8 +157,9 @@ impl<'a> SchemaDoc<'a> {
         }
     }
 
-    /// The base URI in force at a pointer: the nearest enclosing `$id`.
-    fn base_at(&self, pointer: &str) -> &str {
+    /// The base URI in force at a pointer: the nearest enclosing `$id`. A `$ref` resolves
+    /// to the same target wherever this base is the same.
+    pub fn base_at(&self, pointer: &str) -> &str {
         self.bases
             .iter()
             .filter(|(p, _)| {
@@ -252,20 +254,17 @@ fn needs_encoding(c: char) -> bool {
     ) || (c as u32) < 0x20
 }
 
-fn push_token(out: &mut String, key: &str) {
-    if key.contains(['~', '/']) {
-        out.push_str(&escape_token(key));
-    } else {
-        out.push_str(key);
-    }
+/// Append a key as a JSON-pointer token.
+pub fn push_token(out: &mut String, key: &str) {
+    out.push_str(&escape_token(key));
 }
 
-/// Escape a key as a JSON-pointer token.
-pub fn escape_token(key: &str) -> String {
+/// Escape a key as a JSON-pointer token (borrowed unless it has `~` or `/`).
+pub fn escape_token(key: &str) -> Cow<'_, str> {
     if key.contains(['~', '/']) {
-        key.replace('~', "~0").replace('/', "~1")
+        Cow::Owned(key.replace('~', "~0").replace('/', "~1"))
     } else {
-        key.to_string()
+        Cow::Borrowed(key)
     }
 }
 

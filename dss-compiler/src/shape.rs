@@ -11,7 +11,6 @@ use crate::schema::{escape_token, Draft, SchemaDoc};
 use rustc_hash::FxHashMap as HashMap;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Number, Value};
-use std::rc::Rc;
 use std::sync::Arc;
 
 pub type ExprId = u32;
@@ -236,7 +235,8 @@ pub fn same_number(a: &Number, b: &Number) -> bool {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Shapes {
     pub exprs: Vec<Expr>,
-    pub parts: Vec<Parts>,
+    /// Shared: many expressions have equal parts (`$ref`s to one definition).
+    pub parts: Vec<Arc<Parts>>,
     /// Schema `description` (or `title`) of each expression, if it has one.
     pub docs: Vec<Option<String>>,
     pub root: ExprId,
@@ -272,11 +272,21 @@ pub struct Builder<'d, 'a> {
     doc: &'d SchemaDoc<'a>,
     exprs: Vec<Expr>,
     index: HashMap<Expr, ExprId>,
-    parts: Vec<Option<Rc<Parts>>>,
+    parts: Vec<Option<Arc<Parts>>>,
     in_progress: Vec<bool>,
     docs: Vec<Option<String>>,
     /// The schema node of each `Node` expression (saves re-walking pointers).
     values: Vec<Option<&'a Value>>,
+    /// Resolved `$ref`s by (base URI in force, reference): a reference names the same
+    /// target wherever its base is the same, and large schemas repeat a few hundred refs
+    /// thousands of times.
+    refs: HashMap<(&'d str, &'a str), ExprId>,
+    /// Merged records by the identity of the records merged (kept alive here, so the
+    /// addresses stay unique).
+    #[allow(clippy::type_complexity)]
+    merged: HashMap<Vec<usize>, (Vec<Arc<Record>>, Arc<Record>)>,
+    /// Shared parts given their merged record, by the address of the original (kept alive).
+    patched: HashMap<usize, (Arc<Parts>, Arc<Parts>)>,
 }
 
 impl<'d, 'a> Builder<'d, 'a> {
@@ -289,6 +299,9 @@ impl<'d, 'a> Builder<'d, 'a> {
             in_progress: Vec::new(),
             docs: Vec::new(),
             values: Vec::new(),
+            refs: HashMap::default(),
+            merged: HashMap::default(),
+            patched: HashMap::default(),
         };
         b.intern(Expr::Any, None);
         b.intern(Expr::Never, None);
@@ -306,12 +319,22 @@ impl<'d, 'a> Builder<'d, 'a> {
             let parts = self.materialize(id)?;
             if let Some(obj) = &parts.object {
                 if obj.records.len() >= 2 && obj.merged.is_none() {
-                    let merged = self.merge_records(&obj.records);
-                    if let Some(Some(p)) = self.parts.get_mut(i) {
-                        if let Some(o) = &mut Rc::make_mut(p).object {
-                            o.merged = Some(Arc::new(merged));
+                    // Parts are shared by many expressions: patch each shared value once.
+                    let old = Arc::as_ptr(&parts) as usize;
+                    let patched = match self.patched.get(&old) {
+                        Some((_, new)) => new.clone(),
+                        None => {
+                            let merged = self.merged_record(&obj.records);
+                            let mut new = Parts::clone(&parts);
+                            if let Some(o) = &mut new.object {
+                                o.merged = Some(merged);
+                            }
+                            let new = Arc::new(new);
+                            self.patched.insert(old, (parts.clone(), new.clone()));
+                            new
                         }
-                    }
+                    };
+                    self.parts[i] = Some(patched);
                 }
             }
             i += 1;
@@ -321,32 +344,66 @@ impl<'d, 'a> Builder<'d, 'a> {
             parts: self
                 .parts
                 .into_iter()
-                .map(|p| p.map(Rc::unwrap_or_clone).unwrap_or_default())
+                .map(Option::unwrap_or_default)
                 .collect(),
             docs: self.docs,
             root,
         })
     }
 
+    /// The merged record of a set of object forms. Many shapes share one set (`X`,
+    /// `X | null`, …): each set is merged once.
+    fn merged_record(&mut self, records: &[Arc<Record>]) -> Arc<Record> {
+        let key: Vec<usize> = records.iter().map(|r| Arc::as_ptr(r) as usize).collect();
+        if let Some((_, m)) = self.merged.get(&key) {
+            return m.clone();
+        }
+        let m = Arc::new(self.merge_records(records));
+        self.merged.insert(key, (records.to_vec(), m.clone()));
+        m
+    }
+
     /// One record admitting every object any of `records` admits.
     fn merge_records(&mut self, records: &[Arc<Record>]) -> Record {
-        let mut names: Vec<String> = Vec::new();
+        // Property names in first-seen order, and for each the shapes the records give it;
+        // one pass over every record's properties (merged records have a hundred fields).
+        let mut slot: HashMap<&str, usize> = HashMap::default();
+        let mut names: Vec<&str> = Vec::new();
+        let mut members: Vec<Vec<ExprId>> = Vec::new();
+        let mut seen: Vec<bool> = Vec::new();
         for r in records {
             for (n, _) in &r.props {
-                if !names.contains(n) {
-                    names.push(n.clone());
+                slot.entry(n.as_str()).or_insert_with(|| {
+                    names.push(n.as_str());
+                    members.push(Vec::new());
+                    names.len() - 1
+                });
+            }
+        }
+        for r in records {
+            seen.clear();
+            seen.resize(names.len(), false);
+            for (n, e) in &r.props {
+                if let Some(&i) = slot.get(n.as_str()) {
+                    // A repeated name counts once, as `Record::prop` finds the first.
+                    if !std::mem::replace(&mut seen[i], true) {
+                        members[i].push(*e);
+                    }
+                }
+            }
+            // A record without the property may still have it as an undeclared one.
+            if let Some(x) = r.extras {
+                for (i, m) in members.iter_mut().enumerate() {
+                    if !seen[i] {
+                        m.push(x);
+                    }
                 }
             }
         }
-        let mut props = Vec::new();
-        for n in names {
-            // A record without the property may still have it as an undeclared one.
-            let members: Vec<ExprId> = records
-                .iter()
-                .filter_map(|r| r.prop(&n).or(r.extras))
-                .collect();
-            let e = self.union(&members);
-            props.push((n, e));
+        let mut props = Vec::with_capacity(names.len());
+        for (n, m) in names.iter().zip(&members) {
+            let e = self.union(m);
+            props.push((n.to_string(), e));
         }
         let required = records[0]
             .required
@@ -435,19 +492,19 @@ impl<'d, 'a> Builder<'d, 'a> {
         }
     }
 
-    pub fn materialize(&mut self, id: ExprId) -> Result<Rc<Parts>, CompileError> {
+    pub fn materialize(&mut self, id: ExprId) -> Result<Arc<Parts>, CompileError> {
         if let Some(p) = &self.parts[id as usize] {
             return Ok(p.clone());
         }
         if self.in_progress[id as usize] {
             // A cycle that does not pass through a property or an item (e.g. `{"$ref": "#"}`
             // at the root): nothing structural can be said, so admit everything.
-            return Ok(Rc::new(Parts::any()));
+            return Ok(Arc::new(Parts::any()));
         }
         self.in_progress[id as usize] = true;
         let parts = match self.exprs[id as usize].clone() {
-            Expr::Any => Parts::any(),
-            Expr::Never => Parts::never(),
+            Expr::Any => Arc::new(Parts::any()),
+            Expr::Never => Arc::new(Parts::never()),
             Expr::Node(p) => {
                 let v = self.values[id as usize].unwrap_or_else(|| self.doc.node(&p));
                 let shared = self.node_parts(&p, v)?;
@@ -456,35 +513,46 @@ impl<'d, 'a> Builder<'d, 'a> {
                 return Ok(shared);
             }
             Expr::Union(xs) => {
-                let mut acc = Parts::never();
+                let mut acc = Arc::new(Parts::never());
                 for x in xs {
                     let px = self.materialize(x)?;
-                    acc = self.union_parts(acc, Rc::unwrap_or_clone(px));
+                    acc = self.union_rc(acc, px);
                 }
                 acc
             }
             Expr::Inter(xs) => {
-                let mut acc = Parts::any();
+                let mut acc = Arc::new(Parts::any());
                 for x in xs {
                     let px = self.materialize(x)?;
-                    acc = self.inter_parts(acc, Rc::unwrap_or_clone(px));
+                    acc = self.inter_rc(acc, px);
                 }
                 acc
             }
         };
         self.in_progress[id as usize] = false;
-        let parts = Rc::new(parts);
         self.parts[id as usize] = Some(parts.clone());
         Ok(parts)
     }
 
-    fn node_parts(&mut self, p: &str, v: &'a Value) -> Result<Rc<Parts>, CompileError> {
+    /// The expression a `$ref` found at `p` names.
+    fn resolve(&mut self, p: &str, reference: &'a str) -> Result<ExprId, CompileError> {
+        let base = self.doc.base_at(p);
+        if let Some(&id) = self.refs.get(&(base, reference)) {
+            return Ok(id);
+        }
+        let target = self.doc.resolve(p, reference)?;
+        let id = self.node(&target);
+        self.refs.insert((base, reference), id);
+        Ok(id)
+    }
+
+    fn node_parts(&mut self, p: &str, v: &'a Value) -> Result<Arc<Parts>, CompileError> {
         let m = match v {
-            Value::Bool(true) => return Ok(Rc::new(Parts::any())),
-            Value::Bool(false) => return Ok(Rc::new(Parts::never())),
+            Value::Bool(true) => return Ok(Arc::new(Parts::any())),
+            Value::Bool(false) => return Ok(Arc::new(Parts::never())),
             Value::Object(m) => m,
             // Not a schema: validators ignore it, so do we.
-            _ => return Ok(Rc::new(Parts::any())),
+            _ => return Ok(Arc::new(Parts::any())),
         };
         // A bare `$ref` (or draft-07 `$ref` with ignored siblings) shares its target's parts.
         if let Some(r) = m.get("$ref").and_then(Value::as_str) {
@@ -496,36 +564,32 @@ impl<'d, 'a> Builder<'d, 'a> {
                     )
                 });
             if only_ref {
-                match self.doc.resolve(p, r) {
-                    Ok(target) => {
-                        let t = self.node(&target);
-                        return self.materialize(t);
-                    }
+                match self.resolve(p, r) {
+                    Ok(t) => return self.materialize(t),
                     Err(CompileError::RemoteRef { .. }) if is_metaschema(r) => {
-                        return Ok(Rc::new(Parts::any()))
+                        return Ok(Arc::new(Parts::any()))
                     }
                     Err(e) => return Err(e),
                 }
             }
         }
-        let mut acc = self.own_parts(m, p);
+        let mut acc = Arc::new(self.own_parts(m, p));
         if let Some(r) = m.get("$ref").and_then(Value::as_str) {
-            let target = match self.doc.resolve(p, r) {
+            let t = match self.resolve(p, r) {
                 Ok(t) => t,
                 // The standard metaschemas ship with the validator: validated there,
                 // unconstrained (plain JSON) here.
-                Err(CompileError::RemoteRef { .. }) if is_metaschema(r) => return Ok(Rc::new(acc)),
+                Err(CompileError::RemoteRef { .. }) if is_metaschema(r) => return Ok(acc),
                 Err(e) => return Err(e),
             };
-            let t = self.node(&target);
             let pt = self.materialize(t)?;
-            acc = self.inter_parts(acc, Rc::unwrap_or_clone(pt));
+            acc = self.inter_rc(acc, pt);
         }
         if let Some(Value::Array(xs)) = m.get("allOf") {
             for (i, x) in xs.iter().enumerate() {
                 let e = self.node_at(format!("{p}/allOf/{i}"), x);
                 let pe = self.materialize(e)?;
-                acc = self.inter_parts(acc, Rc::unwrap_or_clone(pe));
+                acc = self.inter_rc(acc, pe);
             }
         }
         for key in ["anyOf", "oneOf"] {
@@ -537,10 +601,10 @@ impl<'d, 'a> Builder<'d, 'a> {
                     .collect();
                 let u = self.union(&ids);
                 let pu = self.materialize(u)?;
-                acc = self.inter_parts(acc, Rc::unwrap_or_clone(pu));
+                acc = self.inter_rc(acc, pu);
             }
         }
-        Ok(Rc::new(acc))
+        Ok(acc)
     }
 
     /// Parts from a node's own keywords (not `$ref`/`allOf`/`anyOf`/`oneOf`).
@@ -650,7 +714,7 @@ impl<'d, 'a> Builder<'d, 'a> {
                     }
                 }
             }
-            parts = self.inter_parts(parts, e);
+            parts = self.inter_parts(parts, &e);
         }
         // object keywords
         if parts.object.is_some() {
@@ -748,22 +812,46 @@ impl<'d, 'a> Builder<'d, 'a> {
         parts
     }
 
-    fn union_parts(&mut self, a: Parts, b: Parts) -> Parts {
+    /// Union of shared parts: a side that decides the result is returned as it is, so
+    /// parts (and their enum value lists) are copied only when both sides contribute.
+    fn union_rc(&mut self, a: Arc<Parts>, b: Arc<Parts>) -> Arc<Parts> {
         if a.any || b.is_never() {
             return a;
         }
         if b.any || a.is_never() {
             return b;
         }
-        let number = match (a.number, b.number) {
-            (None, x) | (x, None) => x,
+        Arc::new(self.union_parts(Arc::unwrap_or_clone(a), &b))
+    }
+
+    /// Intersection of shared parts (see [`Self::union_rc`]).
+    fn inter_rc(&mut self, a: Arc<Parts>, b: Arc<Parts>) -> Arc<Parts> {
+        if a.any {
+            return b;
+        }
+        if b.any {
+            return a;
+        }
+        Arc::new(self.inter_parts(Arc::unwrap_or_clone(a), &b))
+    }
+
+    fn union_parts(&mut self, a: Parts, b: &Parts) -> Parts {
+        if a.any || b.is_never() {
+            return a;
+        }
+        if b.any || a.is_never() {
+            return b.clone();
+        }
+        let number = match (a.number, &b.number) {
+            (x, None) => x,
+            (None, y) => y.clone(),
             (Some(x), Some(y)) => Some(NumPart {
                 integer: x.integer && y.integer,
-                values: match (x.values, y.values) {
+                values: match (x.values, &y.values) {
                     (Some(mut xs), Some(ys)) => {
                         for n in ys {
-                            if !xs.iter().any(|v| same_number(v, &n)) {
-                                xs.push(n);
+                            if !xs.iter().any(|v| same_number(v, n)) {
+                                xs.push(n.clone());
                             }
                         }
                         Some(xs)
@@ -772,14 +860,15 @@ impl<'d, 'a> Builder<'d, 'a> {
                 },
             }),
         };
-        let string = match (a.string, b.string) {
-            (None, x) | (x, None) => x,
+        let string = match (a.string, &b.string) {
+            (x, None) => x,
+            (None, y) => y.clone(),
             (Some(x), Some(y)) => Some(StrPart {
-                values: match (x.values, y.values) {
+                values: match (x.values, &y.values) {
                     (Some(mut xs), Some(ys)) => {
                         for s in ys {
-                            if !xs.contains(&s) {
-                                xs.push(s);
+                            if !xs.contains(s) {
+                                xs.push(s.clone());
                             }
                         }
                         Some(xs)
@@ -788,8 +877,9 @@ impl<'d, 'a> Builder<'d, 'a> {
                 },
             }),
         };
-        let array = match (a.array, b.array) {
-            (None, x) | (x, None) => x,
+        let array = match (a.array, &b.array) {
+            (x, None) => x,
+            (None, y) => y.clone(),
             (Some(x), Some(y)) => {
                 let n = x.prefix.len().max(y.prefix.len());
                 let mut prefix = Vec::with_capacity(n);
@@ -806,12 +896,13 @@ impl<'d, 'a> Builder<'d, 'a> {
                 Some(ArrPart { prefix, items })
             }
         };
-        let object = match (a.object, b.object) {
-            (None, x) | (x, None) => x,
+        let object = match (a.object, &b.object) {
+            (x, None) => x,
+            (None, y) => y.clone(),
             (Some(mut x), Some(y)) => {
-                for r in y.records {
-                    if !x.records.contains(&r) {
-                        x.records.push(r);
+                for r in &y.records {
+                    if !x.records.contains(r) {
+                        x.records.push(r.clone());
                     }
                 }
                 x.merged = None;
@@ -830,23 +921,24 @@ impl<'d, 'a> Builder<'d, 'a> {
         }
     }
 
-    fn inter_parts(&mut self, a: Parts, b: Parts) -> Parts {
+    fn inter_parts(&mut self, a: Parts, b: &Parts) -> Parts {
         if a.any {
-            return b;
+            return b.clone();
         }
         if b.any {
             return a;
         }
-        let number = match (a.number, b.number) {
+        let number = match (a.number, &b.number) {
             (Some(x), Some(y)) => {
                 let integer = x.integer || y.integer;
-                let mut values = match (x.values, y.values) {
+                let mut values = match (x.values, &y.values) {
                     (Some(xs), Some(ys)) => Some(
                         xs.into_iter()
                             .filter(|n| ys.iter().any(|m| same_number(n, m)))
                             .collect(),
                     ),
-                    (Some(xs), None) | (None, Some(xs)) => Some(xs),
+                    (Some(xs), None) => Some(xs),
+                    (None, Some(ys)) => Some(ys.clone()),
                     (None, None) => None,
                 };
                 if integer {
@@ -861,13 +953,14 @@ impl<'d, 'a> Builder<'d, 'a> {
             }
             _ => None,
         };
-        let string = match (a.string, b.string) {
+        let string = match (a.string, &b.string) {
             (Some(x), Some(y)) => {
-                let values = match (x.values, y.values) {
+                let values = match (x.values, &y.values) {
                     (Some(xs), Some(ys)) => {
                         Some(xs.into_iter().filter(|s| ys.contains(s)).collect())
                     }
-                    (Some(xs), None) | (None, Some(xs)) => Some(xs),
+                    (Some(xs), None) => Some(xs),
+                    (None, Some(ys)) => Some(ys.clone()),
                     (None, None) => None,
                 };
                 match &values {
@@ -877,7 +970,7 @@ impl<'d, 'a> Builder<'d, 'a> {
             }
             _ => None,
         };
-        let array = match (a.array, b.array) {
+        let array = match (a.array, &b.array) {
             (Some(x), Some(y)) => {
                 let n = x.prefix.len().max(y.prefix.len());
                 let mut prefix = Vec::with_capacity(n);
@@ -900,14 +993,14 @@ impl<'d, 'a> Builder<'d, 'a> {
             }
             _ => None,
         };
-        let object = match (a.object, b.object) {
+        let object = match (a.object, &b.object) {
             (Some(x), Some(y)) => {
                 if x.records.len() * y.records.len() > MAX_RECORDS {
                     // Keep one side: a superset of the intersection.
                     let mut keep = if x.records.len() <= y.records.len() {
                         x
                     } else {
-                        y
+                        y.clone()
                     };
                     keep.merged = None;
                     Some(keep)
