@@ -139,6 +139,10 @@ pub struct GenerateArgs {
     /// Sample forced text token by token instead of appending it.
     #[arg(long)]
     pub no_fast_forward: bool,
+    /// Where the document may end and the model's choice is not allowed, take the best
+    /// allowed token instead of ending the document.
+    #[arg(long)]
+    pub no_end_on_rejection: bool,
 }
 
 fn parse_engine(s: &str) -> Result<EngineKind, String> {
@@ -187,6 +191,7 @@ pub fn run_generate(args: &GenerateArgs) -> Result<ExitCode> {
         max_tokens: args.max_tokens.map(|t| t as usize),
         fast_forward: !args.no_fast_forward,
         examples,
+        end_on_rejection: !args.no_end_on_rejection,
     };
     let mut gen = Generator::new(&model, spec, opts)
         .with_context(|| format!("preparing generation for {}", args.spec.display()))?;

@@ -218,6 +218,9 @@ pub struct GeneratorOptions {
     pub fast_forward: bool,
     /// Worked examples for the prompt (their outputs must validate against the schema).
     pub examples: Vec<Example>,
+    /// End the document when it may end and the model's greedy token is not allowed
+    /// (instead of taking the best allowed token).
+    pub end_on_rejection: bool,
 }
 
 impl Default for GeneratorOptions {
@@ -230,6 +233,7 @@ impl Default for GeneratorOptions {
             max_tokens: None,
             fast_forward: true,
             examples: Vec::new(),
+            end_on_rejection: true,
         }
     }
 }
@@ -554,6 +558,13 @@ impl<'m> Generator<'m> {
             let t = Instant::now();
             let token = match greedy {
                 Some(g) if constraint.allows(g)? => g,
+                // Where the document may end and the model wants to write something the
+                // grammar does not allow here (typically a section out of order), end it:
+                // the alternative is forcing the model into content it did not intend.
+                _ if self.opts.end_on_rejection && constraint.is_accepting() => {
+                    constraint_time += t.elapsed().as_secs_f64();
+                    break;
+                }
                 _ => {
                     stats.full_masks += 1;
                     logits_buf.clear();
