@@ -5,8 +5,8 @@
 
 use crate::error::ExpandError;
 use crate::notation::{
-    is_section, is_word, is_word_char, is_word_start, open_layout, render_word, FieldLayout,
-    FieldMode, First, Notation, ObjLayout, RecordLayout, RootLayout,
+    is_section, is_word, is_word_char, is_word_start, render_word, FieldLayout, FieldMode, First,
+    Notation, ObjLayout, RecordLayout, RootLayout,
 };
 use crate::schema::escape_token;
 use crate::shape::{same_number, ExprId, Parts, Shapes};
@@ -148,7 +148,7 @@ impl<'a> Encoder<'a> {
                 }
             } else {
                 out.push(' ');
-                if self.line_open(f) {
+                if self.notation.opens_on_line(self.shapes, f) {
                     self.open_value(x, f.expr, &ptr, out)?;
                 } else {
                     self.value(x, f.expr, &f.abbrev, &ptr, out)?;
@@ -207,11 +207,6 @@ impl<'a> Encoder<'a> {
             extra.sort_by(|a, b| a.0.cmp(b.0));
         }
         Ok((present, extra))
-    }
-
-    /// Block lines hold objects without parentheses: the line end closes them.
-    fn line_open(&self, f: &FieldLayout) -> bool {
-        open_layout(self.shapes, &self.notation.objects, f.expr).is_some()
     }
 
     /// An object without parentheses; the empty object as `()`.
@@ -653,7 +648,7 @@ impl<'a> Decoder<'a> {
                 Value::Array(items)
             } else {
                 self.expect(' ', "a space after the keyword")?;
-                let v = if self.line_open(f) && self.peek() != Some('(') {
+                let v = if self.notation.opens_on_line(self.shapes, f) && self.peek() != Some('(') {
                     self.open_body(f.expr)?
                 } else {
                     self.value(f.expr, &f.abbrev)?
@@ -705,10 +700,6 @@ impl<'a> Decoder<'a> {
         } else {
             self.value(expr, &NO_ABBREV)
         }
-    }
-
-    fn line_open(&self, f: &FieldLayout) -> bool {
-        open_layout(self.shapes, &self.notation.objects, f.expr).is_some()
     }
 
     /// An object written without parentheses: it ends before the first token that none

@@ -9,8 +9,8 @@
 //! llama.cpp and need separators that depend on what was present.
 
 use crate::notation::{
-    is_section, is_word_char, open_layout, render_word, FieldLayout, FieldMode, Notation,
-    ObjLayout, RecordLayout, RootLayout,
+    is_section, is_word_char, render_word, FieldLayout, FieldMode, Notation, ObjLayout,
+    RecordLayout, RootLayout,
 };
 use crate::shape::{Expr, ExprId, Shapes};
 use std::collections::{BTreeMap, HashMap};
@@ -353,10 +353,6 @@ impl<'a> Builder<'a> {
         }
     }
 
-    fn line_open(&self, f: &FieldLayout) -> bool {
-        open_layout(self.shapes, &self.notation.objects, f.expr).is_some()
-    }
-
     fn field_slot(&mut self, f: &FieldLayout) -> G {
         match f.mode {
             FieldMode::Keyed => {
@@ -470,7 +466,7 @@ impl<'a> Builder<'a> {
                             G::Star(Box::new(seq(vec![li, lit("\n")]))),
                         ])
                     } else {
-                        let v = if self.line_open(f) {
+                        let v = if self.notation.opens_on_line(self.shapes, f) {
                             self.open_value(f.expr)
                         } else {
                             self.value(f.expr, &f.abbrev)
@@ -638,11 +634,12 @@ impl Grammar {
     }
 }
 
-fn pest_lit(s: &str) -> String {
-    if s.is_empty() {
-        return "\"\"".into();
-    }
-    let mut out = String::from("\"");
+/// A double-quoted grammar literal with C-style escapes for `"`, `\\`, `\n`, `\r` and
+/// `\t`; `other` escapes any further character it returns text for (each grammar syntax
+/// writes the remaining control characters its own way).
+pub fn quote_lit(s: &str, other: impl Fn(char) -> Option<String>) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
     for c in s.chars() {
         match c {
             '"' => out.push_str("\\\""),
@@ -650,19 +647,27 @@ fn pest_lit(s: &str) -> String {
             '\n' => out.push_str("\\n"),
             '\r' => out.push_str("\\r"),
             '\t' => out.push_str("\\t"),
-            c if (c as u32) < 0x20 => {
-                let _ = write!(out, "\\u{{{:02X}}}", c as u32);
-            }
-            c => out.push(c),
+            c => match other(c) {
+                Some(e) => out.push_str(&e),
+                None => out.push(c),
+            },
         }
     }
     out.push('"');
+    out
+}
+
+fn pest_lit(s: &str) -> String {
+    let out = quote_lit(s, |c| {
+        ((c as u32) < 0x20).then(|| format!("\\u{{{:02X}}}", c as u32))
+    });
     // A literal ending in a word character must end at a word boundary, or PEG would
     // accept a prefix of a longer word or number.
     if s.ends_with(is_word_char) {
-        out = format!("({out} ~ !WCH)");
+        format!("({out} ~ !WCH)")
+    } else {
+        out
     }
-    out
 }
 
 /// What differs between the grammar syntaxes the IR is printed in.
@@ -720,22 +725,9 @@ fn gbnf_name(n: &str) -> String {
 }
 
 fn gbnf_lit(s: &str) -> String {
-    let mut out = String::from("\"");
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if (c as u32) < 0x20 => {
-                let _ = write!(out, "\\x{:02X}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
+    quote_lit(s, |c| {
+        ((c as u32) < 0x20).then(|| format!("\\x{:02X}", c as u32))
+    })
 }
 
 // ---------------------------------------------------------------------------------------
@@ -778,7 +770,7 @@ pub fn readable(shapes: &Shapes, notation: &Notation) -> String {
                         let li = p.line_item_ref(item);
                         format!("{}:\\n ({li} \\n)*", f.keyword)
                     } else {
-                        let v = if open_layout(shapes, &notation.objects, f.expr).is_some() {
+                        let v = if notation.opens_on_line(shapes, f) {
                             p.body_ref(f.expr)
                         } else {
                             p.value_ref(f.expr, &f.abbrev)

@@ -200,6 +200,9 @@ pub struct Notation {
     /// Expression -> its layout, built on first use (the codec's hot path).
     #[serde(skip)]
     dense: Cache<Vec<Option<ObjLayout>>>,
+    /// Expressions written open on a block line, built on first use.
+    #[serde(skip)]
+    line_open: Cache<rustc_hash::FxHashSet<ExprId>>,
 }
 
 impl Notation {
@@ -209,7 +212,22 @@ impl Notation {
             canon,
             objects,
             dense: Cache::default(),
+            line_open: Cache::default(),
         }
+    }
+
+    /// Whether a block line writes this field's value open: the line end closes it, so
+    /// any object that can be told from `()` qualifies (see [`open_layout`]).
+    pub fn opens_on_line(&self, shapes: &Shapes, f: &FieldLayout) -> bool {
+        self.line_open
+            .get_or_init(|| {
+                self.objects
+                    .keys()
+                    .copied()
+                    .filter(|&e| open_layout(shapes, &self.objects, e).is_some())
+                    .collect()
+            })
+            .contains(&f.expr)
     }
 
     pub fn object(&self, id: ExprId) -> Option<&ObjLayout> {
@@ -569,11 +587,14 @@ fn mark_open(shapes: &Shapes, objects: &mut BTreeMap<ExprId, ObjLayout>) {
     // Per record: the tokens that may follow each optional field within the record.
     struct Site {
         parent: ExprId,
+        /// The record within the parent's layout (a tagged union's variant) and the field.
+        variant: usize,
+        field: usize,
         child: ExprId,
         local: Bits,
     }
     let mut cont: BTreeMap<ExprId, Bits> = BTreeMap::new();
-    let mut sites: Vec<(ExprId, usize, usize, Site)> = Vec::new();
+    let mut sites: Vec<Site> = Vec::new();
     // Objects continued by any word (bare map keys) are never open.
     let endless: BTreeSet<ExprId> = objects
         .iter()
@@ -596,16 +617,13 @@ fn mark_open(shapes: &Shapes, objects: &mut BTreeMap<ExprId, ObjLayout>) {
                     && shapes.parts(f.expr).single_value().is_none()
                     && open_layout(shapes, objects, f.expr).is_some()
                 {
-                    sites.push((
-                        e,
-                        ri,
-                        fi,
-                        Site {
-                            parent: e,
-                            child: f.expr,
-                            local: suffix.clone(),
-                        },
-                    ));
+                    sites.push(Site {
+                        parent: e,
+                        variant: ri,
+                        field: fi,
+                        child: f.expr,
+                        local: suffix.clone(),
+                    });
                 }
                 for t in &f.first {
                     set(&mut suffix, id(t));
@@ -625,13 +643,13 @@ fn mark_open(shapes: &Shapes, objects: &mut BTreeMap<ExprId, ObjLayout>) {
         meets(c, &s.local) || follow.get(&s.parent).is_some_and(|p| meets(c, p))
     };
     let none = BTreeMap::new();
-    let mut open: Vec<bool> = sites.iter().map(|(_, _, _, s)| !clash(s, &none)).collect();
+    let mut open: Vec<bool> = sites.iter().map(|s| !clash(s, &none)).collect();
     loop {
         // Follow sets of the objects written open, to a fixpoint.
         let mut follow: BTreeMap<ExprId, Bits> = BTreeMap::new();
         loop {
             let mut changed = false;
-            for ((_, _, _, s), _) in sites.iter().zip(&open).filter(|(_, o)| **o) {
+            for (s, _) in sites.iter().zip(&open).filter(|(_, o)| **o) {
                 let mut f = s.local.clone();
                 if let Some(p) = follow.get(&s.parent) {
                     union(&mut f, p);
@@ -644,12 +662,12 @@ fn mark_open(shapes: &Shapes, objects: &mut BTreeMap<ExprId, ObjLayout>) {
         }
         let mut closed_any = false;
         for k in 0..sites.len() {
-            if !open[k] || !clash(&sites[k].3, &follow) {
+            if !open[k] || !clash(&sites[k], &follow) {
                 continue;
             }
-            let parent = sites[k].3.parent;
+            let parent = sites[k].parent;
             let mut closed = false;
-            for (j, (_, _, _, s)) in sites.iter().enumerate() {
+            for (j, s) in sites.iter().enumerate() {
                 if s.child == parent && open[j] {
                     open[j] = false;
                     closed = true;
@@ -664,13 +682,15 @@ fn mark_open(shapes: &Shapes, objects: &mut BTreeMap<ExprId, ObjLayout>) {
             break;
         }
     }
-    for ((e, ri, fi, _), open) in sites.into_iter().zip(open) {
-        if let Some(layout) = objects.get_mut(&e) {
+    for (s, open) in sites.into_iter().zip(open) {
+        if let Some(layout) = objects.get_mut(&s.parent) {
             let r = match layout {
                 ObjLayout::Record(r) => Some(r),
-                ObjLayout::Tagged { variants, .. } => variants.get_mut(ri).map(|v| &mut v.record),
+                ObjLayout::Tagged { variants, .. } => {
+                    variants.get_mut(s.variant).map(|v| &mut v.record)
+                }
             };
-            if let Some(field) = r.and_then(|r| r.fields.get_mut(fi)) {
+            if let Some(field) = r.and_then(|r| r.fields.get_mut(s.field)) {
                 field.open = open;
             }
         }

@@ -388,22 +388,9 @@ pub fn gbnf_to_lark(gbnf: &str, root: &str) -> Result<String, LarkError> {
 /// A Lark string literal. Every control char (and DEL, which llguidance's string lexer
 /// rejects raw) is escaped.
 fn lark_lit(s: &str) -> String {
-    let mut out = String::from("\"");
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            '\r' => out.push_str("\\r"),
-            c if (c as u32) < 0x20 || c == '\u{7f}' => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
+    dss_compiler::grammar::quote_lit(s, |c| {
+        ((c as u32) < 0x20 || c == '\u{7f}').then(|| format!("\\u{:04x}", c as u32))
+    })
 }
 
 fn rep_suffix(min: u32, max: Option<u32>) -> String {

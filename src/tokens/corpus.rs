@@ -166,6 +166,15 @@ pub fn sources(paths: &[PathBuf], schema_tests: bool) -> Result<Vec<Source>> {
         .collect())
 }
 
+impl Loaded {
+    /// The text of a source, or a failure recorded for it.
+    fn read(&mut self, source: &Source) -> Option<String> {
+        read_text(&source.path)
+            .map_err(|message| self.fail(source.path.display().to_string(), message))
+            .ok()
+    }
+}
+
 fn read_text(path: &Path) -> Result<String, String> {
     let bytes = std::fs::read(path).map_err(|e| format!("cannot read: {e}"))?;
     String::from_utf8(bytes).map_err(|e| {
@@ -198,12 +207,8 @@ impl Loaded {
 pub fn load_documents(source: &Source, spec: &Arc<CompiledSpec>, skip: &[SkipRule]) -> Loaded {
     let mut out = Loaded::default();
     let file = source.path.display().to_string();
-    let text = match read_text(&source.path) {
-        Ok(t) => t,
-        Err(message) => {
-            out.fail(file, message);
-            return out;
-        }
+    let Some(text) = out.read(source) else {
+        return out;
     };
     let jsonl = source
         .path
@@ -242,12 +247,8 @@ pub fn load_documents(source: &Source, spec: &Arc<CompiledSpec>, skip: &[SkipRul
 pub fn load_schema_tests(source: &Source, skip: &[SkipRule]) -> Loaded {
     let mut out = Loaded::default();
     let file = source.path.display().to_string();
-    let text = match read_text(&source.path) {
-        Ok(t) => t,
-        Err(message) => {
-            out.fail(file, message);
-            return out;
-        }
+    let Some(text) = out.read(source) else {
+        return out;
     };
     let root: Value = match serde_json::from_str(&text) {
         Ok(v) => v,
