@@ -576,6 +576,7 @@ impl<'a> Decoder<'a> {
                     items.push(self.line_item(item)?);
                     self.end_line()?;
                 }
+                self.check_min_items(root, items.len(), "lines")?;
                 Value::Array(items)
             }
             RootLayout::Value => {
@@ -588,6 +589,18 @@ impl<'a> Decoder<'a> {
             return self.error("end of input");
         }
         Ok(v)
+    }
+
+    /// An array that ends here with `n` items: an error when the schema wants more.
+    fn check_min_items(&self, expr: ExprId, n: usize, what: &str) -> DResult<()> {
+        let min = self.shapes.min_items(expr);
+        if n < min {
+            let noun = if what == "lines" { "line" } else { "item" };
+            return self.error(format!(
+                "another {noun} (the array needs at least {min} {what}, found {n})"
+            ));
+        }
+        Ok(())
     }
 
     /// At a line start: the statement head `kw:` or `"key":`, if there is one.
@@ -645,6 +658,7 @@ impl<'a> Decoder<'a> {
                     items.push(self.line_item(item)?);
                     self.end_line()?;
                 }
+                self.check_min_items(f.expr, items.len(), "lines")?;
                 Value::Array(items)
             } else {
                 self.expect(' ', "a space after the keyword")?;
@@ -1042,13 +1056,18 @@ impl<'a> Decoder<'a> {
                 let a = p.array.as_ref().expect("checked");
                 self.pos += 1;
                 let mut items = Vec::new();
-                if !self.eat(']') {
+                if self.peek() == Some(']') {
+                    self.check_min_items(expr, 0, "items")?;
+                    self.pos += 1;
+                } else {
                     loop {
                         let Some(e) = a.item_at(items.len()) else {
                             return self.error(format!("`]` (at most {} items)", a.prefix.len()));
                         };
                         items.push(self.value(e, &NO_ABBREV)?);
-                        if self.eat(']') {
+                        if self.peek() == Some(']') {
+                            self.check_min_items(expr, items.len(), "items")?;
+                            self.pos += 1;
                             break;
                         }
                         self.expect(' ', "a space or `]`")?;

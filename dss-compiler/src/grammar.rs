@@ -270,22 +270,27 @@ impl<'a> Builder<'a> {
             }
         }
         if let Some(a) = &p.array {
+            // The items from position `i` on (starting with the item at `i`); items below
+            // `min_items` are mandatory.
             fn tail(b: &mut Builder, a: &crate::shape::ArrPart, i: usize) -> Option<G> {
+                let min = a.min_items as usize;
                 if i < a.prefix.len() {
                     let head = b.value(a.prefix[i], &BTreeMap::new());
                     Some(match tail(b, a, i + 1) {
+                        Some(t) if i + 1 < min => seq(vec![head, lit(" "), t]),
                         Some(t) => seq(vec![head, G::Opt(Box::new(seq(vec![lit(" "), t])))]),
                         None => head,
                     })
                 } else {
                     a.items.map(|it| {
                         let v = b.value(it, &BTreeMap::new());
-                        seq(vec![v.clone(), G::Star(Box::new(seq(vec![lit(" "), v])))])
+                        at_least(v.clone(), seq(vec![lit(" "), v]), min.saturating_sub(i))
                     })
                 }
             }
             let inner = tail(self, a, 0);
             alts.push(match inner {
+                Some(g) if a.min_items > 0 => seq(vec![lit("["), g, lit("]")]),
                 Some(g) => seq(vec![lit("["), G::Opt(Box::new(g)), lit("]")]),
                 None => lit("[]"),
             });
@@ -460,10 +465,11 @@ impl<'a> Builder<'a> {
                     }
                     let stmt = if is_section(self.shapes, f.expr) {
                         let item = self.shapes.items_of(f.expr);
-                        let li = self.line_item(item);
+                        let li = seq(vec![self.line_item(item), lit("\n")]);
+                        let min = self.shapes.min_items(f.expr);
                         seq(vec![
                             lit(&format!("{}:\n", f.keyword)),
-                            G::Star(Box::new(seq(vec![li, lit("\n")]))),
+                            lines_at_least(li, min),
                         ])
                     } else {
                         let v = if self.notation.opens_on_line(self.shapes, f) {
@@ -499,14 +505,39 @@ impl<'a> Builder<'a> {
             }
             RootLayout::Lines => {
                 let item = self.shapes.items_of(root);
-                let li = self.line_item(item);
-                G::Star(Box::new(seq(vec![li, lit("\n")])))
+                let li = seq(vec![self.line_item(item), lit("\n")]);
+                lines_at_least(li, self.shapes.min_items(root))
             }
             RootLayout::Value => {
                 let v = self.value(root, &BTreeMap::new());
                 seq(vec![v, lit("\n")])
             }
         }
+    }
+}
+
+/// Unrolled copies of a mandatory item; beyond this a grammar demands no more (it
+/// over-approximates, as shapes do, and the validator has the last word).
+const MAX_UNROLL: usize = 32;
+
+/// `first rest*` with at least `min` items in all (`first` is the first item, `rest` each
+/// later one with its separator). With `min == 0` the caller makes the whole optional.
+fn at_least(first: G, rest: G, min: usize) -> G {
+    let mut xs = vec![first];
+    xs.extend(std::iter::repeat_n(
+        rest.clone(),
+        min.clamp(1, MAX_UNROLL) - 1,
+    ));
+    xs.push(G::Star(Box::new(rest)));
+    seq(xs)
+}
+
+/// `line*` with at least `min` lines.
+fn lines_at_least(line: G, min: usize) -> G {
+    if min == 0 {
+        G::Star(Box::new(line))
+    } else {
+        at_least(line.clone(), line, min)
     }
 }
 

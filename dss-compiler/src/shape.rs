@@ -77,11 +77,33 @@ pub struct ArrPart {
     pub prefix: Vec<ExprId>,
     /// Items after the prefix; `None` = no more items allowed.
     pub items: Option<ExprId>,
+    /// `minItems`, so a grammar can demand the items a valid instance must have (a model
+    /// must not be able to write an empty `fields:` section when the schema wants one).
+    /// Never above the most items the array can hold.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub min_items: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 impl ArrPart {
     pub fn item_at(&self, i: usize) -> Option<ExprId> {
         self.prefix.get(i).copied().or(self.items)
+    }
+    /// The most items the array can hold (`None`: unbounded).
+    pub fn max_len(&self) -> Option<usize> {
+        match self.prefix.iter().position(|&e| e == NEVER) {
+            Some(i) => Some(i),
+            None => self.items.is_none().then_some(self.prefix.len()),
+        }
+    }
+    fn clamp_min(mut self) -> ArrPart {
+        if let Some(m) = self.max_len() {
+            self.min_items = self.min_items.min(m as u32);
+        }
+        self
     }
 }
 
@@ -145,6 +167,7 @@ impl Parts {
             array: Some(ArrPart {
                 prefix: Vec::new(),
                 items: Some(ANY),
+                min_items: 0,
             }),
             object: Some(ObjPart {
                 records: vec![Arc::new(Record::open(origin))],
@@ -254,6 +277,14 @@ impl Shapes {
             .as_ref()
             .and_then(|a| a.items)
             .unwrap_or(NEVER)
+    }
+
+    /// The fewest items an array value must have (0 when it is not an array).
+    pub fn min_items(&self, id: ExprId) -> usize {
+        self.parts(id)
+            .array
+            .as_ref()
+            .map_or(0, |a| a.min_items as usize)
     }
 
     pub fn doc(&self, id: ExprId) -> Option<&str> {
@@ -697,6 +728,7 @@ impl<'d, 'a> Builder<'d, 'a> {
                         e.array = Some(ArrPart {
                             prefix: Vec::new(),
                             items: Some(ANY),
+                            min_items: 0,
                         });
                     }
                     Value::Object(_) => {
@@ -807,7 +839,18 @@ impl<'d, 'a> Builder<'d, 'a> {
             if items == Some(NEVER) {
                 items = None;
             }
-            parts.array = Some(ArrPart { prefix, items });
+            let min_items = m
+                .get("minItems")
+                .and_then(Value::as_u64)
+                .map_or(0, |n| n.min(u64::from(u32::MAX)) as u32);
+            parts.array = Some(
+                ArrPart {
+                    prefix,
+                    items,
+                    min_items,
+                }
+                .clamp_min(),
+            );
         }
         parts
     }
@@ -893,7 +936,12 @@ impl<'d, 'a> Builder<'d, 'a> {
                     (Some(i), None) | (None, Some(i)) => Some(i),
                     (Some(i), Some(j)) => Some(self.union(&[i, j])),
                 };
-                Some(ArrPart { prefix, items })
+                let min_items = x.min_items.min(y.min_items);
+                Some(ArrPart {
+                    prefix,
+                    items,
+                    min_items,
+                })
             }
         };
         let object = match (a.object, &b.object) {
@@ -989,7 +1037,15 @@ impl<'d, 'a> Builder<'d, 'a> {
                     (Some(i), Some(j)) => Some(self.inter(&[i, j])),
                     _ => None,
                 };
-                Some(ArrPart { prefix, items })
+                let min_items = x.min_items.max(y.min_items);
+                Some(
+                    ArrPart {
+                        prefix,
+                        items,
+                        min_items,
+                    }
+                    .clamp_min(),
+                )
             }
             _ => None,
         };

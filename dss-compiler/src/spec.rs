@@ -497,6 +497,46 @@ mod tests {
     }
 
     #[test]
+    fn min_items_is_part_of_the_language() {
+        // A model must not be able to write an array the schema rejects for being short:
+        // the mapper, pest and the GBNF all demand `minItems` items.
+        let schema = json!({"type": "object", "properties": {
+            "fields": {"type": "array", "minItems": 2, "items": {"type": "object",
+                "properties": {"name": {"type": "string"}}, "required": ["name"],
+                "additionalProperties": false}},
+            "box": {"type": "object", "properties": {"size": {"type": "array", "minItems": 1,
+                "maxItems": 3, "items": {"type": "integer"}}}, "additionalProperties": false},
+            "pair": {"type": "array", "prefixItems": [{"type": "integer"}, {"type": "string"}],
+                "items": false, "minItems": 2}
+        }, "required": ["fields"], "additionalProperties": false});
+        let spec = compile(&schema, &CompileOptions::default()).unwrap();
+        let (_, rules) = pest_meta::parse_and_optimize(&spec.grammar_pest()).unwrap();
+        let vm = pest_vm::Vm::new(rules);
+        let good = json!({"fields": [{"name": "a"}, {"name": "b"}, {"name": "c"}],
+            "box": {"size": [1]}, "pair": [1, "x"]});
+        let s = spec.compress(&good).unwrap();
+        assert_eq!(spec.expand(&s).unwrap(), good);
+        assert!(vm.parse("document", &s).is_ok(), "{s}");
+        // One field line too few.
+        let one = s.replacen("b\n", "", 1).replacen("c\n", "", 1);
+        assert!(one.contains("fields:\na\n"), "{one}");
+        let e = spec.expand(&one).unwrap_err().to_string();
+        assert!(e.contains("at least 2 lines"), "{e}");
+        assert!(vm.parse("document", &one).is_err());
+        // An empty inline list.
+        let empty = s.replace("[1]", "[]");
+        assert_ne!(empty, s);
+        let e = spec.expand(&empty).unwrap_err().to_string();
+        assert!(e.contains("at least 1 items"), "{e}");
+        assert!(vm.parse("document", &empty).is_err());
+        // A tuple: its first two places are mandatory.
+        let short = s.replace("[1 x]", "[1]");
+        assert_ne!(short, s);
+        assert!(spec.expand(&short).is_err());
+        assert!(vm.parse("document", &short).is_err());
+    }
+
+    #[test]
     fn fallback_and_unions() {
         // Unconstrained subtrees are compact JSON; type unions are told apart by first token.
         let schema = json!({"type": "object", "properties": {

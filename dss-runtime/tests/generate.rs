@@ -151,9 +151,9 @@ fn hostile_requests_get_a_result_or_a_clear_error() {
     ] {
         match gen.generate(r) {
             Ok(g) => spec.validate(&g.value).expect("valid"),
-            // `Invalid`: known gap, the grammar does not encode `minItems`, so an
-            // empty `fields:` section parses but fails validation; it is reported as a
-            // clear error (the JSON is never returned).
+            // `Invalid`: the grammar over-approximates some keywords (`minLength`,
+            // `minimum`, `format`), so a 135M model can still write, say, `""` for a
+            // field name; that is reported as a clear error (the JSON is never returned).
             Err(
                 e @ (GenerateError::PromptTooLong { .. }
                 | GenerateError::MaxTokens { .. }
