@@ -83,10 +83,10 @@ impl<'a> Encoder<'a> {
         let root = self.shapes.root;
         match self.notation.root {
             RootLayout::Block => self.block(v, root, &mut out)?,
-            RootLayout::Line => {
-                self.line_item(v, root, &Ptr::Root, &mut out)?;
-                out.push('\n');
-            }
+            // A one-line document has no final newline: it would cost a token (a bare
+            // `true` would be 2 tokens against JSON's 1). The decoder and the grammars
+            // accept it with or without one.
+            RootLayout::Line => self.line_item(v, root, &Ptr::Root, &mut out)?,
             RootLayout::Lines => {
                 let Value::Array(items) = v else {
                     return eerr(&Ptr::Root, "expected an array");
@@ -100,10 +100,7 @@ impl<'a> Encoder<'a> {
                     out.push('\n');
                 }
             }
-            RootLayout::Value => {
-                self.value(v, root, &NO_ABBREV, &Ptr::Root, &mut out)?;
-                out.push('\n');
-            }
+            RootLayout::Value => self.value(v, root, &NO_ABBREV, &Ptr::Root, &mut out)?,
         }
         Ok(out)
     }
@@ -284,16 +281,13 @@ impl<'a> Encoder<'a> {
                         return eerr(&fptr, format!("expected {c}"));
                     }
                 }
-                FieldMode::Positional => {
+                FieldMode::Positional | FieldMode::Keyless => {
                     sep(slots, out);
-                    self.value(x, f.expr, &f.abbrev, &fptr, out)?;
-                }
-                FieldMode::Keyless => {
-                    sep(slots, out);
-                    // Recognised by its first token: a free string stays quoted, or it
-                    // would read as a keyword.
+                    // A keyless field is recognised by its first token, and a line item's
+                    // leading slot must not read as a keyword: a free string stays quoted.
+                    let quoted = f.quoted || f.mode == FieldMode::Keyless;
                     match (x, &self.shapes.parts(f.expr).string) {
-                        (Value::String(s), Some(sp)) if sp.values.is_none() => {
+                        (Value::String(s), Some(sp)) if quoted && sp.values.is_none() => {
                             write_json_string(s, out)
                         }
                         _ => self.value(x, f.expr, &f.abbrev, &fptr, out)?,
@@ -326,7 +320,9 @@ impl<'a> Encoder<'a> {
                 } else {
                     write_json_string(k, out);
                 }
-                out.push(' ');
+                // `"key":value` as in JSON, where `":` and `":"` are single tokens; a bare
+                // key is followed by a space.
+                out.push(if out.ends_with('"') { ':' } else { ' ' });
                 self.value(x, e, &NO_ABBREV, &Ptr::Key(ptr, k), out)?;
             }
         }
@@ -609,8 +605,9 @@ impl<'a> Decoder<'a> {
         if rest.starts_with('"') {
             let len = quoted_len(rest)?;
             let key: String = serde_json::from_str(&rest[..len]).ok()?;
+            // `"key": value` at the root; a line item may start `"key":value` (no space).
             rest[len..]
-                .starts_with(':')
+                .starts_with(": ")
                 .then_some((format!("\"{key}"), len + 1))
         } else {
             let len = rest.find(|c: char| !is_word_char(c)).unwrap_or(rest.len());
@@ -810,7 +807,7 @@ impl<'a> Decoder<'a> {
                         self.expect(' ', &format!("a space, then `{}`", f.name))?;
                     }
                     *slots += 1;
-                    let v = self.value(f.expr, &f.abbrev)?;
+                    let v = self.value_as(f.expr, &f.abbrev, f.quoted)?;
                     map.insert(f.name.clone(), v);
                 }
                 _ => break,
@@ -868,7 +865,11 @@ impl<'a> Decoder<'a> {
                             format!("a new property (`{key}` is declared or repeated)"),
                         );
                     }
-                    self.expect(' ', "a space, then the value")?;
+                    if bare_key {
+                        self.expect(' ', "a space, then the value")?;
+                    } else {
+                        self.expect(':', "`:` right after the quoted key, then the value")?;
+                    }
                     let v = self.value(e, &NO_ABBREV)?;
                     map.insert(key, v);
                     extras_started = true;
@@ -1027,19 +1028,34 @@ impl<'a> Decoder<'a> {
     }
 
     pub fn value(&mut self, expr: ExprId, abbrev: &BTreeMap<String, String>) -> DResult<Value> {
+        self.value_as(expr, abbrev, false)
+    }
+
+    /// `quoted`: a free string must be JSON-quoted here (see `FieldLayout::quoted`).
+    fn value_as(
+        &mut self,
+        expr: ExprId,
+        abbrev: &BTreeMap<String, String>,
+        quoted: bool,
+    ) -> DResult<Value> {
         if matches!(self.peek(), Some('(' | '[')) {
             if self.depth >= MAX_DEPTH {
                 return self.error(format!("at most {MAX_DEPTH} levels of nesting"));
             }
             self.depth += 1;
-            let v = self.value_inner(expr, abbrev);
+            let v = self.value_inner(expr, abbrev, quoted);
             self.depth -= 1;
             return v;
         }
-        self.value_inner(expr, abbrev)
+        self.value_inner(expr, abbrev, quoted)
     }
 
-    fn value_inner(&mut self, expr: ExprId, abbrev: &BTreeMap<String, String>) -> DResult<Value> {
+    fn value_inner(
+        &mut self,
+        expr: ExprId,
+        abbrev: &BTreeMap<String, String>,
+        quoted: bool,
+    ) -> DResult<Value> {
         let p = self.shapes.parts(expr);
         if p.any {
             return self.json();
@@ -1119,7 +1135,7 @@ impl<'a> Decoder<'a> {
                     _ => match p.string.as_ref().map(|s| &s.values) {
                         Some(Some(vs)) => lookup_enum(vs, abbrev, w, true).map(Value::String),
                         // A free string written bare.
-                        Some(None) if w.starts_with(is_word_start) => {
+                        Some(None) if !quoted && w.starts_with(is_word_start) => {
                             Some(Value::String(w.to_string()))
                         }
                         _ => None,
@@ -1228,19 +1244,37 @@ mod tests {
     }
 
     #[test]
+    fn item_keys_are_not_root_statements() {
+        // A section item may start with `"key":value`; a root property line is
+        // `"key": value`.
+        let schema = json!({"type": "object", "properties": {"rows": {"type": "array",
+            "items": {"type": "object", "additionalProperties": {"type": "integer"}}}},
+            "additionalProperties": {"type": "string"}});
+        let spec = compile(&schema, &CompileOptions::default()).unwrap();
+        let x = json!({"rows": [{"k": 1, "j 2": 2}, {}], "z": "w"});
+        let s = spec.compress(&x).unwrap();
+        assert_eq!(s, "rows:\n\"j 2\":2 k 1\n\n\"z\": w\n");
+        assert_eq!(spec.expand(&s).unwrap(), x);
+    }
+
+    #[test]
     fn duplicate_and_unknown_properties_are_errors() {
         let schema = json!({"type": "object", "properties": {"a": {"type": "integer"}, "c": {"type": "integer"}}});
         let spec = compile(&schema, &CompileOptions::default()).unwrap();
         assert_eq!(
             spec.compress(&json!({"a": 1, "b": 2})).unwrap(),
-            "a 1 \"b\" 2\n"
+            "a 1 \"b\":2"
         );
         assert_eq!(
-            spec.expand("a 1 \"b\" 2\n").unwrap(),
+            spec.expand("a 1 \"b\":2\n").unwrap(),
             json!({"a": 1, "b": 2})
         );
-        assert!(spec.expand("a 1 \"b\" 2 \"b\" 3\n").is_err());
-        assert!(spec.expand("a 1 \"a\" 2\n").is_err());
+        assert!(spec.expand("a 1 \"b\":2 \"b\":3\n").is_err());
+        assert!(spec.expand("a 1 \"a\":2\n").is_err());
+        assert!(
+            spec.expand("a 1 \"b\" 2\n").is_err(),
+            "a quoted key takes `:`"
+        );
         assert!(spec.expand("a 1.5\n").is_err());
         assert!(
             spec.expand("c 1 a 2\n").is_err(),

@@ -383,7 +383,7 @@ impl<'a> Builder<'a> {
             match f.mode {
                 FieldMode::Const(_) => {}
                 FieldMode::Positional => {
-                    let g = self.value(f.expr, &f.abbrev);
+                    let g = self.value_as(f.expr, &f.abbrev, f.quoted);
                     mandatory.push(g);
                 }
                 FieldMode::Keyed | FieldMode::Keyless => {
@@ -396,8 +396,14 @@ impl<'a> Builder<'a> {
         let mut next: Option<G> = None;
         if let Some(e) = r.extras {
             let v = self.value(e, &BTreeMap::new());
-            let key = if r.bare_keys() { "text" } else { "string" };
-            let x = seq(vec![G::Rule(key.into()), lit(" "), v]);
+            // `"key":value`, or `key value` with a bare key (pure maps only).
+            let quoted = seq(vec![G::Rule("string".into()), lit(":")]);
+            let key = if r.bare_keys() {
+                G::Alt(vec![quoted, seq(vec![G::Rule("bare".into()), lit(" ")])])
+            } else {
+                quoted
+            };
+            let x = seq(vec![key, v]);
             let xname = self.fresh(&format!("{name}_more"));
             self.add(
                 xname.clone(),
@@ -499,9 +505,10 @@ impl<'a> Builder<'a> {
                 }
                 seq(items)
             }
+            // One-line documents: the final newline is optional (the encoder leaves it out).
             RootLayout::Line => {
                 let b = self.body(root);
-                seq(vec![b, lit("\n")])
+                seq(vec![b, G::Opt(Box::new(lit("\n")))])
             }
             RootLayout::Lines => {
                 let item = self.shapes.items_of(root);
@@ -510,7 +517,7 @@ impl<'a> Builder<'a> {
             }
             RootLayout::Value => {
                 let v = self.value(root, &BTreeMap::new());
-                seq(vec![v, lit("\n")])
+                seq(vec![v, G::Opt(Box::new(lit("\n")))])
             }
         }
     }
@@ -594,7 +601,7 @@ impl Grammar {
             .filter(|t| match *t {
                 "json_value" | "json_object" | "json_array" => json,
                 "text" => self.uses_terminal(t),
-                "bare" => self.uses_terminal("text"),
+                "bare" => self.uses_terminal("text") || self.uses_terminal(t),
                 "string" => json || self.uses_terminal(t) || self.uses_terminal("text"),
                 "number" => json || self.uses_terminal(t),
                 _ => self.uses_terminal(t),
@@ -765,6 +772,24 @@ fn gbnf_lit(s: &str) -> String {
 // Readable BNF for prompts
 
 /// A readable CFG of the notation with the schema's descriptions as comments.
+/// A free string that must be written quoted: `<"string">`.
+fn quoted_ref(v: String) -> String {
+    if v == "<string>" {
+        "<\"string\">".into()
+    } else {
+        v
+    }
+}
+
+/// `x*`, `x+` or `x{n,}`: at least `min` copies of `x`, in the readable grammar.
+fn repeat_ref(x: &str, min: usize) -> String {
+    match min {
+        0 => format!("{x}*"),
+        1 => format!("{x}+"),
+        n => format!("{x}{{{n},}}"),
+    }
+}
+
 pub fn readable(shapes: &Shapes, notation: &Notation) -> String {
     let mut p = Readable {
         shapes,
@@ -776,7 +801,7 @@ pub fn readable(shapes: &Shapes, notation: &Notation) -> String {
     };
     let header = "# Shorthand notation (BNF). Lines starting with # are comments.\n\
                   # Elements are separated by one space. ( ) is an object, [ ] a list; [x] in a rule\n\
-                  # means x is optional; x* means zero or more x. A <string> is \"double-quoted\", or\n\
+                  # means x is optional; x* means zero or more x, x+ one or more, x{n,} n or more. A <string> is \"double-quoted\", or\n\
                   # bare when it is one word (letters, digits, _ $ . - /; starting with a letter);\n\
                   # a <\"string\"> is always quoted. Words from a list of choices are written bare.\n\
                   # <json> is compact JSON. An object right after its keyword has no ( ): it ends\n\
@@ -799,7 +824,8 @@ pub fn readable(shapes: &Shapes, notation: &Notation) -> String {
                     let stmt = if is_section(shapes, f.expr) {
                         let item = shapes.items_of(f.expr);
                         let li = p.line_item_ref(item);
-                        format!("{}:\\n ({li} \\n)*", f.keyword)
+                        let lines = repeat_ref(&format!("({li} \\n)"), shapes.min_items(f.expr));
+                        format!("{}:\\n {lines}", f.keyword)
                     } else {
                         let v = if notation.opens_on_line(shapes, f) {
                             p.body_ref(f.expr)
@@ -834,12 +860,19 @@ pub fn readable(shapes: &Shapes, notation: &Notation) -> String {
                 String::new()
             }
         }
-        RootLayout::Line => format!("<Document> ::= {} \\n", p.body_ref(root)),
+        RootLayout::Line => format!("<Document> ::= {} [\\n]", p.body_ref(root)),
         RootLayout::Lines => {
             let item = shapes.items_of(root);
-            format!("<Document> ::= ({} \\n)*", p.line_item_ref(item))
+            let line = format!("({} \\n)", p.line_item_ref(item));
+            format!(
+                "<Document> ::= {}",
+                repeat_ref(&line, shapes.min_items(root))
+            )
         }
-        RootLayout::Value => format!("<Document> ::= {} \\n", p.value_ref(root, &BTreeMap::new())),
+        RootLayout::Value => format!(
+            "<Document> ::= {} [\\n]",
+            p.value_ref(root, &BTreeMap::new())
+        ),
     };
     while let Some(job) = p.queue.pop() {
         p.emit(job);
@@ -1008,11 +1041,14 @@ impl Readable<'_> {
                 }
                 if let Some(a) = &p.array {
                     let mut parts: Vec<String> = Vec::new();
-                    for e in a.prefix.clone() {
-                        parts.push(format!("[{}]", self.value_ref(e, &BTreeMap::new())));
+                    let min = a.min_items as usize;
+                    for (i, e) in a.prefix.clone().into_iter().enumerate() {
+                        let v = self.value_ref(e, &BTreeMap::new());
+                        parts.push(if i < min { v } else { format!("[{v}]") });
                     }
                     if let Some(it) = a.items {
-                        parts.push(format!("{}*", self.value_ref(it, &BTreeMap::new())));
+                        let v = self.value_ref(it, &BTreeMap::new());
+                        parts.push(repeat_ref(&v, min.saturating_sub(a.prefix.len())));
                     }
                     alts.push(format!("\"[\" {} \"]\"", parts.join(" ")));
                 }
@@ -1107,15 +1143,13 @@ impl Readable<'_> {
             };
             match f.mode {
                 FieldMode::Const(_) => continue,
-                FieldMode::Positional => parts.push(labeled(self.value_ref(f.expr, &f.abbrev))),
+                FieldMode::Positional => {
+                    let v = self.value_ref(f.expr, &f.abbrev);
+                    parts.push(labeled(if f.quoted { quoted_ref(v) } else { v }))
+                }
                 FieldMode::Keyless => {
                     // Recognised by its first token, so a free string is quoted here.
-                    let v = self.value_ref(f.expr, &f.abbrev);
-                    let v = if v == "<string>" {
-                        "<\"string\">".into()
-                    } else {
-                        v
-                    };
+                    let v = quoted_ref(self.value_ref(f.expr, &f.abbrev));
                     parts.push(format!("[{}]", labeled(v)))
                 }
                 FieldMode::Keyed => {
@@ -1140,7 +1174,12 @@ impl Readable<'_> {
                 .extras
                 .map(|e| self.value_ref(e, &BTreeMap::new()))
                 .unwrap_or_default();
-            parts.push(format!("(<string> {v})*"));
+            // Undeclared properties: `"key":value`; in a pure map a one-word key is bare.
+            parts.push(if r.bare_keys() {
+                format!("(<\"key\">:{v} | <key> {v})*")
+            } else {
+                format!("(<\"key\">:{v})*")
+            });
         }
         (comments, parts.join(" "))
     }

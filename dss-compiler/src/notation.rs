@@ -73,6 +73,10 @@ pub struct FieldLayout {
     /// empty object as `()`), because nothing that may follow it could continue it.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub open: bool,
+    /// Positional fields: a free string here is always JSON-quoted, never a bare word (the
+    /// leading slot of a line item, see [`mark_quoted`]). Keyless fields are always quoted.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub quoted: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -507,7 +511,59 @@ pub fn design(shapes: &Shapes, config: Option<&NotationConfig>) -> Result<Notati
         }
     };
     mark_open(shapes, &mut objects);
+    mark_quoted(shapes, root, &canon, &mut objects);
     Ok(Notation::new(root, canon, objects))
+}
+
+/// Quote the leading slot of every line item when it is a free string.
+///
+/// A line of a section (or of a `lines` document) that starts with a bare word reads like
+/// a keyword line: a model that wants to write `limit 5` or `filters:` there would get an
+/// item whose string is `limit`. With the leading string quoted, as in the paper's
+/// `"Sales" sum desc`, such a line is not in the language and the model must write a real
+/// item, a section header, or stop. Tagged items already start with their tag.
+fn mark_quoted(
+    shapes: &Shapes,
+    root: RootLayout,
+    canon: &[ExprId],
+    objects: &mut BTreeMap<ExprId, ObjLayout>,
+) {
+    let root_expr = canon[shapes.root as usize];
+    let items: Vec<ExprId> = match root {
+        RootLayout::Block => match objects.get(&root_expr) {
+            Some(ObjLayout::Record(r)) => r
+                .fields
+                .iter()
+                .filter(|f| is_section(shapes, f.expr))
+                .map(|f| shapes.items_of(f.expr))
+                .collect(),
+            _ => Vec::new(),
+        },
+        RootLayout::Lines => vec![shapes.items_of(shapes.root)],
+        RootLayout::Line | RootLayout::Value => Vec::new(),
+    };
+    for item in items {
+        if !shapes.parts(item).object_only() {
+            continue;
+        }
+        let Some(ObjLayout::Record(r)) = objects.get_mut(&canon[item as usize]) else {
+            continue;
+        };
+        let first = r
+            .fields
+            .iter_mut()
+            .find(|f| !matches!(f.mode, FieldMode::Const(_)));
+        if let Some(f) = first {
+            let free = shapes
+                .parts(f.expr)
+                .string
+                .as_ref()
+                .is_some_and(|s| s.values.is_none());
+            if f.mode == FieldMode::Positional && free {
+                f.quoted = true;
+            }
+        }
+    }
 }
 
 /// Whether an object written without parentheses can be told from `()` (its empty form):
@@ -1015,6 +1071,7 @@ fn design_record(
             first: BTreeSet::new(),
             source: *e,
             open: false,
+            quoted: false,
         });
     }
     // Positional fields come first.
@@ -1162,13 +1219,18 @@ fn assign_keyless(
 
 /// Which optional fields the automatic design writes without a key: enums, numbers and
 /// free strings read naturally by value; booleans, arrays and objects keep their key.
+/// Only words from a list of choices are keyless by default: `desc` says what it is, a
+/// bare `5` or `"Region"` does not. A model that wants to write `limit 5` must be able to,
+/// rather than guess that a number after `desc` is the limit. (A user may still make a
+/// number or free string keyless in the notation file.)
 fn auto_keyless(parts: &Parts) -> bool {
     !parts.any
         && !parts.bool_true
         && !parts.bool_false
         && parts.array.is_none()
         && parts.object.is_none()
-        && (parts.string.is_some() || parts.number.is_some())
+        && parts.number.is_none()
+        && parts.string.as_ref().is_some_and(|s| s.values.is_some())
 }
 
 /// The notation design as editable YAML.

@@ -330,8 +330,18 @@ mod tests {
         let spec = compile(&viz(), &CompileOptions::default()).unwrap();
         let x = json!({"fields": [{"name": "Sales", "agg": "sum", "kind": "field"}, {"name": "Region", "kind": "field", "relative-date": 3}], "chart": "bar"});
         let s = spec.compress(&x).unwrap();
-        assert_eq!(s, "chart bar\nfields:\nSales sum\nRegion 3\n");
+        // A line item's leading free string is quoted, so a keyword-like line (`limit 5`)
+        // is never read as an item.
+        assert_eq!(
+            s,
+            "chart bar\nfields:\n\"Sales\" sum\n\"Region\" relative-date 3\n"
+        );
         assert_eq!(spec.expand(&s).unwrap(), x);
+        let bare = "chart bar\nfields:\nSales sum\n";
+        let e = spec.expand(bare).unwrap_err();
+        assert_eq!((e.line, e.column), (3, 1), "{e}");
+        let (_, rules) = pest_meta::parse_and_optimize(&spec.grammar_pest()).unwrap();
+        assert!(pest_vm::Vm::new(rules).parse("document", bare).is_err());
         // The final newline may be left out.
         assert_eq!(spec.expand(s.trim_end()).unwrap(), x);
     }
@@ -385,7 +395,7 @@ mod tests {
         .unwrap();
         let x = json!({"fields": [{"name": "Sales", "agg": "avg", "kind": "field"}]});
         let s = spec.compress(&x).unwrap();
-        assert_eq!(s, "fields:\nSales by mean\n");
+        assert_eq!(s, "fields:\n\"Sales\" by mean\n");
         assert_eq!(spec.expand(&s).unwrap(), x);
     }
 
@@ -459,7 +469,9 @@ mod tests {
         let spec = compile(&schema, &CompileOptions::default()).unwrap();
         // `y` could be either field, so neither is keyless.
         let x = json!({"b": "y"});
-        assert_eq!(spec.compress(&x).unwrap(), "b y\n");
+        // A one-line document has no final newline.
+        assert_eq!(spec.compress(&x).unwrap(), "b y");
+        assert_eq!(spec.expand("b y\n").unwrap(), x);
         let mut cfg: NotationConfig = serde_yaml::from_str(&spec.notation_yaml()).unwrap();
         for f in &mut cfg.objects.get_mut("#").unwrap().fields {
             f.mode = "keyless".into();
@@ -518,8 +530,8 @@ mod tests {
         assert_eq!(spec.expand(&s).unwrap(), good);
         assert!(vm.parse("document", &s).is_ok(), "{s}");
         // One field line too few.
-        let one = s.replacen("b\n", "", 1).replacen("c\n", "", 1);
-        assert!(one.contains("fields:\na\n"), "{one}");
+        let one = s.replacen("\"b\"\n", "", 1).replacen("\"c\"\n", "", 1);
+        assert!(one.contains("fields:\n\"a\"\n"), "{one}");
         let e = spec.expand(&one).unwrap_err().to_string();
         assert!(e.contains("at least 2 lines"), "{e}");
         assert!(vm.parse("document", &one).is_err());
