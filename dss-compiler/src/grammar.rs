@@ -83,14 +83,46 @@ pub struct Grammar {
 /// Shared terminals, written for each syntax.
 const TERMINALS: &[&str] = &[
     "text",
+    "text_nonempty",
     "bare",
     "string",
+    "nonempty",
+    "date",
+    "date_time",
     "number",
+    "nonneg_number",
     "integer",
+    "natural",
+    "positive",
     "json_value",
     "json_object",
     "json_array",
 ];
+
+/// The terminal of a free number: bounds a grammar can say (`minimum` 0 or 1).
+fn num_terminal(n: &crate::shape::NumPart) -> &'static str {
+    use crate::shape::Lower;
+    match (n.integer, n.lower) {
+        (true, None) => "integer",
+        (true, Some(Lower::NonNegative)) => "natural",
+        (true, Some(Lower::Positive)) => "positive",
+        (false, None) => "number",
+        (false, Some(_)) => "nonneg_number",
+    }
+}
+
+/// The terminal of a free string; `quoted`: never a bare word here.
+fn str_terminal(s: &crate::shape::StrPart, quoted: bool) -> &'static str {
+    use crate::shape::Lexical;
+    match (s.lexical, quoted) {
+        (None, true) => "string",
+        (None, false) => "text",
+        (Some(Lexical::NonEmpty), true) => "nonempty",
+        (Some(Lexical::NonEmpty), false) => "text_nonempty",
+        (Some(Lexical::Date), _) => "date",
+        (Some(Lexical::DateTime), _) => "date_time",
+    }
+}
 
 struct Builder<'a> {
     shapes: &'a Shapes,
@@ -216,7 +248,6 @@ impl<'a> Builder<'a> {
     /// first token: a bare word there would read as a keyword).
     fn value_as(&mut self, expr: ExprId, abbrev: &BTreeMap<String, String>, quoted: bool) -> G {
         let expr = self.notation.canon[expr as usize];
-        let free_string = if quoted { "string" } else { "text" };
         let p = self.shapes.parts(expr).clone();
         if p.any {
             return G::Rule("json_value".into());
@@ -224,10 +255,10 @@ impl<'a> Builder<'a> {
         // A scalar that is just one terminal is written in place (`number`, `string`).
         if p.array.is_none() && p.object.is_none() && !p.null && !p.bool_true && !p.bool_false {
             match (&p.number, &p.string) {
-                (Some(n), None) if n.values.is_none() => {
-                    return G::Rule(if n.integer { "integer" } else { "number" }.into())
+                (Some(n), None) if n.values.is_none() => return G::Rule(num_terminal(n).into()),
+                (None, Some(s)) if s.values.is_none() => {
+                    return G::Rule(str_terminal(s, quoted).into())
                 }
-                (None, Some(s)) if s.values.is_none() => return G::Rule(free_string.into()),
                 _ => {}
             }
         }
@@ -252,7 +283,7 @@ impl<'a> Builder<'a> {
         if let Some(n) = &p.number {
             match &n.values {
                 Some(vs) => words.extend(vs.iter().map(|v| v.to_string())),
-                None => alts.push(G::Rule(if n.integer { "integer" } else { "number" }.into())),
+                None => alts.push(G::Rule(num_terminal(n).into())),
             }
         }
         if let Some(s) = &p.string {
@@ -260,7 +291,7 @@ impl<'a> Builder<'a> {
                 Some(vs) => {
                     words.extend(vs.iter().map(|v| render_word(abbrev.get(v).unwrap_or(v))))
                 }
-                None => alts.push(G::Rule(free_string.into())),
+                None => alts.push(G::Rule(str_terminal(s, quoted).into())),
             }
         }
         if !words.is_empty() {
@@ -600,9 +631,13 @@ impl Grammar {
             .copied()
             .filter(|t| match *t {
                 "json_value" | "json_object" | "json_array" => json,
-                "text" => self.uses_terminal(t),
-                "bare" => self.uses_terminal("text") || self.uses_terminal(t),
+                "bare" => {
+                    self.uses_terminal("text")
+                        || self.uses_terminal("text_nonempty")
+                        || self.uses_terminal(t)
+                }
                 "string" => json || self.uses_terminal(t) || self.uses_terminal("text"),
+                "nonempty" => self.uses_terminal(t) || self.uses_terminal("text_nonempty"),
                 "number" => json || self.uses_terminal(t),
                 _ => self.uses_terminal(t),
             })
@@ -631,6 +666,13 @@ impl Grammar {
         for t in self.terminals() {
             out.push_str(match t {
                 "text" => "text = { string | bare }\n",
+                "text_nonempty" => "text_nonempty = { nonempty | bare }\n",
+                "nonempty" => "nonempty = @{ \"\\\"\" ~ (!(\"\\\"\" | \"\\\\\" | '\\u{00}'..'\\u{1F}') ~ ANY | \"\\\\\" ~ (\"\\\"\" | \"\\\\\" | \"/\" | \"b\" | \"f\" | \"n\" | \"r\" | \"t\" | \"u\" ~ ASCII_HEX_DIGIT{4}))+ ~ \"\\\"\" }\n",
+                "date" => "date = @{ \"\\\"\" ~ ASCII_DIGIT{4} ~ \"-\" ~ ASCII_DIGIT{2} ~ \"-\" ~ ASCII_DIGIT{2} ~ \"\\\"\" }\n",
+                "date_time" => "date_time = @{ \"\\\"\" ~ ASCII_DIGIT{4} ~ \"-\" ~ ASCII_DIGIT{2} ~ \"-\" ~ ASCII_DIGIT{2} ~ (\"T\" | \"t\" | \" \") ~ ASCII_DIGIT{2} ~ \":\" ~ ASCII_DIGIT{2} ~ \":\" ~ ASCII_DIGIT{2} ~ (\".\" ~ ASCII_DIGIT+)? ~ (\"Z\" | \"z\" | (\"+\" | \"-\") ~ ASCII_DIGIT{2} ~ \":\" ~ ASCII_DIGIT{2}) ~ \"\\\"\" }\n",
+                "nonneg_number" => "nonneg_number = @{ (\"0\" | ASCII_NONZERO_DIGIT ~ ASCII_DIGIT*) ~ (\".\" ~ ASCII_DIGIT+)? ~ ((\"e\" | \"E\") ~ (\"+\" | \"-\")? ~ ASCII_DIGIT+)? }\n",
+                "natural" => "natural = @{ (\"0\" | ASCII_NONZERO_DIGIT ~ ASCII_DIGIT*) ~ (\".\" ~ \"0\"+)? ~ ((\"e\" | \"E\") ~ \"+\"? ~ ASCII_DIGIT+)? }\n",
+                "positive" => "positive = @{ ASCII_NONZERO_DIGIT ~ ASCII_DIGIT* ~ (\".\" ~ \"0\"+)? ~ ((\"e\" | \"E\") ~ \"+\"? ~ ASCII_DIGIT+)? }\n",
                 "bare" => "bare = @{ (ASCII_ALPHA | \"_\" | \"$\") ~ WCH* }\n",
                 "string" => "string = @{ \"\\\"\" ~ (!(\"\\\"\" | \"\\\\\" | '\\u{00}'..'\\u{1F}') ~ ANY | \"\\\\\" ~ (\"\\\"\" | \"\\\\\" | \"/\" | \"b\" | \"f\" | \"n\" | \"r\" | \"t\" | \"u\" ~ ASCII_HEX_DIGIT{4}))* ~ \"\\\"\" }\n",
                 "number" => "number = @{ \"-\"? ~ (\"0\" | ASCII_NONZERO_DIGIT ~ ASCII_DIGIT*) ~ (\".\" ~ ASCII_DIGIT+)? ~ ((\"e\" | \"E\") ~ (\"+\" | \"-\")? ~ ASCII_DIGIT+)? }\n",
@@ -658,6 +700,13 @@ impl Grammar {
         for t in self.terminals() {
             out.push_str(match t {
                 "text" => "text ::= string | bare\n",
+                "text_nonempty" => "text-nonempty ::= nonempty | bare\n",
+                "nonempty" => "nonempty ::= \"\\\"\" ( [^\"\\\\\\x00-\\x1F] | \"\\\\\" ( [\"\\\\/bfnrt] | \"u\" [0-9a-fA-F]{4} ) )+ \"\\\"\"\n",
+                "date" => "date ::= \"\\\"\" [0-9]{4} \"-\" [0-9]{2} \"-\" [0-9]{2} \"\\\"\"\n",
+                "date_time" => "date-time ::= \"\\\"\" [0-9]{4} \"-\" [0-9]{2} \"-\" [0-9]{2} [Tt ] [0-9]{2} \":\" [0-9]{2} \":\" [0-9]{2} ( \".\" [0-9]+ )? ( [Zz] | [-+] [0-9]{2} \":\" [0-9]{2} ) \"\\\"\"\n",
+                "nonneg_number" => "nonneg-number ::= ( \"0\" | [1-9] [0-9]* ) ( \".\" [0-9]+ )? ( [eE] [-+]? [0-9]+ )?\n",
+                "natural" => "natural ::= ( \"0\" | [1-9] [0-9]* ) ( \".\" \"0\"+ )? ( [eE] \"+\"? [0-9]+ )?\n",
+                "positive" => "positive ::= [1-9] [0-9]* ( \".\" \"0\"+ )? ( [eE] \"+\"? [0-9]+ )?\n",
                 "bare" => "bare ::= [A-Za-z_$] [A-Za-z0-9_$./-]*\n",
                 "string" => "string ::= \"\\\"\" ( [^\"\\\\\\x00-\\x1F] | \"\\\\\" ( [\"\\\\/bfnrt] | \"u\" [0-9a-fA-F]{4} ) )* \"\\\"\"\n",
                 "number" => "number ::= \"-\"? ( \"0\" | [1-9] [0-9]* ) ( \".\" [0-9]+ )? ( [eE] [-+]? [0-9]+ )?\n",
@@ -877,18 +926,64 @@ pub fn readable(shapes: &Shapes, notation: &Notation) -> String {
     while let Some(job) = p.queue.pop() {
         p.emit(job);
     }
+    p.out.sort_by_key(|(i, _)| *i);
+    let mut body = doc;
+    body.push('\n');
+    for (_, r) in p.out {
+        body.push('\n');
+        body.push_str(&r);
+    }
     let mut out = String::from(header);
+    // Only the terminals this grammar uses are explained (prompt tokens are not free).
+    for (t, what) in [
+        (
+            "natural>",
+            "<natural> is an integer >= 0, <positive> one >= 1",
+        ),
+        (
+            "positive>",
+            "<natural> is an integer >= 0, <positive> one >= 1",
+        ),
+        ("number>=0>", "<number>=0> is a number >= 0"),
+        (
+            "date>",
+            "<date> is \"YYYY-MM-DD\", <date-time> \"YYYY-MM-DDThh:mm:ssZ\"",
+        ),
+        (
+            "date-time>",
+            "<date> is \"YYYY-MM-DD\", <date-time> \"YYYY-MM-DDThh:mm:ssZ\"",
+        ),
+    ] {
+        let line = format!("# {what}.\n");
+        if body.contains(t) && !out.contains(&line) {
+            out.push_str(&line);
+        }
+    }
     if let Some(d) = shapes.doc(root) {
         let _ = writeln!(out, "# {}", one_line(d));
     }
-    out.push_str(&doc);
-    out.push('\n');
-    p.out.sort_by_key(|(i, _)| *i);
-    for (_, r) in p.out {
-        out.push('\n');
-        out.push_str(&r);
-    }
+    out.push_str(&body);
     out
+}
+
+/// A free number in the readable grammar.
+fn num_ref(n: &crate::shape::NumPart) -> &'static str {
+    match num_terminal(n) {
+        "natural" => "<natural>",
+        "positive" => "<positive>",
+        "nonneg_number" => "<number>=0>",
+        "integer" => "<integer>",
+        _ => "<number>",
+    }
+}
+
+/// A free string in the readable grammar (a non-empty one reads as any string).
+fn str_ref(s: &crate::shape::StrPart) -> &'static str {
+    match str_terminal(s, false) {
+        "date" => "<date>",
+        "date_time" => "<date-time>",
+        _ => "<string>",
+    }
 }
 
 fn one_line(s: &str) -> String {
@@ -959,14 +1054,14 @@ impl Readable<'_> {
             if n.values.is_some() {
                 only_simple = false;
             } else {
-                simple.push(if n.integer { "<integer>" } else { "<number>" });
+                simple.push(num_ref(n));
             }
         }
         if let Some(s) = &p.string {
             if s.values.is_some() {
                 only_simple = false;
             } else {
-                simple.push("<string>");
+                simple.push(str_ref(s));
             }
         }
         if p.null {
@@ -1028,7 +1123,7 @@ impl Readable<'_> {
                 if let Some(n) = &p.number {
                     match &n.values {
                         Some(vs) => alts.extend(vs.iter().map(|v| v.to_string())),
-                        None => alts.push(if n.integer { "<integer>" } else { "<number>" }.into()),
+                        None => alts.push(num_ref(n).into()),
                     }
                 }
                 if let Some(s) = &p.string {
@@ -1036,7 +1131,7 @@ impl Readable<'_> {
                         Some(vs) => {
                             alts.extend(vs.iter().map(|v| render_word(abbrev.get(v).unwrap_or(v))))
                         }
-                        None => alts.push("<string>".into()),
+                        None => alts.push(str_ref(s).into()),
                     }
                 }
                 if let Some(a) = &p.array {
@@ -1136,7 +1231,20 @@ impl Readable<'_> {
             let d = self.shapes.doc(f.source).map(one_line);
             // Bare terminals carry the field's name: `<fieldName:string>`.
             let labeled = |v: String| match v.strip_prefix('<') {
-                Some(t) if matches!(t, "string>" | "\"string\">" | "number>" | "integer>") => {
+                Some(t)
+                    if matches!(
+                        t,
+                        "string>"
+                            | "\"string\">"
+                            | "number>"
+                            | "integer>"
+                            | "natural>"
+                            | "positive>"
+                            | "number>=0>"
+                            | "date>"
+                            | "date-time>"
+                    ) =>
+                {
                     format!("<{}:{t}", f.name)
                 }
                 _ => v,

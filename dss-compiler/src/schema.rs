@@ -29,6 +29,16 @@ pub struct SchemaDoc<'a> {
     /// Pointers of nodes that carry an `$id`, with the base URI they establish.
     bases: Vec<(String, String)>,
     draft04: bool,
+    /// Whether `format` is an assertion (see [`formats_assert`]).
+    pub formats_assert: bool,
+}
+
+/// `format` asserts, as structured-output users expect, except where the schema declares a
+/// dialect in which it is only an annotation (2019-09 and 2020-12). The validator and the
+/// grammars follow the same rule.
+pub fn formats_assert(root: &Value) -> bool {
+    let dialect = root.get("$schema").and_then(Value::as_str).unwrap_or("");
+    !(dialect.contains("2019-09") || dialect.contains("2020-12"))
 }
 
 /// Keywords whose value is a subschema.
@@ -74,6 +84,7 @@ impl<'a> SchemaDoc<'a> {
             _ => Draft::Modern,
         };
         let mut doc = SchemaDoc {
+            formats_assert: formats_assert(root),
             root,
             draft,
             resources: HashMap::new(),

@@ -63,12 +63,91 @@ pub struct NumPart {
     pub integer: bool,
     /// `enum`/`const` values, if restricted.
     pub values: Option<Vec<Number>>,
+    /// A lower bound a grammar can say (`minimum` 0 or 1), so a model cannot write `-3`
+    /// for a count. Only for free numbers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lower: Option<Lower>,
+}
+
+/// Lower bounds a grammar can express: `NonNegative` admits all `Positive` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Lower {
+    NonNegative,
+    /// Integers only (`[1-9]…`).
+    Positive,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct StrPart {
     /// `enum`/`const` values, if restricted (schema order).
     pub values: Option<Vec<String>>,
+    /// A lexical form a grammar can say (a non-empty string, an asserted `date` or
+    /// `date-time` format), so a model cannot write `""` or `"last spring"` there. Only for
+    /// free strings.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lexical: Option<Lexical>,
+}
+
+/// String forms a grammar can express: `NonEmpty` admits every `Date` and `DateTime`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Lexical {
+    NonEmpty,
+    Date,
+    DateTime,
+}
+
+/// Bounds admitting the values of either side (the weaker).
+fn lower_union(a: Option<Lower>, b: Option<Lower>) -> Option<Lower> {
+    a.zip(b).map(|(x, y)| x.min(y))
+}
+/// Bounds admitting the values of both sides (the stronger).
+fn lower_inter(a: Option<Lower>, b: Option<Lower>) -> Option<Lower> {
+    a.max(b)
+}
+fn lexical_union(a: Option<Lexical>, b: Option<Lexical>) -> Option<Lexical> {
+    match (a?, b?) {
+        (x, y) if x == y => Some(x),
+        _ => Some(Lexical::NonEmpty),
+    }
+}
+fn lexical_inter(a: Option<Lexical>, b: Option<Lexical>) -> Option<Lexical> {
+    match (a, b) {
+        (None, y) | (Some(Lexical::NonEmpty), y @ Some(_)) => y,
+        (x, _) => x,
+    }
+}
+
+/// What `minimum`/`exclusiveMinimum` let a grammar say about a number.
+fn lower_bound(m: &Map<String, Value>, integer: bool) -> Option<Lower> {
+    let min = m.get("minimum").and_then(Value::as_f64);
+    let exclusive = match m.get("exclusiveMinimum") {
+        Some(Value::Bool(true)) => min, // draft-04
+        Some(v) => v.as_f64(),
+        None => None,
+    };
+    let strict = exclusive.is_some_and(|e| e >= 0.0)
+        || min.is_some_and(|x| x >= 1.0 && m.get("exclusiveMinimum") != Some(&Value::Bool(true)));
+    let loose = min.is_some_and(|x| x >= 0.0) || strict;
+    match (strict && integer, loose) {
+        (true, _) => Some(Lower::Positive),
+        (false, true) => Some(Lower::NonNegative),
+        _ => None,
+    }
+}
+
+/// What `format` (when it asserts) and `minLength` let a grammar say about a string.
+fn lexical_form(m: &Map<String, Value>, formats_assert: bool) -> Option<Lexical> {
+    match m.get("format").and_then(Value::as_str) {
+        Some("date") if formats_assert => return Some(Lexical::Date),
+        Some("date-time") if formats_assert => return Some(Lexical::DateTime),
+        _ => {}
+    }
+    m.get("minLength")
+        .and_then(Value::as_u64)
+        .is_some_and(|n| n >= 1)
+        .then_some(Lexical::NonEmpty)
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -162,8 +241,12 @@ impl Parts {
             number: Some(NumPart {
                 integer: false,
                 values: None,
+                lower: None,
             }),
-            string: Some(StrPart { values: None }),
+            string: Some(StrPart {
+                values: None,
+                lexical: None,
+            }),
             array: Some(ArrPart {
                 prefix: Vec::new(),
                 items: Some(ANY),
@@ -671,11 +754,13 @@ impl<'d, 'a> Builder<'d, 'a> {
                 parts.number = Some(NumPart {
                     integer: false,
                     values: None,
+                    lower: None,
                 });
             } else if has("integer") {
                 parts.number = Some(NumPart {
                     integer: true,
                     values: None,
+                    lower: None,
                 });
             } else {
                 parts.number = None;
@@ -689,6 +774,13 @@ impl<'d, 'a> Builder<'d, 'a> {
             if !has("object") {
                 parts.object = None;
             }
+        }
+        // Bounds and lexical forms a grammar can say.
+        if let Some(np) = &mut parts.number {
+            np.lower = lower_bound(m, np.integer);
+        }
+        if let Some(sp) = &mut parts.string {
+            sp.lexical = lexical_form(m, self.doc.formats_assert);
         }
         // enum / const
         let listed: Option<Vec<&Value>> = match (m.get("const"), m.get("enum")) {
@@ -707,6 +799,7 @@ impl<'d, 'a> Builder<'d, 'a> {
                         let np = e.number.get_or_insert(NumPart {
                             integer: false,
                             values: Some(Vec::new()),
+                            lower: None,
                         });
                         if let Some(vs) = &mut np.values {
                             if !vs.iter().any(|x| same_number(x, n)) {
@@ -717,6 +810,7 @@ impl<'d, 'a> Builder<'d, 'a> {
                     Value::String(s) => {
                         let sp = e.string.get_or_insert(StrPart {
                             values: Some(Vec::new()),
+                            lexical: None,
                         });
                         if let Some(vs) = &mut sp.values {
                             if !vs.contains(s) {
@@ -890,6 +984,7 @@ impl<'d, 'a> Builder<'d, 'a> {
             (None, y) => y.clone(),
             (Some(x), Some(y)) => Some(NumPart {
                 integer: x.integer && y.integer,
+                lower: lower_union(x.lower, y.lower),
                 values: match (x.values, &y.values) {
                     (Some(mut xs), Some(ys)) => {
                         for n in ys {
@@ -907,6 +1002,7 @@ impl<'d, 'a> Builder<'d, 'a> {
             (x, None) => x,
             (None, y) => y.clone(),
             (Some(x), Some(y)) => Some(StrPart {
+                lexical: lexical_union(x.lexical, y.lexical),
                 values: match (x.values, &y.values) {
                     (Some(mut xs), Some(ys)) => {
                         for s in ys {
@@ -994,9 +1090,14 @@ impl<'d, 'a> Builder<'d, 'a> {
                         vs.retain(|n: &Number| n.as_f64().is_some_and(|f| f.fract() == 0.0));
                     }
                 }
+                let lower = lower_inter(x.lower, y.lower);
                 match &values {
                     Some(vs) if vs.is_empty() => None,
-                    _ => Some(NumPart { integer, values }),
+                    _ => Some(NumPart {
+                        integer,
+                        values,
+                        lower,
+                    }),
                 }
             }
             _ => None,
@@ -1011,9 +1112,10 @@ impl<'d, 'a> Builder<'d, 'a> {
                     (None, Some(ys)) => Some(ys.clone()),
                     (None, None) => None,
                 };
+                let lexical = lexical_inter(x.lexical, y.lexical);
                 match &values {
                     Some(vs) if vs.is_empty() => None,
-                    _ => Some(StrPart { values }),
+                    _ => Some(StrPart { values, lexical }),
                 }
             }
             _ => None,

@@ -57,10 +57,8 @@ struct Validated {
 
 fn build_validator(schema: &Value) -> Result<jsonschema::Validator, CompileError> {
     let dialect = schema.get("$schema").and_then(Value::as_str).unwrap_or("");
-    // `format` asserts, as structured-output users expect, except where the schema declares
-    // a dialect in which it is only an annotation (2019-09 and 2020-12).
-    let annotation_only = dialect.contains("2019-09") || dialect.contains("2020-12");
-    let mut options = jsonschema::options().should_validate_formats(!annotation_only);
+    let mut options =
+        jsonschema::options().should_validate_formats(crate::schema::formats_assert(schema));
     // Formats are checked by their latest definition whatever the draft (as most
     // validators do): `iri` only exists from draft-07 on.
     let legacy = ["draft-03", "draft-04", "draft-06"]
@@ -546,6 +544,54 @@ mod tests {
         assert_ne!(short, s);
         assert!(spec.expand(&short).is_err());
         assert!(vm.parse("document", &short).is_err());
+    }
+
+    #[test]
+    fn bounds_and_formats_are_part_of_the_grammar() {
+        // What a grammar can say of `minimum`, `minLength` and an asserted `format`, it
+        // says, so a model cannot write `0` for a limit or `"last spring"` for a date.
+        let schema = json!({"type": "object", "properties": {
+            "name": {"type": "string", "minLength": 1},
+            "limit": {"type": "integer", "minimum": 1},
+            "offset": {"type": "integer", "minimum": 0},
+            "ratio": {"type": "number", "exclusiveMinimum": 0},
+            "since": {"type": "string", "format": "date"},
+            "at": {"type": "string", "format": "date-time"}
+        }, "required": ["name"], "additionalProperties": false});
+        let spec = compile(&schema, &CompileOptions::default()).unwrap();
+        let (_, rules) = pest_meta::parse_and_optimize(&spec.grammar_pest()).unwrap();
+        let vm = pest_vm::Vm::new(rules);
+        let x = json!({"name": "a b", "limit": 5, "offset": 0, "ratio": 0.5,
+            "since": "2024-01-31", "at": "2024-01-31T10:00:00Z"});
+        let s = spec.compress(&x).unwrap();
+        assert_eq!(spec.expand(&s).unwrap(), x);
+        assert!(vm.parse("document", &s).is_ok(), "{s}");
+        for (from, to) in [
+            ("\"a b\"", "\"\""),
+            ("limit 5", "limit 0"),
+            ("offset 0", "offset -1"),
+            ("ratio 0.5", "ratio -0.5"),
+            ("since \"2024-01-31\"", "since \"January\""),
+            ("since \"2024-01-31\"", "since Jan"),
+            ("\"2024-01-31T10:00:00Z\"", "\"2024-01-31\""),
+        ] {
+            let bad = s.replace(from, to);
+            assert_ne!(bad, s, "{from}");
+            assert!(vm.parse("document", &bad).is_err(), "{bad}");
+        }
+        let bnf = spec.grammar_bnf();
+        assert!(
+            bnf.contains("[since <date>]") && bnf.contains("[limit <positive>]"),
+            "{bnf}"
+        );
+        // In 2020-12 `format` is an annotation: any string is valid, and the grammar agrees.
+        let mut annotated = schema.clone();
+        annotated["$schema"] = json!("https://json-schema.org/draft/2020-12/schema");
+        let spec = compile(&annotated, &CompileOptions::default()).unwrap();
+        let x = json!({"name": "a", "since": "January"});
+        let s = spec.compress(&x).unwrap();
+        let (_, rules) = pest_meta::parse_and_optimize(&spec.grammar_pest()).unwrap();
+        assert!(pest_vm::Vm::new(rules).parse("document", &s).is_ok(), "{s}");
     }
 
     #[test]
