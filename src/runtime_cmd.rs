@@ -5,7 +5,7 @@ use clap::{Args, Subcommand};
 use dss_runtime::models::{FetchProgress, ModelRegistry};
 use dss_runtime::{
     load_examples, EngineKind, Example, Generation, Generator, GeneratorOptions, LocalModel,
-    OutputFormat, DEFAULT_MODEL,
+    OutputFormat, PrefixCache, DEFAULT_MODEL,
 };
 use serde_json::{json, Value};
 use std::io::{self, Write};
@@ -143,6 +143,10 @@ pub struct GenerateArgs {
     /// allowed token instead of ending the document.
     #[arg(long)]
     pub no_end_on_rejection: bool,
+    /// Keep the shared prompt prefix's KV cache in a file, so the next process starts warm:
+    /// in DIR, or without DIR in the spec's directory. A stale or foreign file is rewritten.
+    #[arg(long, value_name = "DIR", num_args = 0..=1)]
+    pub prefix_cache: Option<Option<PathBuf>>,
 }
 
 fn parse_engine(s: &str) -> Result<EngineKind, String> {
@@ -196,11 +200,41 @@ pub fn run_generate(args: &GenerateArgs) -> Result<ExitCode> {
     let mut gen = Generator::new(&model, spec, opts)
         .with_context(|| format!("preparing generation for {}", args.spec.display()))?;
     let load_ms = model.load_ms();
+    let prefix = match &args.prefix_cache {
+        None => None,
+        Some(dir) => {
+            let dir = match dir {
+                Some(d) => d.clone(),
+                None if args.spec.is_dir() => args.spec.clone(),
+                None => args
+                    .spec
+                    .parent()
+                    .map(Path::to_path_buf)
+                    .unwrap_or_default(),
+            };
+            let outcome = gen
+                .warm_cached(&dir)
+                .context("evaluating the prompt prefix")?;
+            if let PrefixCache::NotSaved { path, reason } = &outcome {
+                eprintln!(
+                    "warning: could not write the prefix cache {}: {reason}",
+                    path.display()
+                );
+            }
+            Some(outcome)
+        }
+    };
     let stats_line = |g: &Generation| -> Result<()> {
         if args.stats {
             let mut v = serde_json::to_value(&g.stats)?;
             if let Value::Object(o) = &mut v {
                 o.insert("load_ms".into(), json!(round(load_ms)));
+                if let Some(p) = &prefix {
+                    o.insert("prefix_cache".into(), json!(p.name()));
+                    if let PrefixCache::Loaded { ms, .. } | PrefixCache::Saved { ms, .. } = p {
+                        o.insert("prefix_ms".into(), json!(round(*ms)));
+                    }
+                }
                 for k in ["ttft_ms", "constraint_ms", "total_ms"] {
                     if let Some(x) = o.get(k).and_then(Value::as_f64) {
                         o.insert(k.into(), json!(round(x)));

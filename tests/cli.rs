@@ -1225,6 +1225,42 @@ fn generate_prints_valid_json_shorthand_and_stats() {
 
 #[cfg(feature = "runtime")]
 #[test]
+fn generate_prefix_cache_file_starts_a_new_process_warm() {
+    if skip_model_test("generate_prefix_cache_file_starts_a_new_process_warm") {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cache = dir.path().to_string_lossy().to_string();
+    let spec = format!("{WORKSPACE}/grammars/viz");
+    let args = [
+        "generate",
+        "--spec",
+        &spec,
+        "--model",
+        "smollm2-135m",
+        "--max-tokens",
+        "96",
+        "--stats",
+        "--compact",
+        "--prefix-cache",
+        &cache,
+        "sales by region",
+    ];
+    let first = run_ok(&args, None);
+    let second = run_ok(&args, None);
+    let stats = |r: &Run| -> Value { serde_json::from_str(r.stderr.trim()).expect("stats") };
+    assert_eq!(stats(&first)["prefix_cache"], "saved", "{}", first.stderr);
+    assert_eq!(
+        stats(&second)["prefix_cache"],
+        "loaded",
+        "{}",
+        second.stderr
+    );
+    assert_eq!(first.stdout, second.stdout, "the file changes speed only");
+}
+
+#[cfg(feature = "runtime")]
+#[test]
 fn generate_jsonl_reuses_the_prefix() {
     if skip_model_test("generate_jsonl_reuses_the_prefix") {
         return;

@@ -200,6 +200,31 @@ pub fn load_examples(path: &Path) -> Result<Vec<Example>, GenerateError> {
     Ok(out)
 }
 
+/// What [`Generator::warm_cached`] did.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PrefixCache {
+    /// The prefix's KV cache was read from the file.
+    Loaded { path: PathBuf, ms: f64 },
+    /// The prefix was evaluated and written to the file.
+    Saved { path: PathBuf, ms: f64 },
+    /// The prefix was evaluated; the file could not be written.
+    NotSaved { path: PathBuf, reason: String },
+    /// The prompt has no shared prefix to cache.
+    Empty,
+}
+
+impl PrefixCache {
+    /// `loaded`, `saved`, `not-saved` or `empty`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            PrefixCache::Loaded { .. } => "loaded",
+            PrefixCache::Saved { .. } => "saved",
+            PrefixCache::NotSaved { .. } => "not-saved",
+            PrefixCache::Empty => "empty",
+        }
+    }
+}
+
 /// How a [`Generator`] runs.
 #[derive(Debug, Clone)]
 pub struct GeneratorOptions {
@@ -420,6 +445,75 @@ impl<'m> Generator<'m> {
         let keep = self.cut(common);
         self.eval(&tokens[keep..split], keep)?;
         Ok(())
+    }
+
+    /// Like [`warm`](Self::warm), but through a file in `dir`: when a file there holds
+    /// exactly this prefix for this model, its KV cache is read instead of evaluated (a
+    /// fresh process starts warm); otherwise the prefix is evaluated and the file written.
+    ///
+    /// The file is named after what its KV entries depend on (the model file, the prefix
+    /// tokens, the batch layout), and a file that does not hold exactly those tokens, or
+    /// that llama.cpp cannot read, is ignored and rewritten. Failing to write it is not an
+    /// error: the generator is warm either way, and the outcome says why.
+    pub fn warm_cached(&mut self, dir: &Path) -> Result<PrefixCache, GenerateError> {
+        let start = Instant::now();
+        let tokens = prompt::tokenize_prefix(&self.model.model, &self.template.prefix);
+        if tokens.len() < 2 {
+            return Ok(PrefixCache::Empty);
+        }
+        let want = &tokens[..tokens.len() - 1];
+        let path = dir.join(format!("prefix-{}.kv", self.prefix_key(want)));
+        if path.is_file() && self.cached.as_slice() != want {
+            self.clear_cache();
+            match self.ctx.state_seq_load_file(&path, 0, want.len()) {
+                Ok((loaded, _)) if loaded == want => {
+                    self.cached = loaded;
+                    return Ok(PrefixCache::Loaded {
+                        path,
+                        ms: ms(start),
+                    });
+                }
+                // Someone else's file, or a damaged one: evaluate and rewrite it.
+                _ => self.clear_cache(),
+            }
+        }
+        self.warm()?;
+        // Write next to the final name, then rename: a reader never sees half a file.
+        let tmp = dir.join(format!(".prefix-{}.tmp", std::process::id()));
+        let saved = std::fs::create_dir_all(dir)
+            .map_err(|e| e.to_string())
+            .and_then(|_| {
+                self.ctx
+                    .state_seq_save_file(&tmp, 0, &self.cached)
+                    .map_err(|e| e.to_string())
+            })
+            .and_then(|_| std::fs::rename(&tmp, &path).map_err(|e| e.to_string()));
+        Ok(match saved {
+            Ok(()) => PrefixCache::Saved {
+                path,
+                ms: ms(start),
+            },
+            Err(reason) => {
+                let _ = std::fs::remove_file(&tmp);
+                PrefixCache::NotSaved { path, reason }
+            }
+        })
+    }
+
+    /// What a saved prefix depends on: the model file, the tokens, how they are batched.
+    fn prefix_key(&self, tokens: &[LlamaToken]) -> String {
+        use sha2::{Digest, Sha256};
+        let mut h = Sha256::new();
+        h.update(b"dss prefix kv v1\0");
+        h.update(self.model.path.to_string_lossy().as_bytes());
+        let len = std::fs::metadata(&self.model.path).map_or(0, |m| m.len());
+        h.update(len.to_le_bytes());
+        h.update((self.n_batch as u64).to_le_bytes());
+        for t in tokens {
+            h.update(t.0.to_le_bytes());
+        }
+        let digest = h.finalize();
+        digest.iter().take(8).map(|b| format!("{b:02x}")).collect()
     }
 
     /// Forgets the KV cache (the next request starts cold).

@@ -5,6 +5,7 @@
 use dss_compiler::CompiledSpec;
 use dss_runtime::{
     load_examples, prompt, EngineKind, GenerateError, Generator, GeneratorOptions, LocalModel,
+    PrefixCache,
 };
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -114,6 +115,40 @@ fn prefix_cache_gives_the_cold_output() {
             (w, c) => panic!("warm and cold differ for {r:?}: {w:?} vs {c:?}"),
         }
     }
+}
+
+#[test]
+fn prefix_file_gives_the_cold_output() {
+    let Some(model) = model("prefix_file_gives_the_cold_output") else {
+        return;
+    };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let r = &requests(1)[0];
+    let mut first = generator(model, EngineKind::Llguidance);
+    let saved = first.warm_cached(dir.path()).expect("warm");
+    let PrefixCache::Saved { path, .. } = saved else {
+        panic!("expected a saved prefix, got {saved:?}");
+    };
+    // A fresh generator (as in a new process) reads the file instead of evaluating.
+    let mut second = generator(model, EngineKind::Llguidance);
+    let loaded = second.warm_cached(dir.path()).expect("warm");
+    assert!(matches!(loaded, PrefixCache::Loaded { .. }), "{loaded:?}");
+    let w = second.generate(r);
+    assert!(second.last_stats().cached_tokens > 0);
+    let mut cold = generator(model, EngineKind::Llguidance);
+    let c = cold.generate(r);
+    assert_eq!(cold.last_stats().cached_tokens, 0);
+    match (w, c) {
+        (Ok(w), Ok(c)) => assert_eq!(w.text, c.text, "request {r:?}"),
+        (Err(w), Err(c)) => assert_eq!(w.to_string(), c.to_string()),
+        (w, c) => panic!("file-warm and cold differ for {r:?}: {w:?} vs {c:?}"),
+    }
+    // A damaged file is ignored and rewritten, never trusted.
+    std::fs::write(&path, b"not a llama.cpp state file").expect("write");
+    let mut third = generator(model, EngineKind::Llguidance);
+    let again = third.warm_cached(dir.path()).expect("warm");
+    assert!(matches!(again, PrefixCache::Saved { .. }), "{again:?}");
+    assert!(std::fs::metadata(&path).expect("file").len() > 1000);
 }
 
 #[test]
