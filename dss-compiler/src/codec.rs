@@ -313,16 +313,23 @@ impl<'a> Encoder<'a> {
         }
         if let Some(e) = r.extras {
             let bare = r.bare_keys();
-            for (k, x) in extra {
-                sep(slots, out);
-                if bare {
-                    write_word(k, out);
+            for (n, (k, x)) in extra.into_iter().enumerate() {
+                let quoted = !(bare && is_word(k));
+                // `"a":1,"b":2` as in JSON, where `":`, `":"` and `","` are single tokens;
+                // a bare key (pure maps) follows a space and is followed by one.
+                if n > 0 && quoted {
+                    out.push(',');
+                    *slots += 1;
                 } else {
-                    write_json_string(k, out);
+                    sep(slots, out);
                 }
-                // `"key":value` as in JSON, where `":` and `":"` are single tokens; a bare
-                // key is followed by a space.
-                out.push(if out.ends_with('"') { ':' } else { ' ' });
+                if quoted {
+                    write_json_string(k, out);
+                    out.push(':');
+                } else {
+                    out.push_str(k);
+                    out.push(' ');
+                }
                 self.value(x, e, &NO_ABBREV, &Ptr::Key(ptr, k), out)?;
             }
         }
@@ -818,7 +825,11 @@ impl<'a> Decoder<'a> {
         let mut extras_started = false;
         loop {
             let sep_pos = self.pos;
-            if *slots > 0 {
+            // `,` joins undeclared properties with quoted keys: `"a":1,"b":2`.
+            let comma = extras_started && self.peek() == Some(',');
+            if comma {
+                self.pos += 1;
+            } else if *slots > 0 {
                 if self.peek() != Some(' ') {
                     break;
                 }
@@ -848,8 +859,13 @@ impl<'a> Decoder<'a> {
                 *slots += 1;
                 continue;
             }
-            let bare_key = matches!(token, Some(Tok::Word(_))) && r.bare_keys();
-            if token == Some(Tok::Class(First::Quoted)) || bare_key {
+            let bare_key = !comma && matches!(token, Some(Tok::Word(_))) && r.bare_keys();
+            // After an undeclared property, the next quoted key comes after `,`.
+            let quoted_key = token == Some(Tok::Class(First::Quoted)) && (comma || !extras_started);
+            if comma && !quoted_key {
+                return self.error("a \"quoted\" property name after `,`");
+            }
+            if quoted_key || bare_key {
                 if let Some(e) = r.extras {
                     let start = self.pos;
                     let key = if bare_key {
@@ -1269,7 +1285,16 @@ mod tests {
             spec.expand("a 1 \"b\":2\n").unwrap(),
             json!({"a": 1, "b": 2})
         );
-        assert!(spec.expand("a 1 \"b\":2 \"b\":3\n").is_err());
+        // Undeclared properties are joined as in JSON, where `","` is one token.
+        let x = json!({"a": 1, "b": "x", "d": [2]});
+        assert_eq!(spec.compress(&x).unwrap(), "a 1 \"b\":\"x\",\"d\":[2]");
+        assert_eq!(spec.expand("a 1 \"b\":\"x\",\"d\":[2]").unwrap(), x);
+        assert!(
+            spec.expand("a 1 \"b\":\"x\" \"d\":[2]").is_err(),
+            "`,` joins them"
+        );
+        assert!(spec.expand("a 1 \"b\":\"x\",d 3").is_err());
+        assert!(spec.expand("a 1 \"b\":2,\"b\":3\n").is_err());
         assert!(spec.expand("a 1 \"a\":2\n").is_err());
         assert!(
             spec.expand("a 1 \"b\" 2\n").is_err(),

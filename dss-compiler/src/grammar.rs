@@ -427,18 +427,21 @@ impl<'a> Builder<'a> {
         let mut next: Option<G> = None;
         if let Some(e) = r.extras {
             let v = self.value(e, &BTreeMap::new());
-            // `"key":value`, or `key value` with a bare key (pure maps only).
-            let quoted = seq(vec![G::Rule("string".into()), lit(":")]);
-            let key = if r.bare_keys() {
-                G::Alt(vec![quoted, seq(vec![G::Rule("bare".into()), lit(" ")])])
+            // `"a":1,"b":2`; in a pure map a bare key follows a space: `a 1 b 2,"c d":3`.
+            let quoted = seq(vec![G::Rule("string".into()), lit(":"), v.clone()]);
+            let (first, rest) = if r.bare_keys() {
+                let bare = seq(vec![G::Rule("bare".into()), lit(" "), v]);
+                (
+                    G::Alt(vec![quoted.clone(), bare.clone()]),
+                    G::Alt(vec![seq(vec![lit(","), quoted]), seq(vec![lit(" "), bare])]),
+                )
             } else {
-                quoted
+                (quoted.clone(), seq(vec![lit(","), quoted]))
             };
-            let x = seq(vec![key, v]);
             let xname = self.fresh(&format!("{name}_more"));
             self.add(
                 xname.clone(),
-                seq(vec![x.clone(), G::Star(Box::new(seq(vec![lit(" "), x])))]),
+                seq(vec![first, G::Star(Box::new(rest))]),
                 None,
             );
             next = Some(G::Rule(xname));
@@ -1284,9 +1287,9 @@ impl Readable<'_> {
                 .unwrap_or_default();
             // Undeclared properties: `"key":value`; in a pure map a one-word key is bare.
             parts.push(if r.bare_keys() {
-                format!("(<\"key\">:{v} | <key> {v})*")
+                format!("[<\"key\">:{v} | <key> {v}] (\",\"<\"key\">:{v} | <key> {v})*")
             } else {
-                format!("(<\"key\">:{v})*")
+                format!("[<\"key\">:{v} (\",\"<\"key\">:{v})*]")
             });
         }
         (comments, parts.join(" "))
