@@ -579,7 +579,7 @@ impl<'a> Decoder<'a> {
                     items.push(self.line_item(item)?);
                     self.end_line()?;
                 }
-                self.check_min_items(root, items.len(), "lines")?;
+                self.check_min_items(root, items.len(), "line")?;
                 Value::Array(items)
             }
             RootLayout::Value => {
@@ -594,13 +594,13 @@ impl<'a> Decoder<'a> {
         Ok(v)
     }
 
-    /// An array that ends here with `n` items: an error when the schema wants more.
-    fn check_min_items(&self, expr: ExprId, n: usize, what: &str) -> DResult<()> {
+    /// An array that ends here with `n` items (`noun`: `item` or `line`): an error when the
+    /// schema wants more.
+    fn check_min_items(&self, expr: ExprId, n: usize, noun: &str) -> DResult<()> {
         let min = self.shapes.min_items(expr);
         if n < min {
-            let noun = if what == "lines" { "line" } else { "item" };
             return self.error(format!(
-                "another {noun} (the array needs at least {min} {what}, found {n})"
+                "another {noun} (the array needs at least {min} {noun}s, found {n})"
             ));
         }
         Ok(())
@@ -662,7 +662,7 @@ impl<'a> Decoder<'a> {
                     items.push(self.line_item(item)?);
                     self.end_line()?;
                 }
-                self.check_min_items(f.expr, items.len(), "lines")?;
+                self.check_min_items(f.expr, items.len(), "line")?;
                 Value::Array(items)
             } else {
                 self.expect(' ', "a space after the keyword")?;
@@ -1089,7 +1089,7 @@ impl<'a> Decoder<'a> {
                 self.pos += 1;
                 let mut items = Vec::new();
                 if self.peek() == Some(']') {
-                    self.check_min_items(expr, 0, "items")?;
+                    self.check_min_items(expr, 0, "item")?;
                     self.pos += 1;
                 } else {
                     loop {
@@ -1098,7 +1098,7 @@ impl<'a> Decoder<'a> {
                         };
                         items.push(self.value(e, &NO_ABBREV)?);
                         if self.peek() == Some(']') {
-                            self.check_min_items(expr, items.len(), "items")?;
+                            self.check_min_items(expr, items.len(), "item")?;
                             self.pos += 1;
                             break;
                         }

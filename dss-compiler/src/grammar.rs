@@ -823,7 +823,6 @@ fn gbnf_lit(s: &str) -> String {
 // ---------------------------------------------------------------------------------------
 // Readable BNF for prompts
 
-/// A readable CFG of the notation with the schema's descriptions as comments.
 /// A free string that must be written quoted: `<"string">`.
 fn quoted_ref(v: String) -> String {
     if v == "<string>" {
@@ -842,6 +841,7 @@ fn repeat_ref(x: &str, min: usize) -> String {
     }
 }
 
+/// A readable CFG of the notation with the schema's descriptions as comments.
 pub fn readable(shapes: &Shapes, notation: &Notation) -> String {
     let mut p = Readable {
         shapes,
@@ -938,28 +938,19 @@ pub fn readable(shapes: &Shapes, notation: &Notation) -> String {
     }
     let mut out = String::from(header);
     // Only the terminals this grammar uses are explained (prompt tokens are not free).
-    for (t, what) in [
+    for (terms, what) in [
         (
-            "natural>",
+            &["natural>", "positive>"][..],
             "<natural> is an integer >= 0, <positive> one >= 1",
         ),
+        (&["number>=0>"], "<number>=0> is a number >= 0"),
         (
-            "positive>",
-            "<natural> is an integer >= 0, <positive> one >= 1",
-        ),
-        ("number>=0>", "<number>=0> is a number >= 0"),
-        (
-            "date>",
-            "<date> is \"YYYY-MM-DD\", <date-time> \"YYYY-MM-DDThh:mm:ssZ\"",
-        ),
-        (
-            "date-time>",
+            &["date>", "date-time>"],
             "<date> is \"YYYY-MM-DD\", <date-time> \"YYYY-MM-DDThh:mm:ssZ\"",
         ),
     ] {
-        let line = format!("# {what}.\n");
-        if body.contains(t) && !out.contains(&line) {
-            out.push_str(&line);
+        if terms.iter().any(|t| body.contains(t)) {
+            let _ = writeln!(out, "# {what}.");
         }
     }
     if let Some(d) = shapes.doc(root) {

@@ -127,8 +127,8 @@ fn lower_bound(m: &Map<String, Value>, integer: bool) -> Option<Lower> {
         Some(v) => v.as_f64(),
         None => None,
     };
-    let strict = exclusive.is_some_and(|e| e >= 0.0)
-        || min.is_some_and(|x| x >= 1.0 && m.get("exclusiveMinimum") != Some(&Value::Bool(true)));
+    // Above 0 (an integer is then at least 1), or at least 0.
+    let strict = exclusive.is_some_and(|e| e >= 0.0) || min.is_some_and(|x| x >= 1.0);
     let loose = min.is_some_and(|x| x >= 0.0) || strict;
     match (strict && integer, loose) {
         (true, _) => Some(Lower::Positive),

@@ -431,6 +431,11 @@ impl<'m> Generator<'m> {
     /// Evaluates the shared prefix now, so the first request starts warm.
     pub fn warm(&mut self) -> Result<(), GenerateError> {
         let tokens = prompt::tokenize_prefix(&self.model.model, &self.template.prefix);
+        self.warm_tokens(&tokens)
+    }
+
+    /// [`warm`](Self::warm) with the prefix already tokenized.
+    fn warm_tokens(&mut self, tokens: &[LlamaToken]) -> Result<(), GenerateError> {
         if tokens.len() < 2 {
             return Ok(());
         }
@@ -477,7 +482,7 @@ impl<'m> Generator<'m> {
                 _ => self.clear_cache(),
             }
         }
-        self.warm()?;
+        self.warm_tokens(&tokens)?;
         // Write next to the final name, then rename: a reader never sees half a file.
         let tmp = dir.join(format!(".prefix-{}.tmp", std::process::id()));
         let saved = std::fs::create_dir_all(dir)
