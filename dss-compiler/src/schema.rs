@@ -41,6 +41,115 @@ pub fn formats_assert(root: &Value) -> bool {
     !(dialect.contains("2019-09") || dialect.contains("2020-12"))
 }
 
+/// Assertion keywords the shapes do not capture exactly (or at all). Any other keyword is
+/// either captured exactly (see [`assertions_are_structural`]) or an annotation that
+/// validators ignore.
+const INEXACT_KEYWORDS: &[&str] = &[
+    "multipleOf",
+    "maximum",
+    "exclusiveMaximum",
+    "minimum",
+    "exclusiveMinimum",
+    "maxLength",
+    "minLength",
+    "pattern",
+    "prefixItems",
+    "additionalItems",
+    "maxItems",
+    "minItems",
+    "uniqueItems",
+    "contains",
+    "minContains",
+    "maxContains",
+    "maxProperties",
+    "minProperties",
+    "patternProperties",
+    "dependencies",
+    "dependentRequired",
+    "dependentSchemas",
+    "propertyNames",
+    "if",
+    "then",
+    "else",
+    "allOf",
+    "anyOf",
+    "oneOf",
+    "not",
+    "$dynamicRef",
+    "$recursiveRef",
+    "unevaluatedItems",
+    "unevaluatedProperties",
+    "contentEncoding",
+    "contentMediaType",
+    "contentSchema",
+];
+
+/// Whether every assertion in the schema is one the shapes capture exactly: `type`,
+/// `properties`, `required`, `additionalProperties`, `items` (one schema), `enum`/`const`
+/// of scalars and local `$ref`s without sibling assertions. Then the encoder's own checks
+/// are a complete validation, and compress needs no second walk with the validator.
+/// Conservative: anything else (an asserting `format`, bounds, combinators, a remote or
+/// unusual reference) answers false.
+pub fn assertions_are_structural(root: &Value) -> bool {
+    fn scalar(v: &Value) -> bool {
+        !matches!(v, Value::Array(_) | Value::Object(_))
+    }
+    fn walk(node: &Value, formats: bool, depth: usize) -> bool {
+        if depth > 256 {
+            return false;
+        }
+        let map = match node {
+            Value::Object(map) => map,
+            Value::Array(xs) => return xs.iter().all(|x| walk(x, formats, depth + 1)),
+            _ => return true,
+        };
+        let mut assertions = 0;
+        for (key, value) in map {
+            let exact = match key.as_str() {
+                k if INEXACT_KEYWORDS.contains(&k) => false,
+                "format" => !formats,
+                "$ref" => value.as_str().is_some_and(|r| r.starts_with('#')),
+                "enum" => value.as_array().is_some_and(|xs| xs.iter().all(scalar)),
+                "const" => scalar(value),
+                "items" => matches!(value, Value::Object(_) | Value::Bool(_)),
+                _ => true,
+            };
+            if !exact {
+                return false;
+            }
+            if matches!(
+                key.as_str(),
+                "type"
+                    | "enum"
+                    | "const"
+                    | "properties"
+                    | "required"
+                    | "additionalProperties"
+                    | "items"
+            ) {
+                assertions += 1;
+            }
+            // Every value that may hold a schema is walked, unknown keywords included: a
+            // `$ref` may point anywhere in the document.
+            let ok = match key.as_str() {
+                "enum" | "const" | "default" | "examples" | "example" | "required" | "type" => true,
+                k if SCHEMA_MAP_KEYWORDS.contains(&k) => match value {
+                    Value::Object(m) => m.values().all(|v| walk(v, formats, depth + 1)),
+                    other => walk(other, formats, depth + 1),
+                },
+                _ => walk(value, formats, depth + 1),
+            };
+            if !ok {
+                return false;
+            }
+        }
+        // With `$ref`, siblings are ignored (draft-07) or one more conjunct (2019-09): a
+        // conjunction the shapes approximate, so keep the validator.
+        !(map.contains_key("$ref") && assertions > 0)
+    }
+    walk(root, formats_assert(root), 0)
+}
+
 /// Keywords whose value is a subschema.
 const SCHEMA_KEYWORDS: &[&str] = &[
     "additionalProperties",
@@ -381,6 +490,45 @@ fn percent_decode(s: &str) -> String {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn structural_assertions_are_told_apart() {
+        let structural = json!({
+            "type": "object",
+            "title": "t",
+            "x-vendor": {"note": 1},
+            "properties": {
+                "minimum": {"type": "integer"},
+                "kind": {"enum": ["a", "b", 1, null]},
+                "tags": {"type": "array", "items": {"$ref": "#/definitions/tag"}}
+            },
+            "required": ["kind"],
+            "additionalProperties": false,
+            "definitions": {"tag": {"type": "string", "format": "email"}}
+        });
+        // `format` is an annotation in 2020-12, an assertion in draft-07.
+        let mut modern = structural.clone();
+        modern["$schema"] = json!("https://json-schema.org/draft/2020-12/schema");
+        assert!(assertions_are_structural(&modern));
+        assert!(!assertions_are_structural(&structural));
+        let mut plain = structural.clone();
+        plain["definitions"]["tag"] = json!({"type": "string"});
+        assert!(assertions_are_structural(&plain));
+        for inexact in [
+            json!({"minimum": 0}),
+            json!({"properties": {"a": {"pattern": "x"}}}),
+            json!({"anyOf": [{"type": "string"}]}),
+            json!({"enum": [{"a": 1}]}),
+            json!({"const": [1]}),
+            json!({"items": [{"type": "string"}]}),
+            json!({"$ref": "http://example.com/s.json"}),
+            json!({"$ref": "#/definitions/a", "type": "object", "definitions": {"a": {}}}),
+            // A `$ref` may point into an unknown keyword: it is walked too.
+            json!({"$ref": "#/x-defs/a", "x-defs": {"a": {"maxLength": 2}}}),
+        ] {
+            assert!(!assertions_are_structural(&inexact), "{inexact}");
+        }
+    }
 
     #[test]
     fn local_refs_and_ids() {

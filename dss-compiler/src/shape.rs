@@ -346,6 +346,11 @@ pub struct Shapes {
     /// Schema `description` (or `title`) of each expression, if it has one.
     pub docs: Vec<Option<String>>,
     pub root: ExprId,
+    /// Whether encoding an instance checks everything the schema asserts (see
+    /// [`crate::schema::assertions_are_structural`]; no shape was approximated), so a
+    /// successful encode is a successful validation. `false` in older spec files.
+    #[serde(default)]
+    pub encoding_validates: bool,
 }
 
 impl Shapes {
@@ -401,6 +406,9 @@ pub struct Builder<'d, 'a> {
     merged: HashMap<Vec<usize>, (Vec<Arc<Record>>, Arc<Record>)>,
     /// Shared parts given their merged record, by the address of the original (kept alive).
     patched: HashMap<usize, (Arc<Parts>, Arc<Parts>)>,
+    /// Set when some shape admits more than its schema (a size limit, a cycle without
+    /// structure, a metaschema reference).
+    approximated: bool,
 }
 
 impl<'d, 'a> Builder<'d, 'a> {
@@ -416,6 +424,7 @@ impl<'d, 'a> Builder<'d, 'a> {
             refs: HashMap::default(),
             merged: HashMap::default(),
             patched: HashMap::default(),
+            approximated: false,
         };
         b.intern(Expr::Any, None);
         b.intern(Expr::Never, None);
@@ -462,6 +471,8 @@ impl<'d, 'a> Builder<'d, 'a> {
                 .collect(),
             docs: self.docs,
             root,
+            encoding_validates: !self.approximated
+                && crate::schema::assertions_are_structural(self.doc.root),
         })
     }
 
@@ -546,6 +557,7 @@ impl<'d, 'a> Builder<'d, 'a> {
             return id;
         }
         if self.exprs.len() >= MAX_EXPRS {
+            self.approximated = true;
             return ANY;
         }
         let id = self.exprs.len() as ExprId;
@@ -613,6 +625,7 @@ impl<'d, 'a> Builder<'d, 'a> {
         if self.in_progress[id as usize] {
             // A cycle that does not pass through a property or an item (e.g. `{"$ref": "#"}`
             // at the root): nothing structural can be said, so admit everything.
+            self.approximated = true;
             return Ok(Arc::new(Parts::any()));
         }
         self.in_progress[id as usize] = true;
@@ -1155,6 +1168,7 @@ impl<'d, 'a> Builder<'d, 'a> {
             (Some(x), Some(y)) => {
                 if x.records.len() * y.records.len() > MAX_RECORDS {
                     // Keep one side: a superset of the intersection.
+                    self.approximated = true;
                     let mut keep = if x.records.len() <= y.records.len() {
                         x
                     } else {

@@ -190,14 +190,22 @@ impl CompiledSpec {
 
     /// JSON -> shorthand. Validates the instance against the schema first.
     pub fn compress(&self, instance: &Value) -> Result<String, CompressError> {
+        let notation_error = |e: crate::codec::EncodeError| CompressError {
+            pointer: e.pointer,
+            keyword: "notation".into(),
+            message: e.message,
+        };
+        let encoder = Encoder::new(&self.shapes, &self.notation);
+        if self.shapes.encoding_validates {
+            // The encoder checks everything this schema asserts: one walk instead of two.
+            // A rejected instance still gets the validator's error (pointer and keyword).
+            return encoder.document(instance).or_else(|e| {
+                self.validate(instance)?;
+                Err(notation_error(e))
+            });
+        }
         self.validate(instance)?;
-        Encoder::new(&self.shapes, &self.notation)
-            .document(instance)
-            .map_err(|e| CompressError {
-                pointer: e.pointer,
-                keyword: "notation".into(),
-                message: e.message,
-            })
+        encoder.document(instance).map_err(notation_error)
     }
 
     /// Shorthand -> JSON (exactly the JSON that was compressed).
@@ -347,6 +355,9 @@ mod tests {
     #[test]
     fn compress_names_pointer_and_keyword() {
         let spec = compile(&viz(), &CompileOptions::default()).unwrap();
+        // The encoder alone validates this schema; its rejections still get the
+        // validator's pointer and keyword.
+        assert!(spec.shapes().encoding_validates);
         let e = spec
             .compress(&json!({"fields": [{"name": 1, "kind": "field"}]}))
             .unwrap_err();
@@ -356,6 +367,18 @@ mod tests {
             .compress(&json!({"fields": [], "extra": 1}))
             .unwrap_err();
         assert_eq!(e.keyword, "additionalProperties");
+        // A bound the shapes do not capture: the validator runs first.
+        let mut bounded = viz();
+        bounded["$defs"]["field"]["properties"]["relative-date"]["maximum"] = json!(10);
+        let spec = compile(&bounded, &CompileOptions::default()).unwrap();
+        assert!(!spec.shapes().encoding_validates);
+        let e = spec
+            .compress(&json!({"fields": [{"name": "a", "kind": "field", "relative-date": 11}]}))
+            .unwrap_err();
+        assert_eq!(
+            (e.pointer.as_str(), e.keyword.as_str()),
+            ("/fields/0/relative-date", "maximum")
+        );
     }
 
     #[test]

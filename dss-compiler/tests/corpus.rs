@@ -15,6 +15,7 @@
 //! The files are spread over threads (one per core). Run with `-- --nocapture` to see the
 //! summaries of passing runs; failing runs print them in the failure message.
 
+use dss_compiler::codec::Encoder;
 use dss_compiler::{compile, CompileError, CompileOptions, CompiledSpec};
 use serde_json::Value;
 use std::cell::{Cell, RefCell};
@@ -265,6 +266,8 @@ struct Failure {
 struct Stats {
     schemas: usize,
     compiled: usize,
+    /// Schemas whose encoder checks are the whole validation (compress skips the validator).
+    encoding_validates: usize,
     remote_ref: usize,
     valid: usize,
     valid_ok: usize,
@@ -282,6 +285,7 @@ impl Stats {
     fn merge(&mut self, o: Stats) {
         self.schemas += o.schemas;
         self.compiled += o.compiled;
+        self.encoding_validates += o.encoding_validates;
         self.remote_ref += o.remote_ref;
         self.valid += o.valid;
         self.valid_ok += o.valid_ok;
@@ -313,7 +317,8 @@ impl Stats {
         let _ = writeln!(
             s,
             "== {corpus}\n\
-             schemas compiled:          {}/{} ({} remote-ref (not fetched), {} failed to compile)\n\
+             schemas compiled:          {}/{} ({} remote-ref (not fetched), {} failed to compile; \
+             {} validated by the encoder alone)\n\
              valid instances round-tripped: {}/{} ({} rejected by compress, {} round-trip mismatches; \
              {} more not tried: schema not compiled)\n\
              invalid instances rejected:    {}/{}{}\n\
@@ -322,6 +327,7 @@ impl Stats {
             self.schemas,
             self.remote_ref,
             self.count(Kind::Compile),
+            self.encoding_validates,
             self.valid_ok,
             self.valid,
             self.count(Kind::ValidRejected),
@@ -464,6 +470,27 @@ fn check_schema(file: &str, schema: &Value, tests: &[Instance], invalid_must_fai
         }
     };
     st.compiled += 1;
+    if spec.shapes().encoding_validates {
+        // compress trusts the encoder's checks here: they must reject everything the
+        // validator rejects, on every instance of the corpus (valid or not).
+        st.encoding_validates += 1;
+        let encoder = Encoder::new(spec.shapes(), spec.notation());
+        for t in tests {
+            let encoded = guarded(|| encoder.document(&t.data).is_ok());
+            if encoded == Ok(true) && spec.validate(&t.data).is_err() {
+                st.fail(
+                    Kind::InvalidAccepted,
+                    file,
+                    &t.description,
+                    format!(
+                        "the schema is marked `encoding_validates`, but the encoder accepts \
+                         an instance the validator rejects\ninstance: {}",
+                        t.data
+                    ),
+                );
+            }
+        }
+    }
     for t in tests {
         if t.valid {
             st.valid += 1;
