@@ -6,10 +6,10 @@
 use crate::error::ExpandError;
 use crate::notation::{
     is_section, is_word, is_word_char, is_word_start, render_word, FieldLayout, FieldMode, First,
-    Notation, ObjLayout, RecordLayout, RootLayout,
+    Notation, ObjLayout, RecordLayout, RootLayout, SlotMode,
 };
 use crate::schema::escape_token;
-use crate::shape::{same_number, ExprId, Parts, Shapes};
+use crate::shape::{same_number, ExprId, Kind, Parts, Shapes};
 use serde_json::{Map, Number, Value};
 use smallvec::SmallVec;
 use std::collections::BTreeMap;
@@ -117,22 +117,24 @@ impl<'a> Encoder<'a> {
             return eerr(&Ptr::Root, "expected an object");
         };
         let r = self.record_of(expr, &Ptr::Root)?;
+        let ix = r.lookup(self.shapes);
         let (present, extra) = self.split_properties(map, r, None, &Ptr::Root)?;
         // Plain `kw value` lines first, then sections (`kw:` and their item lines), so an
         // item line is never mistaken for a plain line.
-        let sections = |&&(i, _): &&(usize, &Value)| is_section(self.shapes, r.fields[i].expr);
+        let sections = |&&(i, _): &&(usize, &Value)| ix.slots[i].section;
         let plain = present.iter().filter(|p| !sections(p));
         for &(i, x) in plain.chain(present.iter().filter(sections)) {
-            let f = &r.fields[i];
-            let ptr = Ptr::Key(&Ptr::Root, &f.name);
-            if let FieldMode::Const(c) = &f.mode {
-                if !json_eq(c, x) {
-                    return eerr(&ptr, format!("expected {c}"));
+            let f = &ix.slots[i];
+            let ptr = Ptr::Key(&Ptr::Root, ix.name(i));
+            if f.mode == SlotMode::Const {
+                match &ix.single[i] {
+                    Some(c) if json_eq(c, x) => continue,
+                    Some(c) => return eerr(&ptr, format!("expected {c}")),
+                    None => return eerr(&ptr, "expected the field's single value"),
                 }
-                continue;
             }
-            out.push_str(&f.keyword);
-            if is_section(self.shapes, f.expr) {
+            out.push_str(ix.keyword(f));
+            if f.section {
                 out.push(':');
                 out.push('\n');
                 let item = self.shapes.items_of(f.expr);
@@ -145,10 +147,15 @@ impl<'a> Encoder<'a> {
                 }
             } else {
                 out.push(' ');
-                if self.notation.opens_on_line(self.shapes, f) {
+                if self.notation.opens_on_line(self.shapes, f.expr) {
                     self.open_value(x, f.expr, &ptr, out)?;
                 } else {
-                    self.value(x, f.expr, &f.abbrev, &ptr, out)?;
+                    let abbrev = if f.abbreviated {
+                        &r.fields[i].abbrev
+                    } else {
+                        &NO_ABBREV
+                    };
+                    self.value(x, f.expr, abbrev, &ptr, out)?;
                 }
                 out.push('\n');
             }
@@ -182,18 +189,22 @@ impl<'a> Encoder<'a> {
         let mut present: SmallVec<[(usize, &Value); 16]> = SmallVec::new();
         let mut extra: Vec<(&String, &Value)> = Vec::new();
         for (k, v) in map {
-            match ix.by_name.get(k.as_str()) {
-                Some(&i) => present.push((i, v)),
+            match ix.position(k) {
+                Some(i) => present.push((i, v)),
                 None if Some(k.as_str()) == tag_key => {}
                 None => extra.push((k, v)),
             }
         }
-        for &i in &ix.required {
-            if !present.iter().any(|&(j, _)| j == i) {
-                return eerr(
-                    ptr,
-                    format!("missing required property `{}`", r.fields[i].name),
-                );
+        // Keys are unique, so all required fields are present when as many are found.
+        let found = present
+            .iter()
+            .filter(|&&(i, _)| ix.slots[i].required)
+            .count();
+        if found < ix.required {
+            if let Some(i) = (0..ix.slots.len())
+                .find(|&i| ix.slots[i].required && !present.iter().any(|&(j, _)| j == i))
+            {
+                return eerr(ptr, format!("missing required property `{}`", ix.name(i)));
             }
         }
         present.sort_unstable_by_key(|&(i, _)| i);
@@ -221,7 +232,7 @@ impl<'a> Encoder<'a> {
 
     /// An array item or root on its own line: objects without parentheses.
     fn line_item(&self, v: &Value, expr: ExprId, ptr: &Ptr<'_>, out: &mut String) -> EResult<()> {
-        if self.shapes.parts(expr).object_only() {
+        if self.shapes.kind(expr).object_only() {
             let Value::Object(map) = v else {
                 return eerr(ptr, "expected an object");
             };
@@ -273,30 +284,38 @@ impl<'a> Encoder<'a> {
         let ix = r.lookup(self.shapes);
         let (present, extra) = self.split_properties(map, r, tag_key, ptr)?;
         for (i, x) in present {
-            let f = &r.fields[i];
-            let fptr = Ptr::Key(ptr, &f.name);
-            match &f.mode {
-                FieldMode::Const(c) => {
-                    if !json_eq(c, x) {
-                        return eerr(&fptr, format!("expected {c}"));
-                    }
-                }
-                FieldMode::Positional | FieldMode::Keyless => {
+            let f = &ix.slots[i];
+            let fptr = Ptr::Key(ptr, ix.name(i));
+            // Abbreviations are rare: only then is the (cold) field layout read.
+            let abbrev = if f.abbreviated {
+                &r.fields[i].abbrev
+            } else {
+                &NO_ABBREV
+            };
+            match f.mode {
+                SlotMode::Const => match &ix.single[i] {
+                    Some(c) if json_eq(c, x) => {}
+                    Some(c) => return eerr(&fptr, format!("expected {c}")),
+                    None => return eerr(&fptr, "expected the field's single value"),
+                },
+                SlotMode::Positional | SlotMode::Keyless => {
                     sep(slots, out);
                     // A keyless field is recognised by its first token, and a line item's
                     // leading slot must not read as a keyword: a free string stays quoted.
-                    let quoted = f.quoted || f.mode == FieldMode::Keyless;
-                    match (x, &self.shapes.parts(f.expr).string) {
-                        (Value::String(s), Some(sp)) if quoted && sp.values.is_none() => {
-                            write_json_string(s, out)
-                        }
-                        _ => self.value(x, f.expr, &f.abbrev, &fptr, out)?,
+                    match x {
+                        Value::String(s) if f.quoted && f.free_string => write_json_string(s, out),
+                        _ => self.value(x, f.expr, abbrev, &fptr, out)?,
                     }
                 }
-                FieldMode::Keyed => {
+                SlotMode::Keyed => {
                     sep(slots, out);
-                    out.push_str(&f.keyword);
-                    match &ix.single[i] {
+                    out.push_str(ix.keyword(f));
+                    let single = if f.single {
+                        ix.single[i].as_ref()
+                    } else {
+                        None
+                    };
+                    match single {
                         Some(c) if json_eq(c, x) => {}
                         Some(c) => return eerr(&fptr, format!("expected {c}")),
                         None if f.open => {
@@ -305,14 +324,14 @@ impl<'a> Encoder<'a> {
                         }
                         None => {
                             out.push(' ');
-                            self.value(x, f.expr, &f.abbrev, &fptr, out)?;
+                            self.value(x, f.expr, abbrev, &fptr, out)?;
                         }
                     }
                 }
             }
         }
         if let Some(e) = r.extras {
-            let bare = r.bare_keys();
+            let bare = ix.bare_keys;
             for (n, (k, x)) in extra.into_iter().enumerate() {
                 let quoted = !(bare && is_word(k));
                 // `"a":1,"b":2` as in JSON, where `":`, `":"` and `","` are single tokens;
@@ -345,43 +364,52 @@ impl<'a> Encoder<'a> {
         ptr: &Ptr<'_>,
         out: &mut String,
     ) -> EResult<()> {
-        let p = self.shapes.parts(expr);
-        if p.any {
+        // Scalars are checked against the kind table; `Parts` (colder, bigger) is read only
+        // for enums, arrays and objects.
+        let k = self.shapes.kind(expr);
+        if k.has(Kind::ANY) {
             out.push_str(&serde_json::to_string(v).unwrap_or_default());
             return Ok(());
         }
         match v {
-            Value::Null if p.null => out.push_str("null"),
-            Value::Bool(true) if p.bool_true => out.push_str("true"),
-            Value::Bool(false) if p.bool_false => out.push_str("false"),
-            Value::Number(n) if p.number.is_some() => {
-                let np = p.number.as_ref().expect("checked");
-                match &np.values {
-                    Some(vs) => match vs.iter().find(|m| same_number(m, n)) {
-                        Some(m) => write_number(m, out),
-                        None => return eerr(ptr, format!("{n} is not one of the allowed numbers")),
-                    },
-                    None => {
-                        if np.integer && n.as_f64().is_some_and(|f| f.fract() != 0.0) {
-                            return eerr(ptr, format!("{n} is not an integer"));
-                        }
-                        write_number(n, out);
-                    }
+            Value::Null if k.has(Kind::NULL) => out.push_str("null"),
+            Value::Bool(true) if k.has(Kind::TRUE) => out.push_str("true"),
+            Value::Bool(false) if k.has(Kind::FALSE) => out.push_str("false"),
+            Value::Number(n) if k.has(Kind::NUMBER_VALUES) => {
+                let values = self
+                    .shapes
+                    .parts(expr)
+                    .number
+                    .as_ref()
+                    .and_then(|np| np.values.as_ref());
+                match values.and_then(|vs| vs.iter().find(|m| same_number(m, n))) {
+                    Some(m) => write_number(m, out),
+                    None => return eerr(ptr, format!("{n} is not one of the allowed numbers")),
                 }
             }
-            Value::String(s) if p.string.is_some() => {
-                match &p.string.as_ref().expect("checked").values {
-                    Some(vs) => {
-                        if !vs.contains(s) {
-                            return eerr(ptr, format!("`{s}` is not one of the allowed values"));
-                        }
-                        write_word(abbrev.get(s).unwrap_or(s), out);
-                    }
-                    None => write_word(s, out),
+            Value::Number(n) if k.has(Kind::NUMBER) => {
+                if k.has(Kind::INTEGER) && n.as_f64().is_some_and(|f| f.fract() != 0.0) {
+                    return eerr(ptr, format!("{n} is not an integer"));
                 }
+                write_number(n, out);
             }
-            Value::Array(items) if p.array.is_some() => {
-                let a = p.array.as_ref().expect("checked");
+            Value::String(s) if k.has(Kind::STRING_VALUES) => {
+                let values = self
+                    .shapes
+                    .parts(expr)
+                    .string
+                    .as_ref()
+                    .and_then(|sp| sp.values.as_ref());
+                if !values.is_some_and(|vs| vs.contains(s)) {
+                    return eerr(ptr, format!("`{s}` is not one of the allowed values"));
+                }
+                write_word(abbrev.get(s).unwrap_or(s), out);
+            }
+            Value::String(s) if k.has(Kind::STRING) => write_word(s, out),
+            Value::Array(items) if k.has(Kind::ARRAY) => {
+                let Some(a) = self.shapes.parts(expr).array.as_ref() else {
+                    return eerr(ptr, "arrays are not allowed here");
+                };
                 out.push('[');
                 for (i, x) in items.iter().enumerate() {
                     if i > 0 {
@@ -394,7 +422,7 @@ impl<'a> Encoder<'a> {
                 }
                 out.push(']');
             }
-            Value::Object(map) if p.object.is_some() => {
+            Value::Object(map) if k.has(Kind::OBJECT) => {
                 out.push('(');
                 self.body(map, expr, ptr, out)?;
                 out.push(')');
@@ -666,7 +694,9 @@ impl<'a> Decoder<'a> {
                 Value::Array(items)
             } else {
                 self.expect(' ', "a space after the keyword")?;
-                let v = if self.notation.opens_on_line(self.shapes, f) && self.peek() != Some('(') {
+                let v = if self.notation.opens_on_line(self.shapes, f.expr)
+                    && self.peek() != Some('(')
+                {
                     self.open_body(f.expr)?
                 } else {
                     self.value(f.expr, &f.abbrev)?

@@ -512,7 +512,7 @@ impl<'a> Builder<'a> {
                             lines_at_least(li, min),
                         ])
                     } else {
-                        let v = if self.notation.opens_on_line(self.shapes, f) {
+                        let v = if self.notation.opens_on_line(self.shapes, f.expr) {
                             self.open_value(f.expr)
                         } else {
                             self.value(f.expr, &f.abbrev)
@@ -879,7 +879,7 @@ pub fn readable(shapes: &Shapes, notation: &Notation) -> String {
                         let lines = repeat_ref(&format!("({li} \\n)"), shapes.min_items(f.expr));
                         format!("{}:\\n {lines}", f.keyword)
                     } else {
-                        let v = if notation.opens_on_line(shapes, f) {
+                        let v = if notation.opens_on_line(shapes, f.expr) {
                             p.body_ref(f.expr)
                         } else {
                             p.value_ref(f.expr, &f.abbrev)

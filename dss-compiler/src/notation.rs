@@ -17,7 +17,7 @@
 //! field, each array item on its own line (the paper's `fields:` / `filters:` sections).
 
 use crate::error::CompileError;
-use crate::shape::{ExprId, Parts, Record, Shapes, ANY};
+use crate::shape::{Cache, ExprId, Parts, Record, Shapes, ANY};
 use rustc_hash::FxHashMap as HashMap;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -92,41 +92,142 @@ pub struct RecordLayout {
 
 /// Lookups the encoder needs per object, built once per record on first use: merged
 /// records (Vega-Lite) declare a hundred fields where an instance object has three.
+///
+/// Packed so that encoding one object touches a few contiguous cache lines: with one
+/// document per schema (MaskBench) nothing of a record is in cache, and a [`FieldLayout`]
+/// (~180 bytes, its strings elsewhere on the heap) costs a miss per field read.
 #[derive(Debug, Default)]
 pub struct RecordIndex {
-    pub by_name: HashMap<String, usize>,
-    /// Positions of positional and const fields.
-    pub required: Vec<usize>,
-    /// The single possible value of each field, if it has one.
+    /// Field names, then keywords, back to back; sliced by [`FieldSlot`].
+    text: String,
+    /// What the encoder reads of each field.
+    pub slots: Vec<FieldSlot>,
+    /// Records with many fields are searched by hash instead of by a scan of the slots.
+    by_name: Option<HashMap<String, usize>>,
+    /// How many fields are positional or const (must be present).
+    pub required: usize,
+    /// The single possible value of each field, if it has one (a const field's value);
+    /// read only where [`FieldSlot::single`] says there is one.
     pub single: Vec<Option<Value>>,
+    /// See [`RecordLayout::bare_keys`].
+    pub bare_keys: bool,
 }
 
-/// A derived value computed on first use; compares equal and clones empty, so the
-/// structures holding it keep their derived `PartialEq`/`Clone` meaning.
-#[derive(Debug)]
-pub struct Cache<T>(std::sync::OnceLock<T>);
+/// The part of a [`FieldLayout`] the encoder reads, packed.
+#[derive(Debug, Clone, Copy)]
+pub struct FieldSlot {
+    pub expr: ExprId,
+    name: (u32, u32),
+    keyword: (u32, u32),
+    pub mode: SlotMode,
+    /// Positional or const: must be present.
+    pub required: bool,
+    /// The field has a single possible value (see [`RecordIndex::single`]).
+    pub single: bool,
+    /// Written as a JSON string (quoted leading slot, or keyless) when a free string.
+    pub quoted: bool,
+    pub open: bool,
+    pub abbreviated: bool,
+    /// The field's shape admits free strings (no enum).
+    pub free_string: bool,
+    /// A block-level field written as a section (see [`is_section`]).
+    pub section: bool,
+}
 
-impl<T> Default for Cache<T> {
-    fn default() -> Self {
-        Cache(std::sync::OnceLock::new())
+/// [`FieldMode`] without its value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SlotMode {
+    Positional,
+    Const,
+    Keyed,
+    Keyless,
+}
+
+/// Above this many fields a record is searched by hash.
+const SCAN_MAX: usize = 16;
+
+impl RecordIndex {
+    fn build(r: &RecordLayout, shapes: &Shapes) -> RecordIndex {
+        let mut ix = RecordIndex {
+            bare_keys: r.bare_keys(),
+            ..RecordIndex::default()
+        };
+        let mut text_len = 0u32;
+        let mut span = |s: &str| {
+            let start = text_len;
+            text_len += s.len() as u32;
+            (start, text_len)
+        };
+        let names: Vec<(u32, u32)> = r.fields.iter().map(|f| span(&f.name)).collect();
+        let keywords: Vec<(u32, u32)> = r.fields.iter().map(|f| span(&f.keyword)).collect();
+        for f in &r.fields {
+            ix.text.push_str(&f.name);
+        }
+        for f in &r.fields {
+            ix.text.push_str(&f.keyword);
+        }
+        for (i, f) in r.fields.iter().enumerate() {
+            let parts = shapes.parts(f.expr);
+            let single = match &f.mode {
+                FieldMode::Const(c) => Some(c.clone()),
+                _ => parts.single_value(),
+            };
+            let required = matches!(f.mode, FieldMode::Positional | FieldMode::Const(_));
+            ix.required += usize::from(required);
+            ix.slots.push(FieldSlot {
+                expr: f.expr,
+                name: names[i],
+                keyword: keywords[i],
+                mode: match f.mode {
+                    FieldMode::Positional => SlotMode::Positional,
+                    FieldMode::Const(_) => SlotMode::Const,
+                    FieldMode::Keyed => SlotMode::Keyed,
+                    FieldMode::Keyless => SlotMode::Keyless,
+                },
+                required,
+                single: single.is_some(),
+                quoted: f.quoted || f.mode == FieldMode::Keyless,
+                open: f.open,
+                abbreviated: !f.abbrev.is_empty(),
+                free_string: parts.string.as_ref().is_some_and(|sp| sp.values.is_none()),
+                section: is_section(shapes, f.expr),
+            });
+            ix.single.push(single);
+        }
+        if r.fields.len() > SCAN_MAX {
+            ix.by_name = Some(
+                r.fields
+                    .iter()
+                    .enumerate()
+                    .map(|(i, f)| (f.name.clone(), i))
+                    .collect(),
+            );
+        }
+        ix
     }
-}
 
-impl<T> Clone for Cache<T> {
-    fn clone(&self) -> Self {
-        Cache::default()
+    /// The field named `name`.
+    pub fn position(&self, name: &str) -> Option<usize> {
+        if let Some(map) = &self.by_name {
+            return map.get(name).copied();
+        }
+        self.slots.iter().position(|f| {
+            (f.name.1 - f.name.0) as usize == name.len() && self.slice(f.name) == name
+        })
     }
-}
 
-impl<T> PartialEq for Cache<T> {
-    fn eq(&self, _: &Self) -> bool {
-        true
+    fn slice(&self, (start, end): (u32, u32)) -> &str {
+        &self.text[start as usize..end as usize]
     }
-}
 
-impl<T> Cache<T> {
-    pub fn get_or_init(&self, f: impl FnOnce() -> T) -> &T {
-        self.0.get_or_init(f)
+    /// Field `i`'s name.
+    pub fn name(&self, i: usize) -> &str {
+        self.slice(self.slots[i].name)
+    }
+
+    /// A field's keyword.
+    pub fn keyword(&self, slot: &FieldSlot) -> &str {
+        self.slice(slot.keyword)
     }
 }
 
@@ -151,27 +252,7 @@ impl RecordLayout {
     }
 
     pub fn lookup(&self, shapes: &Shapes) -> &RecordIndex {
-        self.index.get_or_init(|| RecordIndex {
-            by_name: self
-                .fields
-                .iter()
-                .enumerate()
-                .map(|(i, f)| (f.name.clone(), i))
-                .collect(),
-            required: (0..self.fields.len())
-                .filter(|&i| {
-                    matches!(
-                        self.fields[i].mode,
-                        FieldMode::Positional | FieldMode::Const(_)
-                    )
-                })
-                .collect(),
-            single: self
-                .fields
-                .iter()
-                .map(|f| shapes.parts(f.expr).single_value())
-                .collect(),
-        })
+        self.index.get_or_init(|| RecordIndex::build(self, shapes))
     }
 }
 
@@ -222,7 +303,7 @@ impl Notation {
 
     /// Whether a block line writes this field's value open: the line end closes it, so
     /// any object that can be told from `()` qualifies (see [`open_layout`]).
-    pub fn opens_on_line(&self, shapes: &Shapes, f: &FieldLayout) -> bool {
+    pub fn opens_on_line(&self, shapes: &Shapes, expr: ExprId) -> bool {
         self.line_open
             .get_or_init(|| {
                 self.objects
@@ -231,7 +312,7 @@ impl Notation {
                     .filter(|&e| open_layout(shapes, &self.objects, e).is_some())
                     .collect()
             })
-            .contains(&f.expr)
+            .contains(&expr)
     }
 
     pub fn object(&self, id: ExprId) -> Option<&ObjLayout> {
@@ -1271,5 +1352,42 @@ pub fn to_config(n: &Notation) -> NotationConfig {
     NotationConfig {
         root: Some(n.root),
         objects,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{compile, CompileOptions};
+    use serde_json::json;
+
+    fn record_index_finds_every_field(n: usize) {
+        // Names of equal length and shared prefixes, so the scan must compare bytes.
+        let props: serde_json::Map<String, Value> = (0..n)
+            .map(|i| (format!("f{i:02}"), json!({"type": "integer"})))
+            .collect();
+        let schema = json!({"type": "object", "properties": props, "required": ["f00"]});
+        let spec = compile(&schema, &CompileOptions::default()).unwrap();
+        let Some(ObjLayout::Record(r)) = spec.notation().object(spec.shapes().root) else {
+            panic!("the root is a record");
+        };
+        let ix = r.lookup(spec.shapes());
+        for (i, f) in r.fields.iter().enumerate() {
+            assert_eq!(ix.position(&f.name), Some(i), "{n} fields: {}", f.name);
+            assert_eq!(ix.name(i), f.name);
+            assert_eq!(ix.keyword(&ix.slots[i]), f.keyword);
+        }
+        for missing in ["f", "f0", "f000", "g00", ""] {
+            assert_eq!(ix.position(missing), None, "{n} fields: `{missing}`");
+        }
+        assert_eq!(ix.required, 1);
+        assert!(ix.slots[0].required && !ix.slots[1].required);
+        assert!(spec.shapes().kind(spec.shapes().root).object_only());
+    }
+
+    #[test]
+    fn record_index_small_and_large() {
+        record_index_finds_every_field(3);
+        record_index_finds_every_field(SCAN_MAX + 4);
     }
 }

@@ -351,11 +351,82 @@ pub struct Shapes {
     /// successful encode is a successful validation. `false` in older spec files.
     #[serde(default)]
     pub encoding_validates: bool,
+    /// The JSON types each expression admits, as bits: what the codec asks of most values,
+    /// in one small table instead of one `Parts` (a few cache lines) per value.
+    #[serde(skip)]
+    kinds: Cache<Vec<Kind>>,
+}
+
+/// The JSON types a shape admits, as bits (see [`Shapes::kind`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Kind(u16);
+
+impl Kind {
+    pub const ANY: u16 = 1;
+    pub const NULL: u16 = 1 << 1;
+    pub const FALSE: u16 = 1 << 2;
+    pub const TRUE: u16 = 1 << 3;
+    pub const NUMBER: u16 = 1 << 4;
+    pub const INTEGER: u16 = 1 << 5;
+    /// Numbers restricted to listed values.
+    pub const NUMBER_VALUES: u16 = 1 << 6;
+    pub const STRING: u16 = 1 << 7;
+    /// Strings restricted to listed values.
+    pub const STRING_VALUES: u16 = 1 << 8;
+    pub const ARRAY: u16 = 1 << 9;
+    pub const OBJECT: u16 = 1 << 10;
+    const TYPES: u16 = Self::ANY
+        | Self::NULL
+        | Self::FALSE
+        | Self::TRUE
+        | Self::NUMBER
+        | Self::STRING
+        | Self::ARRAY
+        | Self::OBJECT;
+
+    fn of(p: &Parts) -> Kind {
+        let mut k = 0;
+        let mut set = |bit: u16, on: bool| {
+            if on {
+                k |= bit;
+            }
+        };
+        set(Self::ANY, p.any);
+        set(Self::NULL, p.null);
+        set(Self::FALSE, p.bool_false);
+        set(Self::TRUE, p.bool_true);
+        if let Some(n) = &p.number {
+            set(Self::NUMBER, true);
+            set(Self::INTEGER, n.integer);
+            set(Self::NUMBER_VALUES, n.values.is_some());
+        }
+        if let Some(s) = &p.string {
+            set(Self::STRING, true);
+            set(Self::STRING_VALUES, s.values.is_some());
+        }
+        set(Self::ARRAY, p.array.is_some());
+        set(Self::OBJECT, p.object.is_some());
+        Kind(k)
+    }
+    pub fn has(self, bits: u16) -> bool {
+        self.0 & bits == bits
+    }
+    /// Only objects are admitted (as [`Parts::object_only`]).
+    pub fn object_only(self) -> bool {
+        self.0 & Self::TYPES == Self::OBJECT
+    }
 }
 
 impl Shapes {
     pub fn parts(&self, id: ExprId) -> &Parts {
         &self.parts[id as usize]
+    }
+    /// The JSON types `id` admits (built for all expressions on first use).
+    pub fn kind(&self, id: ExprId) -> Kind {
+        let kinds = self
+            .kinds
+            .get_or_init(|| self.parts.iter().map(|p| Kind::of(p)).collect());
+        kinds.get(id as usize).copied().unwrap_or(Kind(0))
     }
     /// The item shape of an array-only expression without a tuple part (a section's
     /// items, or a root array's); NEVER when it has none.
@@ -377,6 +448,35 @@ impl Shapes {
 
     pub fn doc(&self, id: ExprId) -> Option<&str> {
         self.docs.get(id as usize).and_then(|d| d.as_deref())
+    }
+}
+
+/// A derived value computed on first use; compares equal and clones empty, so the
+/// structures holding it keep their derived `PartialEq`/`Clone` meaning.
+#[derive(Debug)]
+pub struct Cache<T>(std::sync::OnceLock<T>);
+
+impl<T> Default for Cache<T> {
+    fn default() -> Self {
+        Cache(std::sync::OnceLock::new())
+    }
+}
+
+impl<T> Clone for Cache<T> {
+    fn clone(&self) -> Self {
+        Cache::default()
+    }
+}
+
+impl<T> PartialEq for Cache<T> {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl<T> Cache<T> {
+    pub fn get_or_init(&self, f: impl FnOnce() -> T) -> &T {
+        self.0.get_or_init(f)
     }
 }
 
@@ -473,6 +573,7 @@ impl<'d, 'a> Builder<'d, 'a> {
             root,
             encoding_validates: !self.approximated
                 && crate::schema::assertions_are_structural(self.doc.root),
+            kinds: Cache::default(),
         })
     }
 
