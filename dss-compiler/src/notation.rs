@@ -282,9 +282,11 @@ pub struct Notation {
     pub canon: Vec<ExprId>,
     /// Object layouts of canonical expressions with an object part, by expression.
     pub objects: BTreeMap<ExprId, ObjLayout>,
-    /// Expression -> its layout, built on first use (the codec's hot path).
+    /// Expression -> its layout, built on first use (the codec's hot path): one small
+    /// number per expression (1 + the layout's position, 0 for none) and the layouts side by
+    /// side, so a cold schema costs few cache lines.
     #[serde(skip)]
-    dense: Cache<Vec<Option<ObjLayout>>>,
+    dense: Cache<(Vec<u32>, Vec<ObjLayout>)>,
     /// Expressions written open on a block line, built on first use.
     #[serde(skip)]
     line_open: Cache<rustc_hash::FxHashSet<ExprId>>,
@@ -316,18 +318,22 @@ impl Notation {
     }
 
     pub fn object(&self, id: ExprId) -> Option<&ObjLayout> {
-        // Layouts are few and shared by many expressions; the dense table holds clones of
-        // them keyed by canonical id so a lookup is one index.
-        let dense = self.dense.get_or_init(|| {
-            let mut v: Vec<Option<ObjLayout>> = vec![None; self.canon.len()];
+        let (by_expr, layouts) = self.dense.get_or_init(|| {
+            let mut layouts = Vec::with_capacity(self.objects.len());
+            let mut slot_of: HashMap<ExprId, u32> = HashMap::default();
             for (&k, layout) in &self.objects {
-                if let Some(slot) = v.get_mut(k as usize) {
-                    *slot = Some(layout.clone());
-                }
+                layouts.push(layout.clone());
+                slot_of.insert(k, layouts.len() as u32);
             }
-            v
+            let by_expr = self
+                .canon
+                .iter()
+                .map(|c| slot_of.get(c).copied().unwrap_or(0))
+                .collect();
+            (by_expr, layouts)
         });
-        dense.get(*self.canon.get(id as usize)? as usize)?.as_ref()
+        let slot = *by_expr.get(id as usize)? as usize;
+        layouts.get(slot.checked_sub(1)?)
     }
 }
 
