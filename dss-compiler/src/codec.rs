@@ -6,7 +6,7 @@
 use crate::error::ExpandError;
 use crate::notation::{
     is_section, is_word, is_word_char, is_word_start, render_word, FieldLayout, FieldMode, First,
-    Notation, ObjLayout, RecordLayout, RootLayout, SlotMode,
+    Notation, ObjLayout, RecordIndex, RecordLayout, RootLayout, SlotMode,
 };
 use crate::schema::escape_token;
 use crate::shape::{same_number, ExprId, Kind, Parts, Shapes};
@@ -127,11 +127,8 @@ impl<'a> Encoder<'a> {
             let f = &ix.slots[i];
             let ptr = Ptr::Key(&Ptr::Root, ix.name(i));
             if f.mode == SlotMode::Const {
-                match &ix.single[i] {
-                    Some(c) if json_eq(c, x) => continue,
-                    Some(c) => return eerr(&ptr, format!("expected {c}")),
-                    None => return eerr(&ptr, "expected the field's single value"),
-                }
+                check_const(ix, i, x, &ptr)?;
+                continue;
             }
             out.push_str(ix.keyword(f));
             if f.section {
@@ -150,11 +147,7 @@ impl<'a> Encoder<'a> {
                 if self.notation.opens_on_line(self.shapes, f.expr) {
                     self.open_value(x, f.expr, &ptr, out)?;
                 } else {
-                    let abbrev = if f.abbreviated {
-                        &r.fields[i].abbrev
-                    } else {
-                        &NO_ABBREV
-                    };
+                    let abbrev = ix.abbrev(r, i).unwrap_or(&NO_ABBREV);
                     self.value(x, f.expr, abbrev, &ptr, out)?;
                 }
                 out.push('\n');
@@ -286,18 +279,9 @@ impl<'a> Encoder<'a> {
         for (i, x) in present {
             let f = &ix.slots[i];
             let fptr = Ptr::Key(ptr, ix.name(i));
-            // Abbreviations are rare: only then is the (cold) field layout read.
-            let abbrev = if f.abbreviated {
-                &r.fields[i].abbrev
-            } else {
-                &NO_ABBREV
-            };
+            let abbrev = ix.abbrev(r, i).unwrap_or(&NO_ABBREV);
             match f.mode {
-                SlotMode::Const => match &ix.single[i] {
-                    Some(c) if json_eq(c, x) => {}
-                    Some(c) => return eerr(&fptr, format!("expected {c}")),
-                    None => return eerr(&fptr, "expected the field's single value"),
-                },
+                SlotMode::Const => check_const(ix, i, x, &fptr)?,
                 SlotMode::Positional | SlotMode::Keyless => {
                     sep(slots, out);
                     // A keyless field is recognised by its first token, and a line item's
@@ -430,6 +414,15 @@ impl<'a> Encoder<'a> {
             _ => return eerr(ptr, format!("a {} is not allowed here", type_name(v))),
         }
         Ok(())
+    }
+}
+
+/// A const field's value must be its single value.
+fn check_const(ix: &RecordIndex, i: usize, x: &Value, ptr: &Ptr<'_>) -> EResult<()> {
+    match &ix.single[i] {
+        Some(c) if json_eq(c, x) => Ok(()),
+        Some(c) => eerr(ptr, format!("expected {c}")),
+        None => eerr(ptr, "expected the field's single value"),
     }
 }
 

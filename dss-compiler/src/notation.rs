@@ -152,20 +152,21 @@ impl RecordIndex {
             bare_keys: r.bare_keys(),
             ..RecordIndex::default()
         };
-        let mut text_len = 0u32;
-        let mut span = |s: &str| {
-            let start = text_len;
-            text_len += s.len() as u32;
-            (start, text_len)
+        let push = |text: &mut String, s: &str| {
+            let start = text.len() as u32;
+            text.push_str(s);
+            (start, text.len() as u32)
         };
-        let names: Vec<(u32, u32)> = r.fields.iter().map(|f| span(&f.name)).collect();
-        let keywords: Vec<(u32, u32)> = r.fields.iter().map(|f| span(&f.keyword)).collect();
-        for f in &r.fields {
-            ix.text.push_str(&f.name);
-        }
-        for f in &r.fields {
-            ix.text.push_str(&f.keyword);
-        }
+        let names: Vec<(u32, u32)> = r
+            .fields
+            .iter()
+            .map(|f| push(&mut ix.text, &f.name))
+            .collect();
+        let keywords: Vec<(u32, u32)> = r
+            .fields
+            .iter()
+            .map(|f| push(&mut ix.text, &f.keyword))
+            .collect();
         for (i, f) in r.fields.iter().enumerate() {
             let parts = shapes.parts(f.expr);
             let single = match &f.mode {
@@ -228,6 +229,16 @@ impl RecordIndex {
     /// A field's keyword.
     pub fn keyword(&self, slot: &FieldSlot) -> &str {
         self.slice(slot.keyword)
+    }
+
+    /// Field `i`'s abbreviations. They are rare: only then is the (cold) field layout of
+    /// `r`, this index's record, read.
+    pub fn abbrev<'r>(
+        &self,
+        r: &'r RecordLayout,
+        i: usize,
+    ) -> Option<&'r BTreeMap<String, String>> {
+        self.slots[i].abbreviated.then(|| &r.fields[i].abbrev)
     }
 }
 

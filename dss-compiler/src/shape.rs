@@ -507,7 +507,7 @@ pub struct Builder<'d, 'a> {
     /// Shared parts given their merged record, by the address of the original (kept alive).
     patched: HashMap<usize, (Arc<Parts>, Arc<Parts>)>,
     /// Set when some shape admits more than its schema (a size limit, a cycle without
-    /// structure, a metaschema reference).
+    /// structure).
     approximated: bool,
 }
 

@@ -188,7 +188,8 @@ impl CompiledSpec {
         }
     }
 
-    /// JSON -> shorthand. Validates the instance against the schema first.
+    /// JSON -> shorthand. Validates the instance against the schema first (by the encoder
+    /// itself where [`Shapes::encoding_validates`] says its checks are the whole validation).
     pub fn compress(&self, instance: &Value) -> Result<String, CompressError> {
         let notation_error = |e: crate::codec::EncodeError| CompressError {
             pointer: e.pointer,
