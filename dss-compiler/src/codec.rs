@@ -3,6 +3,7 @@
 //! of lookahead — the notation stage guarantees that is enough — and reports errors as
 //! `line:column`, what was expected and what was found.
 
+use crate::checks::LocalChecks;
 use crate::error::ExpandError;
 use crate::notation::{
     is_section, is_word, is_word_char, is_word_start, render_word, FieldLayout, FieldMode, First,
@@ -69,18 +70,50 @@ pub fn json_eq(a: &Value, b: &Value) -> bool {
 pub struct Encoder<'a> {
     shapes: &'a Shapes,
     notation: &'a Notation,
+    /// Checked at every value that has local assertions, when given.
+    checks: Option<&'a LocalChecks>,
 }
 
 static NO_ABBREV: BTreeMap<String, String> = BTreeMap::new();
 
 impl<'a> Encoder<'a> {
     pub fn new(shapes: &'a Shapes, notation: &'a Notation) -> Self {
-        Encoder { shapes, notation }
+        Encoder {
+            shapes,
+            notation,
+            checks: None,
+        }
+    }
+
+    /// Also check each value's local assertions (bounds, `pattern`, `format`…): with
+    /// [`Shapes::encoding_validates`], a successful encode is then a complete validation.
+    pub fn with_checks(mut self, checks: &'a LocalChecks) -> Self {
+        self.checks = Some(checks);
+        self
+    }
+
+    /// The local assertions of `expr` on `v`, called wherever a value is given its
+    /// expression (so once per value, whichever way it is then written or elided).
+    fn check(&self, v: &Value, expr: ExprId, ptr: &Ptr<'_>) -> EResult<()> {
+        match self.checks {
+            Some(c) if self.shapes.kind(expr).has(Kind::CHECKED) => {
+                if c.admits(self.shapes, expr, v) {
+                    Ok(())
+                } else {
+                    eerr(
+                        ptr,
+                        "the value breaks a bound, length, pattern or format of the schema",
+                    )
+                }
+            }
+            _ => Ok(()),
+        }
     }
 
     pub fn document(&self, v: &Value) -> EResult<String> {
         let mut out = String::with_capacity(256);
         let root = self.shapes.root;
+        self.check(v, root, &Ptr::Root)?;
         match self.notation.root {
             RootLayout::Block => self.block(v, root, &mut out)?,
             // A one-line document has no final newline: it would cost a token (a bare
@@ -96,7 +129,9 @@ impl<'a> Encoder<'a> {
                     return eerr(&Ptr::Root, "expected no items");
                 };
                 for (i, x) in items.iter().enumerate() {
-                    self.line_item(x, item, &Ptr::Index(&Ptr::Root, i), &mut out)?;
+                    let ptr = Ptr::Index(&Ptr::Root, i);
+                    self.check(x, item, &ptr)?;
+                    self.line_item(x, item, &ptr, &mut out)?;
                     out.push('\n');
                 }
             }
@@ -126,6 +161,7 @@ impl<'a> Encoder<'a> {
         for &(i, x) in plain.chain(present.iter().filter(sections)) {
             let f = &ix.slots[i];
             let ptr = Ptr::Key(&Ptr::Root, ix.name(i));
+            self.check(x, f.source, &ptr)?;
             if f.mode == SlotMode::Const {
                 check_const(ix, i, x, &ptr)?;
                 continue;
@@ -139,7 +175,9 @@ impl<'a> Encoder<'a> {
                     return eerr(&ptr, "expected an array");
                 };
                 for (i, it) in items.iter().enumerate() {
-                    self.line_item(it, item, &Ptr::Index(&ptr, i), out)?;
+                    let iptr = Ptr::Index(&ptr, i);
+                    self.check(it, item, &iptr)?;
+                    self.line_item(it, item, &iptr, out)?;
                     out.push('\n');
                 }
             } else {
@@ -155,9 +193,11 @@ impl<'a> Encoder<'a> {
         }
         if let Some(e) = r.extras {
             for (k, x) in extra {
+                let ptr = Ptr::Key(&Ptr::Root, k);
+                self.check(x, r.extras_source.unwrap_or(e), &ptr)?;
                 write_json_string(k, out);
                 out.push_str(": ");
-                self.value(x, e, &NO_ABBREV, &Ptr::Key(&Ptr::Root, k), out)?;
+                self.value(x, e, &NO_ABBREV, &ptr, out)?;
                 out.push('\n');
             }
         }
@@ -279,6 +319,7 @@ impl<'a> Encoder<'a> {
         for (i, x) in present {
             let f = &ix.slots[i];
             let fptr = Ptr::Key(ptr, ix.name(i));
+            self.check(x, f.source, &fptr)?;
             let abbrev = ix.abbrev(r, i).unwrap_or(&NO_ABBREV);
             match f.mode {
                 SlotMode::Const => check_const(ix, i, x, &fptr)?,
@@ -333,7 +374,9 @@ impl<'a> Encoder<'a> {
                     out.push_str(k);
                     out.push(' ');
                 }
-                self.value(x, e, &NO_ABBREV, &Ptr::Key(ptr, k), out)?;
+                let kptr = Ptr::Key(ptr, k);
+                self.check(x, r.extras_source.unwrap_or(e), &kptr)?;
+                self.value(x, e, &NO_ABBREV, &kptr, out)?;
             }
         }
         Ok(())
@@ -402,7 +445,9 @@ impl<'a> Encoder<'a> {
                     let Some(e) = a.item_at(i) else {
                         return eerr(ptr, format!("at most {} items are allowed", a.prefix.len()));
                     };
-                    self.value(x, e, &NO_ABBREV, &Ptr::Index(ptr, i), out)?;
+                    let iptr = Ptr::Index(ptr, i);
+                    self.check(x, e, &iptr)?;
+                    self.value(x, e, &NO_ABBREV, &iptr, out)?;
                 }
                 out.push(']');
             }

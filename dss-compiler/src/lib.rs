@@ -6,7 +6,8 @@
 //!    values it may describe, over-approximated where JSON Schema is richer than a notation).
 //! 3. [`notation`]: design the shorthand for those shapes: field order, positional /
 //!    keyless / keyed fields, keywords, tags, layout. Editable as YAML.
-//! 4. [`codec`]: the exact mapper: JSON -> shorthand (`Encoder`) and back (`Decoder`).
+//! 4. [`codec`]: the exact mapper: JSON -> shorthand (`Encoder`) and back (`Decoder`);
+//!    [`checks`]: the local assertions (bounds, patterns, formats) the encoder checks.
 //! 5. [`grammar`]: one grammar IR built from the notation, printed as readable BNF, pest
 //!    and GBNF.
 //! 6. [`spec`]: the compiled artifact (`spec.json`) tying it together, plus validation.
@@ -25,6 +26,7 @@
 //! assert_eq!(spec.expand(&s).unwrap(), x);
 //! ```
 
+pub mod checks;
 pub mod codec;
 pub mod error;
 pub mod grammar;

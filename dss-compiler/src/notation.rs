@@ -86,6 +86,10 @@ pub struct RecordLayout {
     pub fields: Vec<FieldLayout>,
     /// Shape of undeclared properties, `None` when closed.
     pub extras: Option<ExprId>,
+    /// The undeclared properties' own schema expression (`extras` is the canonical one,
+    /// shared with equal shapes), whose local assertions the encoder checks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extras_source: Option<ExprId>,
     #[serde(skip)]
     index: Cache<RecordIndex>,
 }
@@ -117,6 +121,9 @@ pub struct RecordIndex {
 #[derive(Debug, Clone, Copy)]
 pub struct FieldSlot {
     pub expr: ExprId,
+    /// The field's own schema expression (see [`FieldLayout::source`]), for its local
+    /// assertions.
+    pub source: ExprId,
     name: (u32, u32),
     keyword: (u32, u32),
     pub mode: SlotMode,
@@ -177,6 +184,7 @@ impl RecordIndex {
             ix.required += usize::from(required);
             ix.slots.push(FieldSlot {
                 expr: f.expr,
+                source: f.source,
                 name: names[i],
                 keyword: keywords[i],
                 mode: match f.mode {
@@ -243,11 +251,13 @@ impl RecordIndex {
 }
 
 impl RecordLayout {
-    pub fn new(name: String, fields: Vec<FieldLayout>, extras: Option<ExprId>) -> Self {
+    /// `extras`: the undeclared properties' own expression and its canonical one.
+    pub fn new(name: String, fields: Vec<FieldLayout>, extras: Option<(ExprId, ExprId)>) -> Self {
         RecordLayout {
             name,
             fields,
-            extras,
+            extras: extras.map(|(_, c)| c),
+            extras_source: extras.map(|(e, _)| e),
             index: Cache::default(),
         }
     }
@@ -1189,7 +1199,7 @@ fn design_record(
     }
     let user_fixed = cfg.is_some();
     assign_keyless(shapes, &name, &mut fields, r.extras.is_some(), user_fixed)?;
-    Ok(RecordLayout::new(name, fields, r.extras.map(c)))
+    Ok(RecordLayout::new(name, fields, r.extras.map(|e| (e, c(e)))))
 }
 
 fn check_abbrev(

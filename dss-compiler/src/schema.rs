@@ -41,10 +41,12 @@ pub fn formats_assert(root: &Value) -> bool {
     !(dialect.contains("2019-09") || dialect.contains("2020-12"))
 }
 
-/// Assertion keywords the shapes do not capture exactly (or at all). Any other keyword is
-/// either captured exactly (see [`assertions_are_structural`]) or an annotation that
-/// validators ignore.
-const INEXACT_KEYWORDS: &[&str] = &[
+/// Assertions about one value alone (no subschema, no other location): bounds, lengths,
+/// `pattern`, `format`, `uniqueItems`, `dependentRequired`. The shapes capture them only
+/// in part, so the encoder checks them at each node where they appear, with a validator
+/// built from just those keywords (see [`local_assertions`]): the validator's own
+/// semantics, without a second walk of the document.
+pub const LOCAL_KEYWORDS: &[&str] = &[
     "multipleOf",
     "maximum",
     "exclusiveMaximum",
@@ -53,19 +55,26 @@ const INEXACT_KEYWORDS: &[&str] = &[
     "maxLength",
     "minLength",
     "pattern",
-    "prefixItems",
-    "additionalItems",
+    "format",
     "maxItems",
     "minItems",
     "uniqueItems",
+    "maxProperties",
+    "minProperties",
+    "dependentRequired",
+];
+
+/// Assertion keywords neither the shapes nor the local checks capture exactly. Any other
+/// keyword is captured exactly (see [`encoder_checks_all_assertions`]), local, or an
+/// annotation that validators ignore.
+const INEXACT_KEYWORDS: &[&str] = &[
+    "prefixItems",
+    "additionalItems",
     "contains",
     "minContains",
     "maxContains",
-    "maxProperties",
-    "minProperties",
     "patternProperties",
     "dependencies",
-    "dependentRequired",
     "dependentSchemas",
     "propertyNames",
     "if",
@@ -84,13 +93,36 @@ const INEXACT_KEYWORDS: &[&str] = &[
     "contentSchema",
 ];
 
-/// Whether every assertion in the schema is one the shapes capture exactly: `type`,
+/// The local assertions of one schema node (see [`LOCAL_KEYWORDS`]) as a schema of their
+/// own, in the document's dialect; `None` when it has none. `format` counts only where it
+/// asserts.
+pub fn local_assertions(root: &Value, node: &Value) -> Option<Value> {
+    let Value::Object(m) = node else {
+        return None;
+    };
+    let formats = formats_assert(root);
+    let mut local = serde_json::Map::new();
+    for (k, v) in m {
+        if LOCAL_KEYWORDS.contains(&k.as_str()) && (k != "format" || formats) {
+            local.insert(k.clone(), v.clone());
+        }
+    }
+    if local.is_empty() {
+        return None;
+    }
+    if let Some(dialect) = root.get("$schema") {
+        local.insert("$schema".into(), dialect.clone());
+    }
+    Some(Value::Object(local))
+}
+
+/// Whether the encoder checks every assertion in the schema: the shapes capture `type`,
 /// `properties`, `required`, `additionalProperties`, `items` (one schema), `enum`/`const`
-/// of scalars and local `$ref`s without sibling assertions. Then the encoder's own checks
-/// are a complete validation, and compress needs no second walk with the validator.
-/// Conservative: anything else (an asserting `format`, bounds, combinators, a remote or
-/// unusual reference) answers false.
-pub fn assertions_are_structural(root: &Value) -> bool {
+/// of scalars and local `$ref`s without sibling assertions exactly, and the
+/// [`LOCAL_KEYWORDS`] are checked node by node. Then a successful encode is a complete
+/// validation, and compress needs no second walk with the full validator. Conservative:
+/// anything else (combinators, tuples, a remote or unusual reference) answers false.
+pub fn encoder_checks_all_assertions(root: &Value) -> bool {
     fn scalar(v: &Value) -> bool {
         !matches!(v, Value::Array(_) | Value::Object(_))
     }
@@ -107,7 +139,6 @@ pub fn assertions_are_structural(root: &Value) -> bool {
         for (key, value) in map {
             let exact = match key.as_str() {
                 k if INEXACT_KEYWORDS.contains(&k) => false,
-                "format" => !formats,
                 "$ref" => value.as_str().is_some_and(|r| r.starts_with('#')),
                 "enum" => value.as_array().is_some_and(|xs| xs.iter().all(scalar)),
                 "const" => scalar(value),
@@ -117,22 +148,30 @@ pub fn assertions_are_structural(root: &Value) -> bool {
             if !exact {
                 return false;
             }
-            if matches!(
-                key.as_str(),
-                "type"
-                    | "enum"
-                    | "const"
-                    | "properties"
-                    | "required"
-                    | "additionalProperties"
-                    | "items"
-            ) {
+            let asserts = match key.as_str() {
+                "format" => formats,
+                k => {
+                    LOCAL_KEYWORDS.contains(&k)
+                        || matches!(
+                            k,
+                            "type"
+                                | "enum"
+                                | "const"
+                                | "properties"
+                                | "required"
+                                | "additionalProperties"
+                                | "items"
+                        )
+                }
+            };
+            if asserts {
                 assertions += 1;
             }
             // Every value that may hold a schema is walked, unknown keywords included: a
             // `$ref` may point anywhere in the document.
             let ok = match key.as_str() {
-                "enum" | "const" | "default" | "examples" | "example" | "required" | "type" => true,
+                "enum" | "const" | "default" | "examples" | "example" | "required" | "type"
+                | "dependentRequired" => true,
                 k if SCHEMA_MAP_KEYWORDS.contains(&k) => match value {
                     Value::Object(m) => m.values().all(|v| walk(v, formats, depth + 1)),
                     other => walk(other, formats, depth + 1),
@@ -492,42 +531,53 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn structural_assertions_are_told_apart() {
+    fn checkable_assertions_are_told_apart() {
         let structural = json!({
             "type": "object",
             "title": "t",
             "x-vendor": {"note": 1},
             "properties": {
-                "minimum": {"type": "integer"},
+                "minimum": {"type": "integer", "minimum": 0},
                 "kind": {"enum": ["a", "b", 1, null]},
-                "tags": {"type": "array", "items": {"$ref": "#/definitions/tag"}}
+                "tags": {"type": "array", "items": {"$ref": "#/definitions/tag"}, "maxItems": 3}
             },
             "required": ["kind"],
             "additionalProperties": false,
-            "definitions": {"tag": {"type": "string", "format": "email"}}
+            "definitions": {"tag": {"type": "string", "format": "email", "pattern": "@"}}
         });
-        // `format` is an annotation in 2020-12, an assertion in draft-07.
-        let mut modern = structural.clone();
-        modern["$schema"] = json!("https://json-schema.org/draft/2020-12/schema");
-        assert!(assertions_are_structural(&modern));
-        assert!(!assertions_are_structural(&structural));
-        let mut plain = structural.clone();
-        plain["definitions"]["tag"] = json!({"type": "string"});
-        assert!(assertions_are_structural(&plain));
+        assert!(encoder_checks_all_assertions(&structural));
         for inexact in [
-            json!({"minimum": 0}),
-            json!({"properties": {"a": {"pattern": "x"}}}),
+            json!({"properties": {"a": {"patternProperties": {"x": {}}}}}),
             json!({"anyOf": [{"type": "string"}]}),
             json!({"enum": [{"a": 1}]}),
             json!({"const": [1]}),
             json!({"items": [{"type": "string"}]}),
             json!({"$ref": "http://example.com/s.json"}),
             json!({"$ref": "#/definitions/a", "type": "object", "definitions": {"a": {}}}),
+            // A local assertion beside `$ref` is a conjunct (2019-09) the shapes do not keep.
+            json!({"$ref": "#/definitions/a", "minimum": 1, "definitions": {"a": {}}}),
             // A `$ref` may point into an unknown keyword: it is walked too.
-            json!({"$ref": "#/x-defs/a", "x-defs": {"a": {"maxLength": 2}}}),
+            json!({"$ref": "#/x-defs/a", "x-defs": {"a": {"not": {}}}}),
         ] {
-            assert!(!assertions_are_structural(&inexact), "{inexact}");
+            assert!(!encoder_checks_all_assertions(&inexact), "{inexact}");
         }
+    }
+
+    #[test]
+    fn local_assertions_keep_the_dialect() {
+        let modern = json!({"$schema": "https://json-schema.org/draft/2020-12/schema"});
+        let legacy = json!({"$schema": "http://json-schema.org/draft-07/schema#"});
+        let node = json!({"type": "string", "format": "email", "maxLength": 9, "title": "t"});
+        // `format` is an annotation in 2020-12, an assertion in draft-07.
+        assert_eq!(
+            local_assertions(&modern, &node),
+            Some(json!({"$schema": modern["$schema"], "maxLength": 9}))
+        );
+        assert_eq!(
+            local_assertions(&legacy, &node),
+            Some(json!({"$schema": legacy["$schema"], "format": "email", "maxLength": 9}))
+        );
+        assert_eq!(local_assertions(&legacy, &json!({"type": "string"})), None);
     }
 
     #[test]

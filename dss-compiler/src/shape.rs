@@ -347,10 +347,19 @@ pub struct Shapes {
     pub docs: Vec<Option<String>>,
     pub root: ExprId,
     /// Whether encoding an instance checks everything the schema asserts (see
-    /// [`crate::schema::assertions_are_structural`]; no shape was approximated), so a
+    /// [`crate::schema::encoder_checks_all_assertions`]; no shape was approximated), so a
     /// successful encode is a successful validation. `false` in older spec files.
     #[serde(default)]
     pub encoding_validates: bool,
+    /// Where `encoding_validates`: the distinct local assertions the encoder checks (bounds,
+    /// `pattern`, `format`…, each as a schema of its own; see
+    /// [`crate::schema::local_assertions`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub local_assertions: Vec<Value>,
+    /// For each expression, 1 + the index of its local assertions, or 0 (none). Empty when
+    /// there are none at all.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub asserted: Vec<u32>,
     /// The JSON types each expression admits, as bits: what the codec asks of most values,
     /// in one small table instead of one `Parts` (a few cache lines) per value.
     #[serde(skip)]
@@ -375,6 +384,8 @@ impl Kind {
     pub const STRING_VALUES: u16 = 1 << 8;
     pub const ARRAY: u16 = 1 << 9;
     pub const OBJECT: u16 = 1 << 10;
+    /// The expression has local assertions (see [`Shapes::local_assertion`]).
+    pub const CHECKED: u16 = 1 << 11;
     const TYPES: u16 = Self::ANY
         | Self::NULL
         | Self::FALSE
@@ -384,8 +395,8 @@ impl Kind {
         | Self::ARRAY
         | Self::OBJECT;
 
-    fn of(p: &Parts) -> Kind {
-        let mut k = 0;
+    fn of(p: &Parts, checked: bool) -> Kind {
+        let mut k = if checked { Self::CHECKED } else { 0 };
         let mut set = |bit: u16, on: bool| {
             if on {
                 k |= bit;
@@ -423,10 +434,21 @@ impl Shapes {
     }
     /// The JSON types `id` admits (built for all expressions on first use).
     pub fn kind(&self, id: ExprId) -> Kind {
-        let kinds = self
-            .kinds
-            .get_or_init(|| self.parts.iter().map(|p| Kind::of(p)).collect());
+        let kinds = self.kinds.get_or_init(|| {
+            self.parts
+                .iter()
+                .enumerate()
+                .map(|(i, p)| Kind::of(p, self.local_assertion(i as ExprId).is_some()))
+                .collect()
+        });
         kinds.get(id as usize).copied().unwrap_or(Kind(0))
+    }
+    /// The index in `local_assertions` of the local assertions of `id`, if it has any.
+    pub fn local_assertion(&self, id: ExprId) -> Option<usize> {
+        match self.asserted.get(id as usize) {
+            Some(&a) if a > 0 => Some(a as usize - 1),
+            _ => None,
+        }
     }
     /// The item shape of an array-only expression without a tuple part (a section's
     /// items, or a root array's); NEVER when it has none.
@@ -562,6 +584,15 @@ impl<'d, 'a> Builder<'d, 'a> {
             }
             i += 1;
         }
+        let mut encoding_validates =
+            !self.approximated && crate::schema::encoder_checks_all_assertions(self.doc.root);
+        let (mut local_assertions, mut asserted) = (Vec::new(), Vec::new());
+        if encoding_validates {
+            match self.local_assertions() {
+                Some((l, a)) => (local_assertions, asserted) = (l, a),
+                None => encoding_validates = false,
+            }
+        }
         Ok(Shapes {
             exprs: self.exprs,
             parts: self
@@ -571,10 +602,55 @@ impl<'d, 'a> Builder<'d, 'a> {
                 .collect(),
             docs: self.docs,
             root,
-            encoding_validates: !self.approximated
-                && crate::schema::assertions_are_structural(self.doc.root),
+            encoding_validates,
+            local_assertions,
+            asserted,
             kinds: Cache::default(),
         })
+    }
+
+    /// The local assertions of every expression (see [`Shapes::local_assertion`]), for a
+    /// schema whose other assertions the shapes capture exactly: each `Node` has its own,
+    /// and a bare `$ref` those of its target. `None` if a reference chain cannot be
+    /// followed through the references already resolved.
+    fn local_assertions(&self) -> Option<(Vec<Value>, Vec<u32>)> {
+        let mut distinct: Vec<Value> = Vec::new();
+        let mut index: HashMap<String, u32> = HashMap::default();
+        let mut asserted = vec![0u32; self.exprs.len()];
+        for (id, slot) in asserted.iter_mut().enumerate() {
+            let mut at = id;
+            let mut hops = 0;
+            let node = loop {
+                let Expr::Node(p) = &self.exprs[at] else {
+                    break None; // `true`/`false` (or a combination): nothing local
+                };
+                let v = self.values[at].unwrap_or_else(|| self.doc.node(p));
+                match v.get("$ref").and_then(Value::as_str) {
+                    Some(_) if hops == 64 => return None,
+                    Some(r) => at = *self.refs.get(&(self.doc.base_at(p), r))? as usize,
+                    None => break Some(v),
+                }
+                hops += 1;
+            };
+            let Some(local) = node.and_then(|v| crate::schema::local_assertions(self.doc.root, v))
+            else {
+                continue;
+            };
+            let key = local.to_string();
+            *slot = match index.get(&key) {
+                Some(&i) => i,
+                None => {
+                    distinct.push(local);
+                    let i = distinct.len() as u32;
+                    index.insert(key, i);
+                    i
+                }
+            };
+        }
+        if distinct.is_empty() {
+            asserted.clear();
+        }
+        Some((distinct, asserted))
     }
 
     /// The merged record of a set of object forms. Many shapes share one set (`X`,

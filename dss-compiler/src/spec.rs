@@ -1,7 +1,8 @@
 //! Stage 6 — the compiled artifact (`spec.json`): the schema, its shapes and notation, and
 //! the entry points users call. Loading a spec rebuilds only the validator.
 
-use crate::codec::{Decoder, Encoder};
+use crate::checks::{build_validator, LocalChecks};
+use crate::codec::{Decoder, EncodeError, Encoder};
 use crate::error::{CompileError, CompressError, ExpandError, SpecError};
 use crate::grammar;
 use crate::notation::{self, Notation, NotationConfig};
@@ -27,7 +28,9 @@ struct SpecFile {
     notation: Notation,
 }
 
-const SPEC_VERSION: u32 = 1;
+/// Version 2 added local assertions to the shapes. A version-1 file still loads, with
+/// compress running the full validator (its shapes do not list the local assertions).
+const SPEC_VERSION: u32 = 2;
 
 /// A schema compiled to a shorthand notation. Load once, then compress/expand many times.
 pub struct CompiledSpec {
@@ -37,6 +40,9 @@ pub struct CompiledSpec {
     /// Built on first use: designing the notation does not need it, and for a large schema
     /// (Vega-Lite) building it costs more than the whole compile.
     validator: OnceLock<Result<Validated, CompileError>>,
+    /// Where the encoder validates: its local checks, built on first use (`None` if a
+    /// keyword is malformed: the full validator then decides).
+    checks: OnceLock<Option<LocalChecks>>,
 }
 
 impl std::fmt::Debug for CompiledSpec {
@@ -55,38 +61,6 @@ struct Validated {
     warnings: Vec<String>,
 }
 
-fn build_validator(schema: &Value) -> Result<jsonschema::Validator, CompileError> {
-    let dialect = schema.get("$schema").and_then(Value::as_str).unwrap_or("");
-    let mut options =
-        jsonschema::options().should_validate_formats(crate::schema::formats_assert(schema));
-    // Formats are checked by their latest definition whatever the draft (as most
-    // validators do): `iri` only exists from draft-07 on.
-    let legacy = ["draft-03", "draft-04", "draft-06"]
-        .iter()
-        .any(|d| dialect.contains(d));
-    if legacy {
-        options = options.with_format("iri", |s: &str| url::Url::parse(s).is_ok());
-    }
-    options.build(schema).map_err(|e| {
-        let msg = e.to_string();
-        if msg.contains("Unresolvable")
-            || msg.contains("resolve")
-            || msg.contains("Failed to retrieve")
-            || msg.contains("Unknown meta-schema")
-        {
-            CompileError::RemoteRef {
-                pointer: e.schema_path().to_string(),
-                reference: msg,
-            }
-        } else {
-            CompileError::Schema {
-                pointer: e.instance_path().to_string(),
-                message: msg,
-            }
-        }
-    })
-}
-
 /// A schema that breaks its own metaschema (e.g. `anyOf` given an object) is compiled the
 /// way lenient validators treat it: the malformed keyword is ignored, with a warning.
 fn repair(
@@ -96,7 +70,7 @@ fn repair(
     let mut fixed = schema.clone();
     crate::schema::encode_refs(&mut fixed);
     for _ in 0..32 {
-        match build_validator(&fixed) {
+        match build_validator(&fixed, &fixed) {
             Ok(v) => return Ok((fixed, v)),
             Err(CompileError::Schema { pointer, message }) if !pointer.is_empty() => {
                 let Some((parent, key)) = pointer.rsplit_once('/') else {
@@ -115,7 +89,7 @@ fn repair(
             Err(e) => return Err(e),
         }
     }
-    build_validator(&fixed).map(|v| (fixed, v))
+    build_validator(&fixed, &fixed).map(|v| (fixed, v))
 }
 
 /// Compile a JSON Schema document.
@@ -134,6 +108,7 @@ pub fn compile(schema: &Value, opts: &CompileOptions) -> Result<CompiledSpec, Co
         shapes,
         notation,
         validator: OnceLock::new(),
+        checks: OnceLock::new(),
     })
 }
 
@@ -191,22 +166,50 @@ impl CompiledSpec {
     /// JSON -> shorthand. Validates the instance against the schema first (by the encoder
     /// itself where [`Shapes::encoding_validates`] says its checks are the whole validation).
     pub fn compress(&self, instance: &Value) -> Result<String, CompressError> {
-        let notation_error = |e: crate::codec::EncodeError| CompressError {
+        let notation_error = |e: EncodeError| CompressError {
             pointer: e.pointer,
             keyword: "notation".into(),
             message: e.message,
         };
-        let encoder = Encoder::new(&self.shapes, &self.notation);
-        if self.shapes.encoding_validates {
+        if let Some(encoded) = self.encode_validating(instance) {
             // The encoder checks everything this schema asserts: one walk instead of two.
             // A rejected instance still gets the validator's error (pointer and keyword).
-            return encoder.document(instance).or_else(|e| {
+            return encoded.or_else(|e| {
                 self.validate(instance)?;
                 Err(notation_error(e))
             });
         }
         self.validate(instance)?;
-        encoder.document(instance).map_err(notation_error)
+        Encoder::new(&self.shapes, &self.notation)
+            .document(instance)
+            .map_err(notation_error)
+    }
+
+    /// Whether compress validates by encoding alone (see [`Self::encode_validating`]).
+    pub fn encoder_validates(&self) -> bool {
+        self.local_checks().is_some()
+    }
+
+    fn local_checks(&self) -> Option<&LocalChecks> {
+        if !self.shapes.encoding_validates {
+            return None;
+        }
+        self.checks
+            .get_or_init(|| LocalChecks::build(&self.shapes, &self.schema).ok())
+            .as_ref()
+    }
+
+    /// Encode with the encoder's own checks as the whole validation: structure through the
+    /// shapes, local assertions through [`LocalChecks`]. `None` where that would not be a
+    /// complete validation (see [`Shapes::encoding_validates`]); compress then runs the full
+    /// validator first. Public so tests can hold it to the validator.
+    pub fn encode_validating(&self, instance: &Value) -> Option<Result<String, EncodeError>> {
+        let checks = self.local_checks()?;
+        Some(
+            Encoder::new(&self.shapes, &self.notation)
+                .with_checks(checks)
+                .document(instance),
+        )
     }
 
     /// Shorthand -> JSON (exactly the JSON that was compressed).
@@ -279,9 +282,11 @@ impl CompiledSpec {
     }
     /// Load a `spec.json`.
     pub fn from_json(text: &str) -> Result<Self, SpecError> {
-        let file: SpecFile = serde_json::from_str(text)
+        let mut file: SpecFile = serde_json::from_str(text)
             .map_err(|e| SpecError::Format(format!("not a dss spec.json: {e}")))?;
-        if file.dss_spec != SPEC_VERSION {
+        if file.dss_spec == 1 {
+            file.shapes.encoding_validates = false;
+        } else if file.dss_spec != SPEC_VERSION {
             return Err(SpecError::Format(format!(
                 "spec version {} is not supported (this dss reads version {SPEC_VERSION}); recompile with `dss compile`",
                 file.dss_spec
@@ -292,6 +297,7 @@ impl CompiledSpec {
             shapes: file.shapes,
             notation: file.notation,
             validator: OnceLock::new(),
+            checks: OnceLock::new(),
         })
     }
 }
@@ -370,15 +376,104 @@ mod tests {
         assert_eq!(e.keyword, "additionalProperties");
         // A bound the shapes do not capture: the validator runs first.
         let mut bounded = viz();
+        bounded["$defs"]["field"]["properties"]["chart"] = json!({"anyOf": [{"minimum": 1}]});
         bounded["$defs"]["field"]["properties"]["relative-date"]["maximum"] = json!(10);
         let spec = compile(&bounded, &CompileOptions::default()).unwrap();
-        assert!(!spec.shapes().encoding_validates);
+        assert!(!spec.encoder_validates());
         let e = spec
             .compress(&json!({"fields": [{"name": "a", "kind": "field", "relative-date": 11}]}))
             .unwrap_err();
         assert_eq!(
             (e.pointer.as_str(), e.keyword.as_str()),
             ("/fields/0/relative-date", "maximum")
+        );
+    }
+
+    /// Local assertions (bounds, lengths, patterns, formats…) are checked by the encoder,
+    /// each at its own node, with the validator's semantics; its rejections still get the
+    /// validator's pointer and keyword.
+    #[test]
+    fn encoder_checks_local_assertions() {
+        let schema = json!({
+            "$schema": "http://json-schema.org/draft-07/schema#",
+            "type": "object",
+            "properties": {
+                // Equal shapes (free strings) share a canonical expression in the
+                // notation; each keeps its own assertions.
+                "plain": {"type": "string"},
+                "code": {"type": "string", "pattern": "^[A-Z]{3}$"},
+                "mail": {"type": "string", "format": "email"},
+                "qty": {"$ref": "#/definitions/qty"},
+                "tags": {"type": "array", "items": {"type": "string", "maxLength": 3},
+                         "uniqueItems": true},
+                "meta": {"type": "object", "additionalProperties": {"type": "integer",
+                         "multipleOf": 5}}
+            },
+            "definitions": {"qty": {"type": "integer", "minimum": 1, "maximum": 9}}
+        });
+        let spec = compile(&schema, &CompileOptions::default()).unwrap();
+        assert!(spec.encoder_validates());
+        let ok = json!({"plain": "anything", "code": "ABC", "mail": "a@b.org", "qty": 3,
+                        "tags": ["x", "yz"], "meta": {"a": 10}});
+        let s = spec.compress(&ok).unwrap();
+        assert_eq!(spec.expand(&s).unwrap(), ok);
+        for (change, pointer, keyword) in [
+            (json!({"code": "abc"}), "/code", "pattern"),
+            (json!({"mail": "not an address"}), "/mail", "format"),
+            (json!({"qty": 10}), "/qty", "maximum"),
+            (json!({"tags": ["x", "long"]}), "/tags/1", "maxLength"),
+            (json!({"tags": ["x", "x"]}), "/tags", "uniqueItems"),
+            (json!({"meta": {"a": 7}}), "/meta/a", "multipleOf"),
+        ] {
+            let mut bad = ok.clone();
+            for (k, v) in change.as_object().unwrap() {
+                bad[k] = v.clone();
+            }
+            assert!(
+                matches!(spec.encode_validating(&bad), Some(Err(_))),
+                "{bad}"
+            );
+            let e = spec.compress(&bad).unwrap_err();
+            assert_eq!((e.pointer.as_str(), e.keyword.as_str()), (pointer, keyword));
+        }
+        // A spec file keeps the assertions.
+        let loaded = CompiledSpec::from_json(&spec.to_json()).unwrap();
+        assert!(loaded.encoder_validates());
+        assert!(loaded.compress(&json!({"qty": 0})).is_err());
+    }
+
+    /// A malformed local keyword is ignored by the full validator (as lenient validators
+    /// do), so it decides; a version-1 spec file (no local assertions) also runs it.
+    #[test]
+    fn the_full_validator_decides_where_local_checks_cannot() {
+        let schema = json!({"type": "object", "properties": {
+            "n": {"type": "integer", "minimum": "three"},
+            "s": {"type": "string", "maxLength": 2}
+        }});
+        let spec = compile(&schema, &CompileOptions::default()).unwrap();
+        assert!(spec.shapes().encoding_validates);
+        assert!(!spec.encoder_validates());
+        assert!(spec.compress(&json!({"n": -5})).is_ok());
+        assert_eq!(
+            spec.compress(&json!({"s": "abc"})).unwrap_err().keyword,
+            "maxLength"
+        );
+
+        let fixed =
+            json!({"type": "object", "properties": {"s": {"type": "string", "maxLength": 2}}});
+        let spec = compile(&fixed, &CompileOptions::default()).unwrap();
+        let mut file: Value = serde_json::from_str(&spec.to_json()).unwrap();
+        file["dss_spec"] = json!(1);
+        file["shapes"]
+            .as_object_mut()
+            .unwrap()
+            .remove("local_assertions");
+        file["shapes"].as_object_mut().unwrap().remove("asserted");
+        let old = CompiledSpec::from_json(&file.to_string()).unwrap();
+        assert!(!old.encoder_validates());
+        assert_eq!(
+            old.compress(&json!({"s": "abc"})).unwrap_err().keyword,
+            "maxLength"
         );
     }
 

@@ -15,7 +15,6 @@
 //! The files are spread over threads (one per core). Run with `-- --nocapture` to see the
 //! summaries of passing runs; failing runs print them in the failure message.
 
-use dss_compiler::codec::Encoder;
 use dss_compiler::{compile, CompileError, CompileOptions, CompiledSpec};
 use serde_json::Value;
 use std::cell::{Cell, RefCell};
@@ -470,14 +469,14 @@ fn check_schema(file: &str, schema: &Value, tests: &[Instance], invalid_must_fai
         }
     };
     st.compiled += 1;
-    if spec.shapes().encoding_validates {
-        // compress trusts the encoder's checks here: they must reject everything the
-        // validator rejects, on every instance of the corpus (valid or not).
+    if spec.encoder_validates() {
+        // compress trusts the encoder's checks here (structure and local assertions): they
+        // must reject everything the validator rejects, on every instance of the corpus
+        // (valid or not).
         st.encoding_validates += 1;
-        let encoder = Encoder::new(spec.shapes(), spec.notation());
         for t in tests {
-            let encoded = guarded(|| encoder.document(&t.data).is_ok());
-            if encoded == Ok(true) && spec.validate(&t.data).is_err() {
+            let encoded = guarded(|| spec.encode_validating(&t.data).map(|r| r.is_ok()));
+            if encoded == Ok(Some(true)) && spec.validate(&t.data).is_err() {
                 st.fail(
                     Kind::InvalidAccepted,
                     file,
