@@ -44,7 +44,7 @@ pub fn formats_assert(root: &Value) -> bool {
 /// Assertions about one value alone (no subschema, no other location): bounds, lengths,
 /// `pattern`, `format`, `uniqueItems`, `dependentRequired`. The shapes capture them only
 /// in part, so the encoder checks them at each node where they appear, with a validator
-/// built from just those keywords (see [`local_assertions`]): the validator's own
+/// built from just those keywords (see [`local_keywords`]): the validator's own
 /// semantics, without a second walk of the document.
 pub const LOCAL_KEYWORDS: &[&str] = &[
     "multipleOf",
@@ -81,8 +81,6 @@ const INEXACT_KEYWORDS: &[&str] = &[
     "then",
     "else",
     "allOf",
-    "anyOf",
-    "oneOf",
     "not",
     "$dynamicRef",
     "$recursiveRef",
@@ -93,35 +91,44 @@ const INEXACT_KEYWORDS: &[&str] = &[
     "contentSchema",
 ];
 
-/// The local assertions of one schema node (see [`LOCAL_KEYWORDS`]) as a schema of their
-/// own, in the document's dialect; `None` when it has none. `format` counts only where it
-/// asserts.
-pub fn local_assertions(root: &Value, node: &Value) -> Option<Value> {
-    let Value::Object(m) = node else {
-        return None;
-    };
-    let formats = formats_assert(root);
+/// The local assertions of one schema node (see [`LOCAL_KEYWORDS`]); `format` counts only
+/// where it asserts (`formats`, see [`formats_assert`]).
+pub fn local_keywords(node: &Value, formats: bool) -> serde_json::Map<String, Value> {
     let mut local = serde_json::Map::new();
-    for (k, v) in m {
-        if LOCAL_KEYWORDS.contains(&k.as_str()) && (k != "format" || formats) {
-            local.insert(k.clone(), v.clone());
+    if let Value::Object(m) = node {
+        for (k, v) in m {
+            if LOCAL_KEYWORDS.contains(&k.as_str()) && (k != "format" || formats) {
+                local.insert(k.clone(), v.clone());
+            }
         }
     }
-    if local.is_empty() {
-        return None;
-    }
-    if let Some(dialect) = root.get("$schema") {
-        local.insert("$schema".into(), dialect.clone());
-    }
-    Some(Value::Object(local))
+    local
 }
+
+/// Keywords a node with `anyOf`/`oneOf` may not have besides it for the encoder to check
+/// it: with these the node is an intersection, which the shapes approximate.
+const NOT_BESIDE_UNION: &[&str] = &[
+    "type",
+    "enum",
+    "const",
+    "properties",
+    "required",
+    "additionalProperties",
+    "items",
+    "$ref",
+    "anyOf",
+    "oneOf",
+];
 
 /// Whether the encoder checks every assertion in the schema: the shapes capture `type`,
 /// `properties`, `required`, `additionalProperties`, `items` (one schema), `enum`/`const`
 /// of scalars and local `$ref`s without sibling assertions exactly, and the
-/// [`LOCAL_KEYWORDS`] are checked node by node. Then a successful encode is a complete
-/// validation, and compress needs no second walk with the full validator. Conservative:
-/// anything else (combinators, tuples, a remote or unusual reference) answers false.
+/// [`LOCAL_KEYWORDS`] are checked node by node. `anyOf`/`oneOf` alone on their node pass
+/// here; the shape builder then requires their branches to admit disjoint JSON types
+/// (`X` or `null`), where the union of the branches' shapes is exact. Then a successful
+/// encode is a complete validation, and compress needs no second walk with the full
+/// validator. Conservative: anything else (`allOf`, tuples, a remote or unusual
+/// reference) answers false.
 pub fn encoder_checks_all_assertions(root: &Value) -> bool {
     fn scalar(v: &Value) -> bool {
         !matches!(v, Value::Array(_) | Value::Object(_))
@@ -143,6 +150,12 @@ pub fn encoder_checks_all_assertions(root: &Value) -> bool {
                 "enum" => value.as_array().is_some_and(|xs| xs.iter().all(scalar)),
                 "const" => scalar(value),
                 "items" => matches!(value, Value::Object(_) | Value::Bool(_)),
+                k @ ("anyOf" | "oneOf") => {
+                    value.as_array().is_some_and(|xs| !xs.is_empty())
+                        && map
+                            .keys()
+                            .all(|o| o == k || !NOT_BESIDE_UNION.contains(&o.as_str()))
+                }
                 _ => true,
             };
             if !exact {
@@ -161,6 +174,8 @@ pub fn encoder_checks_all_assertions(root: &Value) -> bool {
                                 | "required"
                                 | "additionalProperties"
                                 | "items"
+                                | "anyOf"
+                                | "oneOf"
                         )
                 }
             };
@@ -548,7 +563,9 @@ mod tests {
         assert!(encoder_checks_all_assertions(&structural));
         for inexact in [
             json!({"properties": {"a": {"patternProperties": {"x": {}}}}}),
-            json!({"anyOf": [{"type": "string"}]}),
+            json!({"allOf": [{"type": "string"}]}),
+            // A union beside other structure is an intersection.
+            json!({"type": "object", "anyOf": [{"required": ["a"]}, {"required": ["b"]}]}),
             json!({"enum": [{"a": 1}]}),
             json!({"const": [1]}),
             json!({"items": [{"type": "string"}]}),
@@ -564,20 +581,12 @@ mod tests {
     }
 
     #[test]
-    fn local_assertions_keep_the_dialect() {
-        let modern = json!({"$schema": "https://json-schema.org/draft/2020-12/schema"});
-        let legacy = json!({"$schema": "http://json-schema.org/draft-07/schema#"});
+    fn local_keywords_assert_formats_where_the_dialect_does() {
         let node = json!({"type": "string", "format": "email", "maxLength": 9, "title": "t"});
-        // `format` is an annotation in 2020-12, an assertion in draft-07.
-        assert_eq!(
-            local_assertions(&modern, &node),
-            Some(json!({"$schema": modern["$schema"], "maxLength": 9}))
-        );
-        assert_eq!(
-            local_assertions(&legacy, &node),
-            Some(json!({"$schema": legacy["$schema"], "format": "email", "maxLength": 9}))
-        );
-        assert_eq!(local_assertions(&legacy, &json!({"type": "string"})), None);
+        let local = |formats| Value::Object(local_keywords(&node, formats));
+        assert_eq!(local(false), json!({"maxLength": 9}));
+        assert_eq!(local(true), json!({"format": "email", "maxLength": 9}));
+        assert!(local_keywords(&json!({"type": "string"}), true).is_empty());
     }
 
     #[test]

@@ -353,7 +353,7 @@ pub struct Shapes {
     pub encoding_validates: bool,
     /// Where `encoding_validates`: the distinct local assertions the encoder checks (bounds,
     /// `pattern`, `format`…, each as a schema of its own; see
-    /// [`crate::schema::local_assertions`]).
+    /// [`crate::schema::local_keywords`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub local_assertions: Vec<Value>,
     /// For each expression, 1 + the index of its local assertions, or 0 (none). Empty when
@@ -502,6 +502,31 @@ impl<T> Cache<T> {
     }
 }
 
+/// Where [`Builder::local_of`] is for one expression.
+#[derive(Clone)]
+enum Local {
+    Unknown,
+    InProgress,
+    Done(Option<Map<String, Value>>),
+}
+
+/// The JSON type names a shape admits (`number` for integers too), as `type` spells them.
+fn type_names(p: &Parts) -> Vec<&'static str> {
+    let mut names = Vec::new();
+    let mut add = |on: bool, name| {
+        if on {
+            names.push(name);
+        }
+    };
+    add(p.null, "null");
+    add(p.bool_false || p.bool_true, "boolean");
+    add(p.number.is_some(), "number");
+    add(p.string.is_some(), "string");
+    add(p.array.is_some(), "array");
+    add(p.object.is_some(), "object");
+    names
+}
+
 /// Above this many expressions, new combinations fall back to `ANY` (plain JSON), so a
 /// pathological schema still compiles in bounded time.
 const MAX_EXPRS: usize = 50_000;
@@ -528,8 +553,8 @@ pub struct Builder<'d, 'a> {
     merged: HashMap<Vec<usize>, (Vec<Arc<Record>>, Arc<Record>)>,
     /// Shared parts given their merged record, by the address of the original (kept alive).
     patched: HashMap<usize, (Arc<Parts>, Arc<Parts>)>,
-    /// Set when some shape admits more than its schema (a size limit, a cycle without
-    /// structure).
+    /// Set when some shape may admit more than its schema (a size limit, a cycle without
+    /// structure, a union of branches whose JSON types overlap).
     approximated: bool,
 }
 
@@ -610,32 +635,22 @@ impl<'d, 'a> Builder<'d, 'a> {
     }
 
     /// The local assertions of every expression (see [`Shapes::local_assertion`]), for a
-    /// schema whose other assertions the shapes capture exactly: each `Node` has its own,
-    /// and a bare `$ref` those of its target. `None` if a reference chain cannot be
-    /// followed through the references already resolved.
+    /// schema whose other assertions the shapes capture exactly, each a schema of its own
+    /// in the document's dialect. `None` if they cannot be told (a reference chain not
+    /// followed while building, a cycle).
     fn local_assertions(&self) -> Option<(Vec<Value>, Vec<u32>)> {
         let mut distinct: Vec<Value> = Vec::new();
         let mut index: HashMap<String, u32> = HashMap::default();
+        let mut memo = vec![Local::Unknown; self.exprs.len()];
         let mut asserted = vec![0u32; self.exprs.len()];
         for (id, slot) in asserted.iter_mut().enumerate() {
-            let mut at = id;
-            let mut hops = 0;
-            let node = loop {
-                let Expr::Node(p) = &self.exprs[at] else {
-                    break None; // `true`/`false` (or a combination): nothing local
-                };
-                let v = self.values[at].unwrap_or_else(|| self.doc.node(p));
-                match v.get("$ref").and_then(Value::as_str) {
-                    Some(_) if hops == 64 => return None,
-                    Some(r) => at = *self.refs.get(&(self.doc.base_at(p), r))? as usize,
-                    None => break Some(v),
-                }
-                hops += 1;
-            };
-            let Some(local) = node.and_then(|v| crate::schema::local_assertions(self.doc.root, v))
-            else {
+            let Some(mut local) = self.local_of(id, &mut memo)? else {
                 continue;
             };
+            if let Some(dialect) = self.doc.root.get("$schema") {
+                local.insert("$schema".into(), dialect.clone());
+            }
+            let local = Value::Object(local);
             let key = local.to_string();
             *slot = match index.get(&key) {
                 Some(&i) => i,
@@ -651,6 +666,86 @@ impl<'d, 'a> Builder<'d, 'a> {
             asserted.clear();
         }
         Some((distinct, asserted))
+    }
+
+    /// The local assertions of one expression: its node's own (a bare `$ref`: its
+    /// target's); for an `anyOf`/`oneOf` of branches with disjoint JSON types, also those
+    /// of the branch the value's type selects (`{"anyOf": [{"type": T, ..}, ..]}`).
+    fn local_of(&self, id: usize, memo: &mut [Local]) -> Option<Option<Map<String, Value>>> {
+        match &memo[id] {
+            Local::Done(x) => return Some(x.clone()),
+            Local::InProgress => return None,
+            Local::Unknown => {}
+        }
+        memo[id] = Local::InProgress;
+        let mut at = id;
+        let mut hops = 0;
+        let node = loop {
+            let Expr::Node(p) = &self.exprs[at] else {
+                break None; // `true`/`false`: nothing local
+            };
+            let v = self.values[at].unwrap_or_else(|| self.doc.node(p));
+            match v.get("$ref").and_then(Value::as_str) {
+                Some(_) if hops == 64 => return None,
+                Some(r) => at = *self.refs.get(&(self.doc.base_at(p), r))? as usize,
+                None => break Some((p, v)),
+            }
+            hops += 1;
+        };
+        let mut local = Map::new();
+        if let Some((p, v)) = node {
+            local = crate::schema::local_keywords(v, self.doc.formats_assert);
+            for key in ["anyOf", "oneOf"] {
+                let Some(Value::Array(xs)) = v.get(key) else {
+                    continue;
+                };
+                let mut branches = Vec::new();
+                let mut any_local = false;
+                for (i, x) in xs.iter().enumerate() {
+                    let b = match x {
+                        Value::Bool(true) => ANY,
+                        Value::Bool(false) => NEVER,
+                        _ => *self.index.get(&Expr::Node(format!("{p}/{key}/{i}")))?,
+                    };
+                    let parts = self.parts[b as usize].as_ref()?;
+                    if parts.is_never() {
+                        continue;
+                    }
+                    let mut branch = self.local_of(b as usize, memo)?.unwrap_or_default();
+                    any_local |= !branch.is_empty();
+                    if !parts.any {
+                        branch.insert("type".into(), type_names(parts).into());
+                    }
+                    branches.push(Value::Object(branch));
+                }
+                if any_local {
+                    local.insert("anyOf".into(), Value::Array(branches));
+                }
+            }
+        }
+        let local = (!local.is_empty()).then_some(local);
+        memo[id] = Local::Done(local.clone());
+        Some(local)
+    }
+
+    /// Whether the branches of a union admit disjoint JSON types (numbers and integers are
+    /// one type, `true` and `false` one): a value's type then selects its branch, and the
+    /// union of their shapes is exact.
+    fn disjoint_types(&mut self, ids: &[ExprId]) -> Result<bool, CompileError> {
+        let mut seen: Vec<&'static str> = Vec::new();
+        for &id in ids {
+            let parts = self.materialize(id)?;
+            if parts.any && ids.len() > 1 {
+                return Ok(false);
+            }
+            for t in type_names(&parts) {
+                if seen.contains(&t) {
+                    return Ok(false);
+                }
+                seen.push(t);
+            }
+        }
+        Ok(true)
     }
 
     /// The merged record of a set of object forms. Many shapes share one set (`X`,
@@ -905,6 +1000,9 @@ impl<'d, 'a> Builder<'d, 'a> {
                     .collect();
                 let u = self.union(&ids);
                 let pu = self.materialize(u)?;
+                if !self.disjoint_types(&ids)? {
+                    self.approximated = true;
+                }
                 acc = self.inter_rc(acc, pu);
             }
         }

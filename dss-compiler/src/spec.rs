@@ -376,7 +376,7 @@ mod tests {
         assert_eq!(e.keyword, "additionalProperties");
         // A bound the shapes do not capture: the validator runs first.
         let mut bounded = viz();
-        bounded["$defs"]["field"]["properties"]["chart"] = json!({"anyOf": [{"minimum": 1}]});
+        bounded["$defs"]["field"]["properties"]["chart"] = json!({"allOf": [{"minimum": 1}]});
         bounded["$defs"]["field"]["properties"]["relative-date"]["maximum"] = json!(10);
         let spec = compile(&bounded, &CompileOptions::default()).unwrap();
         assert!(!spec.encoder_validates());
@@ -440,6 +440,48 @@ mod tests {
         let loaded = CompiledSpec::from_json(&spec.to_json()).unwrap();
         assert!(loaded.encoder_validates());
         assert!(loaded.compress(&json!({"qty": 0})).is_err());
+    }
+
+    /// A union of branches with disjoint JSON types (`X` or `null`) is exact: the value's
+    /// type selects the branch, and so which local assertions apply. Overlapping branches
+    /// leave the validation to the validator.
+    #[test]
+    fn disjoint_unions_are_checked_by_the_encoder() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "name": {"anyOf": [{"type": "string", "maxLength": 2}, {"type": "null"}]},
+                "size": {"oneOf": [{"$ref": "#/$defs/box"}, {"type": "integer", "minimum": 3}]}
+            },
+            "$defs": {"box": {"type": "object", "properties": {
+                "w": {"type": "number", "exclusiveMinimum": 0}
+            }, "required": ["w"]}}
+        });
+        let spec = compile(&schema, &CompileOptions::default()).unwrap();
+        assert!(spec.encoder_validates());
+        for ok in [
+            json!({"name": "ab", "size": 3}),
+            json!({"name": null, "size": {"w": 1.5}}),
+        ] {
+            let s = spec.compress(&ok).unwrap();
+            assert_eq!(spec.expand(&s).unwrap(), ok);
+        }
+        for (bad, pointer) in [
+            (json!({"name": "abc"}), "/name"),
+            (json!({"size": 2}), "/size"),
+            (json!({"size": {"w": 0}}), "/size"),
+            (json!({"size": "big"}), "/size"),
+        ] {
+            assert!(
+                matches!(spec.encode_validating(&bad), Some(Err(_))),
+                "{bad}"
+            );
+            assert_eq!(spec.compress(&bad).unwrap_err().pointer, pointer, "{bad}");
+        }
+        let overlapping = json!({"anyOf": [{"type": "integer", "maximum": 1}, {"type": "number"}]});
+        let spec = compile(&overlapping, &CompileOptions::default()).unwrap();
+        assert!(!spec.encoder_validates());
+        assert!(spec.compress(&json!(7.5)).is_ok());
     }
 
     /// A malformed local keyword is ignored by the full validator (as lenient validators
