@@ -554,7 +554,8 @@ pub struct Builder<'d, 'a> {
     /// Shared parts given their merged record, by the address of the original (kept alive).
     patched: HashMap<usize, (Arc<Parts>, Arc<Parts>)>,
     /// Set when some shape may admit more than its schema (a size limit, a cycle without
-    /// structure, a union of branches whose JSON types overlap).
+    /// structure, a union of branches whose JSON types overlap), or the schema asserts
+    /// what the encoder cannot check (see [`crate::schema::encoder_checks_all_assertions`]).
     approximated: bool,
 }
 
@@ -571,7 +572,8 @@ impl<'d, 'a> Builder<'d, 'a> {
             refs: HashMap::default(),
             merged: HashMap::default(),
             patched: HashMap::default(),
-            approximated: false,
+            // Decided up front, so unions need no exactness check where it cannot matter.
+            approximated: !crate::schema::encoder_checks_all_assertions(doc.root),
         };
         b.intern(Expr::Any, None);
         b.intern(Expr::Never, None);
@@ -609,8 +611,7 @@ impl<'d, 'a> Builder<'d, 'a> {
             }
             i += 1;
         }
-        let mut encoding_validates =
-            !self.approximated && crate::schema::encoder_checks_all_assertions(self.doc.root);
+        let mut encoding_validates = !self.approximated;
         let (mut local_assertions, mut asserted) = (Vec::new(), Vec::new());
         if encoding_validates {
             match self.local_assertions() {
@@ -699,14 +700,28 @@ impl<'d, 'a> Builder<'d, 'a> {
                 let Some(Value::Array(xs)) = v.get(key) else {
                     continue;
                 };
-                let mut branches = Vec::new();
-                let mut any_local = false;
+                let mut ids = Vec::with_capacity(xs.len());
                 for (i, x) in xs.iter().enumerate() {
-                    let b = match x {
+                    ids.push(match x {
                         Value::Bool(true) => ANY,
                         Value::Bool(false) => NEVER,
                         _ => *self.index.get(&Expr::Node(format!("{p}/{key}/{i}")))?,
-                    };
+                    });
+                }
+                let objects = ids
+                    .iter()
+                    .filter(|&&b| {
+                        self.parts[b as usize]
+                            .as_ref()
+                            .is_some_and(|p| p.object.is_some())
+                    })
+                    .count();
+                // Several object branches share the type `object`: the merged record checks
+                // each property against its one branch, and this check which branch's
+                // property names (required, and no others) the object has.
+                let mut any_local = objects >= 2;
+                let mut branches = Vec::new();
+                for b in ids {
                     let parts = self.parts[b as usize].as_ref()?;
                     if parts.is_never() {
                         continue;
@@ -716,10 +731,21 @@ impl<'d, 'a> Builder<'d, 'a> {
                     if !parts.any {
                         branch.insert("type".into(), type_names(parts).into());
                     }
+                    if let (true, Some(o)) = (objects >= 2, &parts.object) {
+                        let r = o.records.first()?;
+                        let names: Map<String, Value> = r
+                            .props
+                            .iter()
+                            .map(|(n, _)| (n.clone(), Value::Bool(true)))
+                            .collect();
+                        branch.insert("required".into(), r.required.clone().into());
+                        branch.insert("properties".into(), Value::Object(names));
+                        branch.insert("additionalProperties".into(), Value::Bool(false));
+                    }
                     branches.push(Value::Object(branch));
                 }
                 if any_local {
-                    local.insert("anyOf".into(), Value::Array(branches));
+                    local.insert(key.into(), Value::Array(branches));
                 }
             }
         }
@@ -728,21 +754,41 @@ impl<'d, 'a> Builder<'d, 'a> {
         Some(local)
     }
 
-    /// Whether the branches of a union admit disjoint JSON types (numbers and integers are
-    /// one type, `true` and `false` one): a value's type then selects its branch, and the
-    /// union of their shapes is exact.
-    fn disjoint_types(&mut self, ids: &[ExprId]) -> Result<bool, CompileError> {
+    /// Whether the union of the branches' shapes is exact, with a value's branch told by
+    /// the encoder's checks: the branches admit disjoint JSON types (numbers and integers
+    /// are one type, `true` and `false` one), except that several may be objects if each is
+    /// one closed record and no property name is declared by two of them (the merged
+    /// record then checks each property against its one branch; [`Self::local_of`] adds
+    /// which branch's names the object has).
+    fn exact_union(&mut self, ids: &[ExprId]) -> Result<bool, CompileError> {
         let mut seen: Vec<&'static str> = Vec::new();
+        let mut objects = Vec::new();
         for &id in ids {
             let parts = self.materialize(id)?;
             if parts.any && ids.len() > 1 {
                 return Ok(false);
             }
             for t in type_names(&parts) {
-                if seen.contains(&t) {
+                if t != "object" && seen.contains(&t) {
                     return Ok(false);
                 }
                 seen.push(t);
+            }
+            if parts.object.is_some() {
+                objects.push(parts);
+            }
+        }
+        if objects.len() < 2 {
+            return Ok(true);
+        }
+        let mut names = std::collections::HashSet::new();
+        for parts in &objects {
+            let Some(o) = &parts.object else { continue };
+            let [r] = o.records.as_slice() else {
+                return Ok(false);
+            };
+            if r.extras.is_some() || !r.props.iter().all(|(n, _)| names.insert(n.clone())) {
+                return Ok(false);
             }
         }
         Ok(true)
@@ -1000,7 +1046,7 @@ impl<'d, 'a> Builder<'d, 'a> {
                     .collect();
                 let u = self.union(&ids);
                 let pu = self.materialize(u)?;
-                if !self.disjoint_types(&ids)? {
+                if !self.approximated && !self.exact_union(&ids)? {
                     self.approximated = true;
                 }
                 acc = self.inter_rc(acc, pu);

@@ -484,6 +484,58 @@ mod tests {
         assert!(spec.compress(&json!(7.5)).is_ok());
     }
 
+    /// Closed object branches that declare different property names (one function call
+    /// of several): the merged record checks each property against its own branch, and
+    /// the union's check which branch's names the object has.
+    #[test]
+    fn keyed_object_unions_are_checked_by_the_encoder() {
+        let call = |name: &str, arg: Value| {
+            json!({"type": "object", "properties": {name: {"type": "object",
+                "properties": {"n": arg}, "required": ["n"], "additionalProperties": false}},
+                "required": [name], "additionalProperties": false})
+        };
+        for key in ["anyOf", "oneOf"] {
+            let schema = json!({key: [
+                call("get", json!({"type": "integer", "maximum": 5})),
+                call("put", json!({"type": "string"})),
+                {"type": "object", "properties": {"x": {"type": "string"}},
+                 "additionalProperties": false}
+            ]});
+            let spec = compile(&schema, &CompileOptions::default()).unwrap();
+            assert!(spec.encoder_validates(), "{key}");
+            for ok in [
+                json!({"get": {"n": 5}}),
+                json!({"put": {"n": "a"}}),
+                json!({"x": "y"}),
+            ] {
+                let s = spec.compress(&ok).unwrap();
+                assert_eq!(spec.expand(&s).unwrap(), ok);
+            }
+            for bad in [
+                json!({"get": {"n": 6}}),
+                json!({"get": {"n": 1}, "put": {"n": "a"}}),
+                json!({"get": {"n": 1}, "x": "y"}),
+                json!({"put": {"n": 1}}),
+            ] {
+                assert!(
+                    matches!(spec.encode_validating(&bad), Some(Err(_))),
+                    "{key} {bad}"
+                );
+                assert!(spec.compress(&bad).is_err(), "{key} {bad}");
+            }
+            // `{}` is the third branch only (the others require their key).
+            assert!(spec.compress(&json!({})).is_ok(), "{key}");
+        }
+        // A name declared by two branches, or an open branch: the validator decides.
+        for schema in [
+            json!({"anyOf": [call("get", json!({"type": "integer"})), call("get", json!({}))]}),
+            json!({"anyOf": [call("get", json!({"type": "integer"})), {"type": "object"}]}),
+        ] {
+            let spec = compile(&schema, &CompileOptions::default()).unwrap();
+            assert!(!spec.encoder_validates(), "{schema}");
+        }
+    }
+
     /// A malformed local keyword is ignored by the full validator (as lenient validators
     /// do), so it decides; a version-1 spec file (no local assertions) also runs it.
     #[test]
