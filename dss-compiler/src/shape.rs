@@ -670,8 +670,9 @@ impl<'d, 'a> Builder<'d, 'a> {
     }
 
     /// The local assertions of one expression: its node's own (a bare `$ref`: its
-    /// target's); for an `anyOf`/`oneOf` of branches with disjoint JSON types, also those
-    /// of the branch the value's type selects (`{"anyOf": [{"type": T, ..}, ..]}`).
+    /// target's); for an exact `anyOf`/`oneOf` (see [`Self::exact_union`]), also those of
+    /// the branch the value's type selects (`{"anyOf": [{"type": T, ..}, ..]}`), and for
+    /// several object branches which branch's property names the object has.
     fn local_of(&self, id: usize, memo: &mut [Local]) -> Option<Option<Map<String, Value>>> {
         match &memo[id] {
             Local::Done(x) => return Some(x.clone()),
@@ -683,7 +684,9 @@ impl<'d, 'a> Builder<'d, 'a> {
         let mut hops = 0;
         let node = loop {
             let Expr::Node(p) = &self.exprs[at] else {
-                break None; // `true`/`false`: nothing local
+                // `true`/`false`, or a combination of branches (the encoder gives values
+                // their node's expression, never one of these): nothing local.
+                break None;
             };
             let v = self.values[at].unwrap_or_else(|| self.doc.node(p));
             match v.get("$ref").and_then(Value::as_str) {
