@@ -73,7 +73,6 @@ const INEXACT_KEYWORDS: &[&str] = &[
     "contains",
     "minContains",
     "maxContains",
-    "patternProperties",
     "dependencies",
     "dependentSchemas",
     "propertyNames",
@@ -103,6 +102,40 @@ pub fn local_keywords(node: &Value, formats: bool) -> serde_json::Map<String, Va
         }
     }
     local
+}
+
+/// Whether a subschema holds no reference (so it means the same copied elsewhere).
+fn self_contained(v: &Value) -> bool {
+    match v {
+        Value::Object(m) => m.iter().all(|(k, x)| {
+            !matches!(k.as_str(), "$ref" | "$dynamicRef" | "$recursiveRef") && self_contained(x)
+        }),
+        Value::Array(xs) => xs.iter().all(self_contained),
+        _ => true,
+    }
+}
+
+/// What a node with `patternProperties` asserts of its keys, as a schema of its own
+/// (`None` without): the patterns with their schemas, the declared names, and
+/// `additionalProperties`. The shapes only approximate it (undeclared values get the union
+/// of the schemas they might need), so the encoder checks it whole at the object; the
+/// schema walk has made sure the schemas in it hold no reference.
+pub fn pattern_check(node: &Value) -> Option<serde_json::Map<String, Value>> {
+    let pats = node.get("patternProperties").filter(|p| p.is_object())?;
+    let mut check = serde_json::Map::new();
+    check.insert("patternProperties".into(), pats.clone());
+    let names: serde_json::Map<String, Value> = node
+        .get("properties")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flat_map(|ps| ps.keys())
+        .map(|k| (k.clone(), Value::Object(serde_json::Map::new())))
+        .collect();
+    check.insert("properties".into(), Value::Object(names));
+    if let Some(a) = node.get("additionalProperties") {
+        check.insert("additionalProperties".into(), a.clone());
+    }
+    Some(check)
 }
 
 /// Keywords a node with `anyOf`/`oneOf` may not have besides it for the encoder to check
@@ -150,6 +183,14 @@ pub fn encoder_checks_all_assertions(root: &Value) -> bool {
                 "enum" => value.as_array().is_some_and(|xs| xs.iter().all(scalar)),
                 "const" => scalar(value),
                 "items" => matches!(value, Value::Object(_) | Value::Bool(_)),
+                // Checked whole at its object (see [`pattern_check`]): its schemas, and
+                // `additionalProperties` beside it, must not reach out of it.
+                "patternProperties" => {
+                    value
+                        .as_object()
+                        .is_some_and(|ps| ps.values().all(self_contained))
+                        && map.get("additionalProperties").is_none_or(self_contained)
+                }
                 k @ ("anyOf" | "oneOf") => {
                     value.as_array().is_some_and(|xs| !xs.is_empty())
                         && map
@@ -562,7 +603,9 @@ mod tests {
         });
         assert!(encoder_checks_all_assertions(&structural));
         for inexact in [
-            json!({"properties": {"a": {"patternProperties": {"x": {}}}}}),
+            json!({"properties": {"a": {"propertyNames": {"maxLength": 3}}}}),
+            // Checked whole at its object, so its schemas must not refer elsewhere.
+            json!({"patternProperties": {"x": {"$ref": "#/$defs/a"}}, "$defs": {"a": {}}}),
             json!({"allOf": [{"type": "string"}]}),
             // A union beside other structure is an intersection.
             json!({"type": "object", "anyOf": [{"required": ["a"]}, {"required": ["b"]}]}),

@@ -699,6 +699,9 @@ impl<'d, 'a> Builder<'d, 'a> {
         let mut local = Map::new();
         if let Some((p, v)) = node {
             local = crate::schema::local_keywords(v, self.doc.formats_assert);
+            if let Some(check) = crate::schema::pattern_check(v) {
+                local.extend(check);
+            }
             for key in ["anyOf", "oneOf"] {
                 let Some(Value::Array(xs)) = v.get(key) else {
                     continue;
@@ -736,10 +739,11 @@ impl<'d, 'a> Builder<'d, 'a> {
                     }
                     if let (true, Some(o)) = (objects >= 2, &parts.object) {
                         let r = o.records.first()?;
+                        // `{}`, not `true`: draft-04 has no boolean schemas.
                         let names: Map<String, Value> = r
                             .props
                             .iter()
-                            .map(|(n, _)| (n.clone(), Value::Bool(true)))
+                            .map(|(n, _)| (n.clone(), Value::Object(Map::new())))
                             .collect();
                         branch.insert("required".into(), r.required.clone().into());
                         branch.insert("properties".into(), Value::Object(names));

@@ -536,6 +536,42 @@ mod tests {
         }
     }
 
+    /// `patternProperties` is checked whole at its object: a declared property matching a
+    /// pattern must satisfy both schemas, an undeclared one the schemas of the patterns it
+    /// matches, or else `additionalProperties`.
+    #[test]
+    fn pattern_properties_are_checked_by_the_encoder() {
+        let schema = json!({
+            "$schema": "http://json-schema.org/draft-04/schema#",
+            "type": "object",
+            "properties": {"x_id": {"type": "integer"}},
+            "patternProperties": {"^x_": {"type": "integer", "minimum": 0}},
+            "additionalProperties": {"type": "string"}
+        });
+        let spec = compile(&schema, &CompileOptions::default()).unwrap();
+        assert!(spec.encoder_validates());
+        let ok = json!({"x_id": 1, "x_n": 2, "name": "a"});
+        let s = spec.compress(&ok).unwrap();
+        assert_eq!(spec.expand(&s).unwrap(), ok);
+        for (bad, keyword) in [
+            (json!({"x_id": -1}), "minimum"),
+            (json!({"x_n": "two"}), "type"),
+            (json!({"name": 3}), "type"),
+        ] {
+            assert!(
+                matches!(spec.encode_validating(&bad), Some(Err(_))),
+                "{bad}"
+            );
+            assert_eq!(spec.compress(&bad).unwrap_err().keyword, keyword, "{bad}");
+        }
+        // A pattern schema that refers elsewhere: the validator decides.
+        let mut referring = schema.clone();
+        referring["patternProperties"]["^x_"] = json!({"$ref": "#/definitions/n"});
+        referring["definitions"] = json!({"n": {"type": "integer"}});
+        let spec = compile(&referring, &CompileOptions::default()).unwrap();
+        assert!(!spec.encoder_validates());
+    }
+
     /// A malformed local keyword is ignored by the full validator (as lenient validators
     /// do), so it decides; a version-1 spec file (no local assertions) also runs it.
     #[test]
