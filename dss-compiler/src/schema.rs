@@ -138,17 +138,18 @@ pub fn pattern_check(node: &Value) -> Option<serde_json::Map<String, Value>> {
     Some(check)
 }
 
-/// Keywords a node with `anyOf`/`oneOf` may not have besides it for the encoder to check
-/// it: with these the node is an intersection, which the shapes approximate.
-const NOT_BESIDE_UNION: &[&str] = &[
+/// The structural assertions the encoder checks, through the shapes or whole at their node
+/// (with the [`LOCAL_KEYWORDS`], all it checks). Beside a `$ref` or a union, any of them
+/// makes the node an intersection, which the shapes approximate.
+const CHECKED_STRUCTURE: &[&str] = &[
     "type",
     "enum",
     "const",
     "properties",
     "required",
     "additionalProperties",
+    "patternProperties",
     "items",
-    "$ref",
     "anyOf",
     "oneOf",
 ];
@@ -193,9 +194,9 @@ pub fn encoder_checks_all_assertions(root: &Value) -> bool {
                 }
                 k @ ("anyOf" | "oneOf") => {
                     value.as_array().is_some_and(|xs| !xs.is_empty())
-                        && map
-                            .keys()
-                            .all(|o| o == k || !NOT_BESIDE_UNION.contains(&o.as_str()))
+                        && map.keys().all(|o| {
+                            o == k || !(o == "$ref" || CHECKED_STRUCTURE.contains(&o.as_str()))
+                        })
                 }
                 _ => true,
             };
@@ -204,21 +205,7 @@ pub fn encoder_checks_all_assertions(root: &Value) -> bool {
             }
             let asserts = match key.as_str() {
                 "format" => formats,
-                k => {
-                    LOCAL_KEYWORDS.contains(&k)
-                        || matches!(
-                            k,
-                            "type"
-                                | "enum"
-                                | "const"
-                                | "properties"
-                                | "required"
-                                | "additionalProperties"
-                                | "items"
-                                | "anyOf"
-                                | "oneOf"
-                        )
-                }
+                k => LOCAL_KEYWORDS.contains(&k) || CHECKED_STRUCTURE.contains(&k),
             };
             if asserts {
                 assertions += 1;
@@ -616,6 +603,7 @@ mod tests {
             json!({"$ref": "#/definitions/a", "type": "object", "definitions": {"a": {}}}),
             // A local assertion beside `$ref` is a conjunct (2019-09) the shapes do not keep.
             json!({"$ref": "#/definitions/a", "minimum": 1, "definitions": {"a": {}}}),
+            json!({"$ref": "#/$defs/a", "patternProperties": {"x": {}}, "$defs": {"a": {}}}),
             // A `$ref` may point into an unknown keyword: it is walked too.
             json!({"$ref": "#/x-defs/a", "x-defs": {"a": {"not": {}}}}),
         ] {
