@@ -33,6 +33,7 @@ pub mod grammar;
 pub mod notation;
 pub mod schema;
 pub mod shape;
+pub mod sites;
 pub mod spec;
 
 pub use error::{CompileError, CompressError, ExpandError, SpecError};

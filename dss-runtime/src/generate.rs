@@ -44,7 +44,7 @@ use serde_json::Value;
 use toktrie::TokEnv;
 
 use crate::backend::{self, BackendError};
-use crate::engine::{EngineError, EngineKind, Grammar, GrammarSource};
+use crate::engine::{Constraint, EngineError, EngineKind, Grammar, GrammarSource};
 use crate::prompt::{self, PromptError, PromptTemplate, Shot};
 
 /// Errors from loading a model for generation or from one request.
@@ -545,7 +545,11 @@ impl<'m> Generator<'m> {
         let result = self.run(request, grammar, start, &mut stats);
         stats.total_ms = ms(start);
         self.last_stats = stats.clone();
-        let (value, text, cut_repetition) = result?;
+        let Output {
+            value,
+            text,
+            cut_repetition,
+        } = result?;
         Ok(Generation {
             value,
             text,
@@ -559,15 +563,28 @@ impl<'m> Generator<'m> {
         &self.last_stats
     }
 
+    /// One request: the prompt evaluated on top of the cached prefix, the output decoded
+    /// under `grammar`, then expanded and validated.
     fn run(
         &mut self,
         request: &str,
         grammar: &Grammar,
         start: Instant,
         stats: &mut Stats,
-    ) -> Result<(Value, String, bool), GenerateError> {
-        let model: &'m LocalModel = self.model;
-        let tokens = prompt::tokenize(&model.model, &self.template, request);
+    ) -> Result<Output, GenerateError> {
+        self.evaluate_prompt(request, stats)?;
+        let decoded = self.decode(grammar, start, stats)?;
+        let value = self.finish(&decoded.text)?;
+        Ok(Output {
+            value,
+            text: decoded.text,
+            cut_repetition: decoded.cut_repetition,
+        })
+    }
+
+    /// Tokenizes the prompt for `request` and evaluates what the KV cache does not hold yet.
+    fn evaluate_prompt(&mut self, request: &str, stats: &mut Stats) -> Result<(), GenerateError> {
+        let tokens = prompt::tokenize(&self.model.model, &self.template, request);
         stats.prompt_tokens = tokens.len();
         if tokens.is_empty() {
             return Err(GenerateError::Decode("the prompt is empty".into()));
@@ -594,138 +611,166 @@ impl<'m> Generator<'m> {
         let keep = self.cut(common.min(split));
         stats.cached_tokens = keep;
         self.eval(&tokens[keep..split], keep)?;
-        self.eval(&tokens[split..], split)?;
+        self.eval(&tokens[split..], split)
+    }
 
+    /// The decoding loop: fast-forward forced text, pick the next token under the
+    /// constraint, stop at the end of the document, the budget or a repetition.
+    fn decode(
+        &mut self,
+        grammar: &Grammar,
+        start: Instant,
+        stats: &mut Stats,
+    ) -> Result<Decoded, GenerateError> {
         let t = Instant::now();
-        let mut constraint = grammar.start(&model.model, model.eog.clone())?;
-        let mut constraint_time = t.elapsed().as_secs_f64();
-        let mut out: Vec<LlamaToken> = Vec::new();
-        let mut text: Vec<u8> = Vec::new();
-        let mut checked_newlines = 0usize;
-        let mut cut_repetition = false;
-        let vocab = model.model.vocab();
-        let trie = model.tok_env.tok_trie();
+        let mut st = Decoding {
+            constraint: grammar.start(&self.model.model, self.model.eog.clone())?,
+            constraint_time: t.elapsed().as_secs_f64(),
+            out: Vec::new(),
+            text: Vec::new(),
+            checked_newlines: 0,
+            start,
+        };
         let mut logits_buf: Vec<f32> = Vec::new();
-
+        let mut cut_repetition = false;
         loop {
-            // Fast-forward: forced text goes in without sampling.
             if self.opts.fast_forward {
-                let t = Instant::now();
-                let forced = constraint.forced_bytes();
-                let mut n_forced = 0;
-                let mut toks = Vec::new();
-                if !forced.is_empty() {
-                    toks = vocab.tokenize(&forced, false, false);
-                    // The last token could merge with what follows: let the model write it.
-                    if toks.last().is_some_and(|&l| {
-                        trie.has_extensions(&vocab.token_to_piece(l, false, None))
-                    }) {
-                        toks.pop();
-                    }
-                    toks.truncate(self.max_tokens.saturating_sub(out.len()));
-                    n_forced = constraint.accept_forced(&toks)?;
-                }
-                constraint_time += t.elapsed().as_secs_f64();
-                if n_forced > 0 {
-                    let forced_toks = &toks[..n_forced];
-                    for &tok in forced_toks {
-                        text.extend(vocab.token_to_piece(tok, false, None));
-                    }
-                    if out.is_empty() {
-                        stats.ttft_ms = ms(start);
-                    }
-                    out.extend_from_slice(forced_toks);
-                    stats.forced_tokens += n_forced;
-                    let pos = self.cached.len();
-                    self.eval(forced_toks, pos)?;
-                }
+                self.fast_forward(&mut st, stats)?;
             }
             let t = Instant::now();
-            let finished = constraint.is_finished();
-            constraint_time += t.elapsed().as_secs_f64();
+            let finished = st.constraint.is_finished();
+            st.constraint_time += t.elapsed().as_secs_f64();
             if finished {
                 break;
             }
-            if out.len() >= self.max_tokens {
+            if st.out.len() >= self.max_tokens {
                 return Err(GenerateError::MaxTokens {
                     max_tokens: self.max_tokens,
-                    partial: String::from_utf8_lossy(&text).into_owned(),
+                    partial: st.partial(),
                 });
             }
-            let logits = self.ctx.get_logits_ith(-1);
-            let greedy = argmax(logits);
-            let t = Instant::now();
-            let token = match greedy {
-                Some(g) if constraint.allows(g)? => g,
-                // Where the document may end and the model wants to write something the
-                // grammar does not allow here (typically a section out of order), end it:
-                // the alternative is forcing the model into content it did not intend.
-                _ if self.opts.end_on_rejection && constraint.is_accepting() => {
-                    constraint_time += t.elapsed().as_secs_f64();
-                    break;
-                }
-                _ => {
-                    stats.full_masks += 1;
-                    logits_buf.clear();
-                    logits_buf.extend_from_slice(logits);
-                    constraint.mask(&mut logits_buf)?;
-                    match argmax(&logits_buf) {
-                        Some(t) if logits_buf[t.0 as usize] != f32::NEG_INFINITY => t,
-                        _ => {
-                            return Err(GenerateError::NoAllowedToken(
-                                String::from_utf8_lossy(&text).into_owned(),
-                            ))
-                        }
-                    }
-                }
+            let Some(token) = self.next_token(&mut st, &mut logits_buf, stats)? else {
+                break;
             };
-            if model.eog.contains(&token) {
-                constraint_time += t.elapsed().as_secs_f64();
+            st.push(token, &self.model.model, stats);
+            if self.check_repetition(&mut st)? {
+                cut_repetition = true;
                 break;
             }
-            constraint.accept(token)?;
-            constraint_time += t.elapsed().as_secs_f64();
-            if out.is_empty() {
-                stats.ttft_ms = ms(start);
-            }
-            out.push(token);
-            text.extend(vocab.token_to_piece(token, false, None));
-
-            // Repetition: a line repeated within its section ends the document before it
-            // (if what comes before is complete); a token loop is an error.
-            if self.opts.format == OutputFormat::Shorthand {
-                let newlines = text.iter().filter(|&&b| b == b'\n').count();
-                if newlines > checked_newlines {
-                    checked_newlines = newlines;
-                    if let Some(cut) = repeated_line(&text) {
-                        let head = String::from_utf8_lossy(&text[..cut]).into_owned();
-                        if self.spec.expand(&head).is_ok() {
-                            text.truncate(cut);
-                            cut_repetition = true;
-                            break;
-                        }
-                        return Err(GenerateError::Repetition { partial: head });
-                    }
-                }
-            }
-            if looping(&out) {
-                return Err(GenerateError::Repetition {
-                    partial: String::from_utf8_lossy(&text).into_owned(),
-                });
-            }
-            stats.generated_tokens = out.len();
-            stats.constraint_ms = constraint_time * 1e3;
+            stats.generated_tokens = st.out.len();
+            stats.constraint_ms = st.constraint_time * 1e3;
             let pos = self.cached.len();
             self.eval(&[token], pos)?;
         }
-        stats.generated_tokens = out.len();
-        stats.constraint_ms = constraint_time * 1e3;
-        let text = String::from_utf8(text).map_err(|e| GenerateError::Invalid {
+        stats.generated_tokens = st.out.len();
+        stats.constraint_ms = st.constraint_time * 1e3;
+        let text = String::from_utf8(st.text).map_err(|e| GenerateError::Invalid {
             output: String::from_utf8_lossy(e.as_bytes()).into_owned(),
             message: "not UTF-8".into(),
         })?;
-        let value = self.finish(&text)?;
-        Ok((value, text, cut_repetition))
+        Ok(Decoded {
+            text,
+            cut_repetition,
+        })
+    }
+
+    /// Appends the text the constraint forces, without sampling (its last token is left
+    /// to the model, since it could merge with what follows).
+    fn fast_forward(&mut self, st: &mut Decoding, stats: &mut Stats) -> Result<(), GenerateError> {
+        let t = Instant::now();
+        let forced = st.constraint.forced_bytes();
+        let mut n_forced = 0;
+        let mut toks = Vec::new();
+        if !forced.is_empty() {
+            let vocab = self.model.model.vocab();
+            let trie = self.model.tok_env.tok_trie();
+            toks = vocab.tokenize(&forced, false, false);
+            if toks
+                .last()
+                .is_some_and(|&l| trie.has_extensions(&vocab.token_to_piece(l, false, None)))
+            {
+                toks.pop();
+            }
+            toks.truncate(self.max_tokens.saturating_sub(st.out.len()));
+            n_forced = st.constraint.accept_forced(&toks)?;
+        }
+        st.constraint_time += t.elapsed().as_secs_f64();
+        if n_forced > 0 {
+            let forced_toks = &toks[..n_forced];
+            for &tok in forced_toks {
+                st.push(tok, &self.model.model, stats);
+            }
+            stats.forced_tokens += n_forced;
+            let pos = self.cached.len();
+            self.eval(forced_toks, pos)?;
+        }
+        Ok(())
+    }
+
+    /// The next token: the greedy one if the constraint allows it, else the best allowed
+    /// one under the full mask. `None` ends the document (end of generation, or a rejected
+    /// greedy token where the document may end).
+    fn next_token(
+        &mut self,
+        st: &mut Decoding,
+        logits_buf: &mut Vec<f32>,
+        stats: &mut Stats,
+    ) -> Result<Option<LlamaToken>, GenerateError> {
+        let logits = self.ctx.get_logits_ith(-1);
+        let greedy = argmax(logits);
+        let t = Instant::now();
+        let token = match greedy {
+            Some(g) if st.constraint.allows(g)? => g,
+            // Where the document may end and the model wants to write something the
+            // grammar does not allow here (typically a section out of order), end it:
+            // the alternative is forcing the model into content it did not intend.
+            _ if self.opts.end_on_rejection && st.constraint.is_accepting() => {
+                st.constraint_time += t.elapsed().as_secs_f64();
+                return Ok(None);
+            }
+            _ => {
+                stats.full_masks += 1;
+                logits_buf.clear();
+                logits_buf.extend_from_slice(logits);
+                st.constraint.mask(logits_buf)?;
+                match argmax(logits_buf) {
+                    Some(t) if logits_buf[t.0 as usize] != f32::NEG_INFINITY => t,
+                    _ => return Err(GenerateError::NoAllowedToken(st.partial())),
+                }
+            }
+        };
+        if self.model.eog.contains(&token) {
+            st.constraint_time += t.elapsed().as_secs_f64();
+            return Ok(None);
+        }
+        st.constraint.accept(token)?;
+        st.constraint_time += t.elapsed().as_secs_f64();
+        Ok(Some(token))
+    }
+
+    /// Repetition: a line repeated within its section ends the document before it (if
+    /// what comes before is complete: returns true); a token loop is an error.
+    fn check_repetition(&self, st: &mut Decoding) -> Result<bool, GenerateError> {
+        if self.opts.format == OutputFormat::Shorthand {
+            let newlines = st.text.iter().filter(|&&b| b == b'\n').count();
+            if newlines > st.checked_newlines {
+                st.checked_newlines = newlines;
+                if let Some(cut) = repeated_line(&st.text) {
+                    let head = String::from_utf8_lossy(&st.text[..cut]).into_owned();
+                    if self.spec.expand(&head).is_ok() {
+                        st.text.truncate(cut);
+                        return Ok(true);
+                    }
+                    return Err(GenerateError::Repetition { partial: head });
+                }
+            }
+        }
+        if looping(&st.out) {
+            return Err(GenerateError::Repetition {
+                partial: st.partial(),
+            });
+        }
+        Ok(false)
     }
 
     /// Expands (shorthand) or parses (JSON) the output and validates it.
@@ -808,6 +853,49 @@ impl<'m> Generator<'m> {
             done += len;
         }
         Ok(())
+    }
+}
+
+/// What one request produced, before its stats are attached.
+struct Output {
+    value: Value,
+    text: String,
+    cut_repetition: bool,
+}
+
+/// The text the decoding loop produced.
+struct Decoded {
+    text: String,
+    /// The output was cut before a repeated line.
+    cut_repetition: bool,
+}
+
+/// The state of one decoding loop.
+struct Decoding {
+    constraint: Box<dyn Constraint>,
+    /// Seconds spent in the constraint engine.
+    constraint_time: f64,
+    out: Vec<LlamaToken>,
+    text: Vec<u8>,
+    /// Lines already checked for repetition.
+    checked_newlines: usize,
+    start: Instant,
+}
+
+impl Decoding {
+    /// Appends an output token (its text too); the first one sets the time to first token.
+    fn push(&mut self, token: LlamaToken, model: &LlamaModel, stats: &mut Stats) {
+        if self.out.is_empty() {
+            stats.ttft_ms = ms(self.start);
+        }
+        self.out.push(token);
+        self.text
+            .extend(model.vocab().token_to_piece(token, false, None));
+    }
+
+    /// The output so far, for error messages.
+    fn partial(&self) -> String {
+        String::from_utf8_lossy(&self.text).into_owned()
     }
 }
 

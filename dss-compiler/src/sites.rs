@@ -1,0 +1,335 @@
+//! Sites: the places in an instance where a value is chosen, found from the notation.
+//!
+//! A site is named by an *instance path*: a JSON pointer whose array items are written `*`
+//! (`/fields/*/aggregate`, `/filters/*/values/*`). It says what is chosen there: one of a
+//! list of values (an `enum`, or the tag that says which variant of a union is written), a
+//! free string (which a catalog may bind at run time: a dataset's columns), or a number.
+//! Grammar pruning restricts sites to the values found in a request.
+
+use crate::notation::{FieldMode, Notation, ObjLayout, RecordLayout};
+use crate::shape::{ExprId, Lexical, Shapes};
+use serde::Serialize;
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+/// What is chosen at a site.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum SiteKind {
+    /// One of these values (`enum`/`const` strings and numbers, schema order).
+    Choice {
+        /// The values, as in the JSON.
+        values: Vec<Value>,
+    },
+    /// Which variant of a union is written: the value of its tag property.
+    Tag {
+        /// The tag values, as in the JSON.
+        values: Vec<String>,
+    },
+    /// A free string; `lexical` is the form the grammar demands (non-empty, a date).
+    Text {
+        /// `None`: any string.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        lexical: Option<Lexical>,
+    },
+    /// A free number.
+    Number {
+        /// Integers only.
+        integer: bool,
+    },
+}
+
+/// A place where an instance chooses a value.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Site {
+    /// The instance path, `*` standing for any array item (or any undeclared property).
+    pub path: String,
+    /// What is chosen there.
+    #[serde(flatten)]
+    pub kind: SiteKind,
+    /// Whether every instance that reaches the enclosing object has a value here.
+    pub required: bool,
+}
+
+/// Deeper than this, a recursive schema's sites are not listed (their paths would repeat).
+const MAX_DEPTH: usize = 24;
+/// At most this many sites are listed (Vega-Lite has thousands of optional paths).
+const MAX_SITES: usize = 20_000;
+
+/// The sites of a notation, in document order, one per path (a path reached through
+/// several variants of a union merges their values).
+pub fn sites(shapes: &Shapes, notation: &Notation) -> Vec<Site> {
+    let mut w = Walker {
+        shapes,
+        notation,
+        order: Vec::new(),
+        by_path: BTreeMap::new(),
+        stack: Vec::new(),
+    };
+    w.walk(shapes.root, String::new(), true);
+    let mut by_path = w.by_path;
+    w.order
+        .into_iter()
+        .filter_map(|p| by_path.remove(&p))
+        .collect()
+}
+
+/// Escapes one instance-path segment as in a JSON pointer.
+pub fn escape_segment(s: &str) -> String {
+    s.replace('~', "~0").replace('/', "~1")
+}
+
+struct Walker<'a> {
+    shapes: &'a Shapes,
+    notation: &'a Notation,
+    order: Vec<String>,
+    by_path: BTreeMap<String, Site>,
+    /// Canonical expressions on the current path (a recursive schema stops at a repeat).
+    stack: Vec<ExprId>,
+}
+
+impl Walker<'_> {
+    fn add(&mut self, path: &str, kind: SiteKind, required: bool) {
+        if let Some(site) = self.by_path.get_mut(path) {
+            site.required &= required;
+            merge(&mut site.kind, kind);
+            return;
+        }
+        if self.by_path.len() >= MAX_SITES {
+            return;
+        }
+        self.order.push(path.to_string());
+        self.by_path.insert(
+            path.to_string(),
+            Site {
+                path: path.to_string(),
+                kind,
+                required,
+            },
+        );
+    }
+
+    fn walk(&mut self, expr: ExprId, path: String, required: bool) {
+        let canon = self
+            .notation
+            .canon
+            .get(expr as usize)
+            .copied()
+            .unwrap_or(expr);
+        if self.stack.contains(&canon) || self.stack.len() >= MAX_DEPTH {
+            return;
+        }
+        let parts = self.shapes.parts(canon);
+        if parts.any {
+            return;
+        }
+        let mut choice: Vec<Value> = Vec::new();
+        if let Some(s) = &parts.string {
+            match &s.values {
+                Some(vs) => choice.extend(vs.iter().cloned().map(Value::String)),
+                None => self.add(&path, SiteKind::Text { lexical: s.lexical }, required),
+            }
+        }
+        if let Some(n) = &parts.number {
+            match &n.values {
+                Some(vs) => choice.extend(vs.iter().cloned().map(Value::Number)),
+                None => self.add(&path, SiteKind::Number { integer: n.integer }, required),
+            }
+        }
+        if !choice.is_empty() {
+            self.add(&path, SiteKind::Choice { values: choice }, required);
+        }
+        self.stack.push(canon);
+        if let Some(a) = &parts.array {
+            for (i, &e) in a.prefix.iter().enumerate() {
+                self.walk(
+                    e,
+                    format!("{path}/{i}"),
+                    required && i < a.min_items as usize,
+                );
+            }
+            if let Some(items) = a.items {
+                self.walk(items, format!("{path}/*"), required && a.min_items > 0);
+            }
+        }
+        if parts.object.is_some() {
+            match self.notation.object(canon).cloned() {
+                Some(ObjLayout::Record(r)) => self.record(&r, &path, required),
+                Some(ObjLayout::Tagged { key, variants }) => {
+                    let values = variants
+                        .iter()
+                        .flat_map(|v| v.tags.iter().map(|(t, _)| t.clone()))
+                        .collect();
+                    self.add(
+                        &format!("{path}/{}", escape_segment(&key)),
+                        SiteKind::Tag { values },
+                        required,
+                    );
+                    for v in &variants {
+                        self.record(&v.record, &path, required);
+                    }
+                }
+                None => {}
+            }
+        }
+        self.stack.pop();
+    }
+
+    fn record(&mut self, r: &RecordLayout, path: &str, required: bool) {
+        for f in &r.fields {
+            let is_required = matches!(f.mode, FieldMode::Positional | FieldMode::Const(_));
+            if matches!(f.mode, FieldMode::Const(_)) {
+                continue;
+            }
+            self.walk(
+                f.expr,
+                format!("{path}/{}", escape_segment(&f.name)),
+                required && is_required,
+            );
+        }
+        if let Some(e) = r.extras {
+            self.walk(e, format!("{path}/*"), false);
+        }
+    }
+}
+
+/// Two readings of one path (union variants): the values of both.
+fn merge(into: &mut SiteKind, other: SiteKind) {
+    match (into, other) {
+        (SiteKind::Choice { values }, SiteKind::Choice { values: more }) => {
+            for v in more {
+                if !values.contains(&v) {
+                    values.push(v);
+                }
+            }
+        }
+        (SiteKind::Tag { values }, SiteKind::Tag { values: more }) => {
+            for v in more {
+                if !values.contains(&v) {
+                    values.push(v);
+                }
+            }
+        }
+        // A free reading wins over a closed one: the site admits any value.
+        (
+            into @ SiteKind::Choice { .. },
+            other @ (SiteKind::Text { .. } | SiteKind::Number { .. }),
+        ) => {
+            *into = other;
+        }
+        _ => {}
+    }
+}
+
+/// Whether an instance path matches a site path (`*` in either matches any segment).
+pub fn path_matches(pattern: &str, path: &str) -> bool {
+    let mut a = pattern.split('/');
+    let mut b = path.split('/');
+    loop {
+        match (a.next(), b.next()) {
+            (None, None) => return true,
+            (Some(x), Some(y)) if x == y || x == "*" || y == "*" => {}
+            _ => return false,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{compile, CompileOptions};
+    use serde_json::json;
+
+    fn sites_of(schema: Value) -> Vec<Site> {
+        let spec = compile(&schema, &CompileOptions::default()).expect("compiles");
+        sites(spec.shapes(), spec.notation())
+    }
+
+    #[test]
+    fn enums_free_strings_and_numbers_are_sites_with_their_paths() {
+        let s = sites_of(json!({
+            "type": "object",
+            "properties": {
+                "fields": {"type": "array", "items": {
+                    "type": "object",
+                    "properties": {
+                        "fieldName": {"type": "string"},
+                        "aggregate": {"enum": ["sum", "mean"]}
+                    },
+                    "required": ["fieldName"]
+                }},
+                "limit": {"type": "integer"}
+            },
+            "required": ["fields"]
+        }));
+        let paths: Vec<&str> = s.iter().map(|x| x.path.as_str()).collect();
+        assert_eq!(
+            paths,
+            ["/fields/*/fieldName", "/fields/*/aggregate", "/limit"]
+        );
+        assert_eq!(s[0].kind, SiteKind::Text { lexical: None });
+        assert_eq!(
+            s[1].kind,
+            SiteKind::Choice {
+                values: vec![json!("sum"), json!("mean")]
+            }
+        );
+        assert!(!s[1].required);
+        assert_eq!(s[2].kind, SiteKind::Number { integer: true });
+    }
+
+    #[test]
+    fn a_tagged_union_has_a_tag_site_and_its_variants_fields() {
+        let call = |name: &str, slot: &str, values: Value| {
+            json!({"type": "object", "properties": {
+                "function": {"const": name},
+                slot: {"enum": values}
+            }, "required": ["function"], "additionalProperties": false})
+        };
+        let s = sites_of(json!({
+            "type": "array",
+            "items": {"oneOf": [
+                call("book", "city", json!(["paris", "rome"])),
+                call("weather", "city", json!(["oslo"]))
+            ]}
+        }));
+        let tag = s
+            .iter()
+            .find(|x| x.path == "/*/function")
+            .expect("tag site");
+        assert_eq!(
+            tag.kind,
+            SiteKind::Tag {
+                values: vec!["book".into(), "weather".into()]
+            }
+        );
+        let city = s.iter().find(|x| x.path == "/*/city").expect("city site");
+        assert_eq!(
+            city.kind,
+            SiteKind::Choice {
+                values: vec![json!("paris"), json!("rome"), json!("oslo")]
+            }
+        );
+    }
+
+    #[test]
+    fn recursive_schemas_stop_at_the_repeat() {
+        let s = sites_of(json!({
+            "$defs": {"node": {"type": "object", "properties": {
+                "name": {"type": "string"},
+                "children": {"type": "array", "items": {"$ref": "#/$defs/node"}}
+            }}},
+            "$ref": "#/$defs/node"
+        }));
+        let paths: Vec<&str> = s.iter().map(|x| x.path.as_str()).collect();
+        assert_eq!(paths, ["/name"]);
+    }
+
+    #[test]
+    fn star_matches_any_item() {
+        assert!(path_matches("/fields/*/fieldName", "/fields/3/fieldName"));
+        assert!(path_matches("/fields/*/fieldName", "/fields/*/fieldName"));
+        assert!(!path_matches("/fields/*/fieldName", "/fields/3/aggregate"));
+        assert!(!path_matches("/fields/*", "/fields/3/aggregate"));
+    }
+}
