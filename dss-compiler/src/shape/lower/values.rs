@@ -1,0 +1,84 @@
+//! `enum` and `const`: the values a node lists, as parts of their own that the node's
+//! parts are intersected with.
+
+use crate::shape::algebra::{add_value, retain_integers};
+use crate::shape::model::{same_number, ArrPart, NumPart, ObjPart, Parts, Record, StrPart, ANY};
+use serde_json::{Map, Value};
+use std::sync::Arc;
+
+/// The keywords of this family (a node without any keyword of any family admits all).
+pub(super) const KEYWORDS: &[&str] = &["enum", "const"];
+
+/// The parts admitting the values `const` (else `enum`) lists: scalars exactly, arrays and
+/// objects as any array or object; numbers only whole ones where `parts` admits integers
+/// only. `None` where the node lists no values.
+pub(super) fn listed_parts(m: &Map<String, Value>, p: &str, parts: &Parts) -> Option<Parts> {
+    let listed: Vec<&Value> = match (m.get("const"), m.get("enum")) {
+        (Some(c), _) => vec![c],
+        (None, Some(Value::Array(xs))) => xs.iter().collect(),
+        _ => return None,
+    };
+    let mut e = Parts::never();
+    for v in listed {
+        add_listed(&mut e, v, p);
+    }
+    if let (Some(en), Some(tn)) = (&mut e.number, &parts.number) {
+        if tn.integer {
+            retain_integers(&mut en.values);
+        }
+    }
+    Some(e)
+}
+
+/// Adds one listed value `v` to the parts `e` (of the node at `p`).
+fn add_listed(e: &mut Parts, v: &Value, p: &str) {
+    match v {
+        Value::Null => e.null = true,
+        Value::Bool(false) => e.bool_false = true,
+        Value::Bool(true) => e.bool_true = true,
+        Value::Number(n) => {
+            let np = e.number.get_or_insert(NumPart {
+                integer: false,
+                values: Some(Vec::new()),
+                lower: None,
+            });
+            if let Some(vs) = &mut np.values {
+                add_value(vs, n, same_number);
+            }
+        }
+        Value::String(s) => {
+            let sp = e.string.get_or_insert(StrPart {
+                values: Some(Vec::new()),
+                lexical: None,
+            });
+            if let Some(vs) = &mut sp.values {
+                add_value(vs, s, String::eq);
+            }
+        }
+        Value::Array(_) => {
+            e.array = Some(ArrPart {
+                prefix: Vec::new(),
+                items: Some(ANY),
+                min_items: 0,
+            });
+        }
+        Value::Object(_) => {
+            e.object = Some(ObjPart {
+                records: vec![Arc::new(Record::open(p))],
+                merged: None,
+            });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::shape::test_support::shapes;
+    use serde_json::json;
+
+    #[test]
+    fn const_is_single_value() {
+        let s = shapes(json!({"const": "x"}));
+        assert_eq!(s.parts(s.root).single_value(), Some(json!("x")));
+    }
+}

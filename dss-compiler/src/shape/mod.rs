@@ -1,0 +1,44 @@
+//! Stage 2 — shapes: what JSON values a subschema may describe, partitioned by JSON type.
+//!
+//! A shape never rejects a value its schema accepts (it *over-approximates*: keywords a
+//! notation cannot express, such as `pattern`, `not` or `if`, are dropped), so every valid
+//! instance can be written in the notation; validity itself is checked by a real validator
+//! before compressing. Subschemas are combined lazily as expressions (`Union`, `Inter`) so
+//! recursive schemas stay finite: an object's fields point at expressions, not at shapes.
+//!
+//! Files: `model` (the data model: [`Expr`], [`Parts`], [`Record`], [`Shapes`], [`Kind`]),
+//! `builder` (the [`Builder`]: expression arena, materialization), `lower` (schema keywords
+//! to parts, one file per keyword family), `algebra` (union and intersection of parts and
+//! records), `local` (the local assertions the encoder checks per expression).
+
+mod algebra;
+mod builder;
+mod local;
+mod lower;
+mod model;
+
+pub use builder::Builder;
+pub use model::{
+    same_number, ArrPart, Cache, Expr, ExprId, Kind, Lexical, Lower, NumPart, ObjPart, Parts,
+    Record, Shapes, StrPart, ANY, NEVER,
+};
+
+use crate::error::CompileError;
+use crate::schema::SchemaDoc;
+
+/// Build the shapes of a schema document.
+pub fn build(doc: &SchemaDoc) -> Result<Shapes, CompileError> {
+    Builder::new(doc).build()
+}
+
+#[cfg(test)]
+mod test_support {
+    use super::*;
+    use serde_json::Value;
+
+    /// The shapes of `schema` (for the unit tests beside each part of the builder).
+    pub(super) fn shapes(schema: Value) -> Shapes {
+        let doc = SchemaDoc::new(&schema);
+        build(&doc).unwrap()
+    }
+}

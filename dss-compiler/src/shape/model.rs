@@ -1,0 +1,445 @@
+//! The data model of shapes: expressions ([`Expr`]), the values each admits by JSON type
+//! ([`Parts`] and its per-type parts), object forms ([`Record`]), and the built arena
+//! ([`Shapes`]) with its per-expression type bits ([`Kind`]).
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Number, Value};
+use std::sync::Arc;
+
+pub type ExprId = u32;
+/// The expression that admits every JSON value (written as plain JSON).
+pub const ANY: ExprId = 0;
+/// The expression that admits nothing.
+pub const NEVER: ExprId = 1;
+
+/// A lazily combined subschema.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Expr {
+    Any,
+    Never,
+    /// The subschema at this JSON pointer.
+    Node(String),
+    /// Values admitted by any member (sorted, deduplicated, two or more).
+    Union(Vec<ExprId>),
+    /// Values admitted by every member (sorted, deduplicated, two or more).
+    Inter(Vec<ExprId>),
+}
+
+/// The values of one shape, by JSON type. `None` / `false` = that type is not admitted.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Parts {
+    /// Unconstrained: every JSON value, written as compact JSON (the fallback).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub any: bool,
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub null: bool,
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub bool_false: bool,
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub bool_true: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub number: Option<NumPart>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub string: Option<StrPart>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub array: Option<ArrPart>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub object: Option<ObjPart>,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct NumPart {
+    pub integer: bool,
+    /// `enum`/`const` values, if restricted.
+    pub values: Option<Vec<Number>>,
+    /// A lower bound a grammar can say (`minimum` 0 or 1), so a model cannot write `-3`
+    /// for a count. Only for free numbers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lower: Option<Lower>,
+}
+
+/// Lower bounds a grammar can express: `NonNegative` admits all `Positive` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Lower {
+    NonNegative,
+    /// Integers only (`[1-9]…`).
+    Positive,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct StrPart {
+    /// `enum`/`const` values, if restricted (schema order).
+    pub values: Option<Vec<String>>,
+    /// A lexical form a grammar can say (a non-empty string, an asserted `date` or
+    /// `date-time` format), so a model cannot write `""` or `"last spring"` there. Only for
+    /// free strings.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lexical: Option<Lexical>,
+}
+
+/// String forms a grammar can express: `NonEmpty` admits every `Date` and `DateTime`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Lexical {
+    NonEmpty,
+    Date,
+    DateTime,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct ArrPart {
+    /// Tuple positions (`prefixItems`, or draft-07 `items: [..]`).
+    pub prefix: Vec<ExprId>,
+    /// Items after the prefix; `None` = no more items allowed.
+    pub items: Option<ExprId>,
+    /// `minItems`, so a grammar can demand the items a valid instance must have (a model
+    /// must not be able to write an empty `fields:` section when the schema wants one).
+    /// Never above the most items the array can hold.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub min_items: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+impl ArrPart {
+    pub fn item_at(&self, i: usize) -> Option<ExprId> {
+        self.prefix.get(i).copied().or(self.items)
+    }
+    /// The most items the array can hold (`None`: unbounded).
+    pub fn max_len(&self) -> Option<usize> {
+        match self.prefix.iter().position(|&e| e == NEVER) {
+            Some(i) => Some(i),
+            None => self.items.is_none().then_some(self.prefix.len()),
+        }
+    }
+    pub(super) fn clamp_min(mut self) -> ArrPart {
+        if let Some(m) = self.max_len() {
+            self.min_items = self.min_items.min(m as u32);
+        }
+        self
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct ObjPart {
+    /// Alternative object forms (one per `anyOf`/`oneOf` variant that is an object).
+    pub records: Vec<Arc<Record>>,
+    /// With two or more records: one record admitting all of them (field shapes are
+    /// unions), used when no discriminating tag property exists.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub merged: Option<Arc<Record>>,
+}
+
+/// One object form: declared properties in schema order.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Record {
+    /// Where it was declared (a JSON pointer into the schema), for naming and notation edits.
+    pub origin: String,
+    pub props: Vec<(String, ExprId)>,
+    pub required: Vec<String>,
+    /// Shape of undeclared properties; `None` = closed (`additionalProperties: false`).
+    pub extras: Option<ExprId>,
+}
+
+impl Record {
+    pub fn open(origin: &str) -> Record {
+        Record {
+            origin: origin.to_string(),
+            props: Vec::new(),
+            required: Vec::new(),
+            extras: Some(ANY),
+        }
+    }
+    pub fn prop(&self, name: &str) -> Option<ExprId> {
+        self.props.iter().find(|(n, _)| n == name).map(|(_, e)| *e)
+    }
+}
+
+impl Parts {
+    pub fn any() -> Parts {
+        Parts {
+            any: true,
+            ..Parts::all_types("")
+        }
+    }
+    pub fn never() -> Parts {
+        Parts::default()
+    }
+    /// Every type, structured (not the JSON fallback).
+    pub fn all_types(origin: &str) -> Parts {
+        Parts {
+            any: false,
+            null: true,
+            bool_false: true,
+            bool_true: true,
+            number: Some(NumPart {
+                integer: false,
+                values: None,
+                lower: None,
+            }),
+            string: Some(StrPart {
+                values: None,
+                lexical: None,
+            }),
+            array: Some(ArrPart {
+                prefix: Vec::new(),
+                items: Some(ANY),
+                min_items: 0,
+            }),
+            object: Some(ObjPart {
+                records: vec![Arc::new(Record::open(origin))],
+                merged: None,
+            }),
+        }
+    }
+    /// No value is admitted.
+    pub fn is_never(&self) -> bool {
+        self.types() == 0
+    }
+    /// The JSON types admitted, as [`Kind`] bits (`Kind::ANY` for the JSON fallback).
+    fn types(&self) -> u16 {
+        Kind::of(self, false).0 & Kind::TYPES
+    }
+    /// The only value admitted, if exactly one (such values cost zero tokens as fields).
+    pub fn single_value(&self) -> Option<Value> {
+        if self.any {
+            return None;
+        }
+        let mut found: Vec<Value> = Vec::new();
+        if self.null {
+            found.push(Value::Null);
+        }
+        if self.bool_false {
+            found.push(Value::Bool(false));
+        }
+        if self.bool_true {
+            found.push(Value::Bool(true));
+        }
+        if let Some(n) = &self.number {
+            match &n.values {
+                Some(vs) if vs.len() == 1 => found.push(Value::Number(vs[0].clone())),
+                _ => return None,
+            }
+        }
+        if let Some(s) = &self.string {
+            match &s.values {
+                Some(vs) if vs.len() == 1 => found.push(Value::String(vs[0].clone())),
+                _ => return None,
+            }
+        }
+        if self.array.is_some() || self.object.is_some() {
+            return None;
+        }
+        if found.len() == 1 {
+            found.pop()
+        } else {
+            None
+        }
+    }
+    /// Only objects are admitted.
+    pub fn object_only(&self) -> bool {
+        self.types() == Kind::OBJECT
+    }
+    /// Only arrays are admitted.
+    pub fn array_only(&self) -> bool {
+        self.types() == Kind::ARRAY
+    }
+}
+
+/// Two JSON numbers are the same value (1 == 1.0), as JSON Schema's `enum` compares them.
+pub fn same_number(a: &Number, b: &Number) -> bool {
+    match (a.as_i64(), b.as_i64(), a.as_u64(), b.as_u64()) {
+        (Some(x), Some(y), _, _) => x == y,
+        (_, _, Some(x), Some(y)) => x == y,
+        _ => a.as_f64() == b.as_f64(),
+    }
+}
+
+/// The JSON type names a shape admits (`number` for integers too), as `type` spells them.
+pub(super) fn type_names(p: &Parts) -> Vec<&'static str> {
+    let mut names = Vec::new();
+    let mut add = |on: bool, name| {
+        if on {
+            names.push(name);
+        }
+    };
+    add(p.null, "null");
+    add(p.bool_false || p.bool_true, "boolean");
+    add(p.number.is_some(), "number");
+    add(p.string.is_some(), "string");
+    add(p.array.is_some(), "array");
+    add(p.object.is_some(), "object");
+    names
+}
+
+/// The arena of expressions and their materialized parts.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Shapes {
+    pub exprs: Vec<Expr>,
+    /// Shared: many expressions have equal parts (`$ref`s to one definition).
+    pub parts: Vec<Arc<Parts>>,
+    /// Schema `description` (or `title`) of each expression, if it has one.
+    pub docs: Vec<Option<String>>,
+    pub root: ExprId,
+    /// Whether encoding an instance checks everything the schema asserts (see
+    /// [`crate::schema::encoder_checks_all_assertions`]; no shape was approximated), so a
+    /// successful encode is a successful validation. `false` in older spec files.
+    #[serde(default)]
+    pub encoding_validates: bool,
+    /// Where `encoding_validates`: the distinct local assertions the encoder checks (bounds,
+    /// `pattern`, `format`…, each as a schema of its own; see
+    /// [`crate::schema::local_keywords`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub local_assertions: Vec<Value>,
+    /// For each expression, 1 + the index of its local assertions, or 0 (none). Empty when
+    /// there are none at all.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub asserted: Vec<u32>,
+    /// The JSON types each expression admits, as bits: what the codec asks of most values,
+    /// in one small table instead of one `Parts` (a few cache lines) per value.
+    #[serde(skip)]
+    pub(super) kinds: Cache<Vec<Kind>>,
+}
+
+/// The JSON types a shape admits, as bits (see [`Shapes::kind`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Kind(u16);
+
+impl Kind {
+    pub const ANY: u16 = 1;
+    pub const NULL: u16 = 1 << 1;
+    pub const FALSE: u16 = 1 << 2;
+    pub const TRUE: u16 = 1 << 3;
+    pub const NUMBER: u16 = 1 << 4;
+    pub const INTEGER: u16 = 1 << 5;
+    /// Numbers restricted to listed values.
+    pub const NUMBER_VALUES: u16 = 1 << 6;
+    pub const STRING: u16 = 1 << 7;
+    /// Strings restricted to listed values.
+    pub const STRING_VALUES: u16 = 1 << 8;
+    pub const ARRAY: u16 = 1 << 9;
+    pub const OBJECT: u16 = 1 << 10;
+    /// The expression has local assertions (see [`Shapes::local_assertion`]).
+    pub const CHECKED: u16 = 1 << 11;
+    const TYPES: u16 = Self::ANY
+        | Self::NULL
+        | Self::FALSE
+        | Self::TRUE
+        | Self::NUMBER
+        | Self::STRING
+        | Self::ARRAY
+        | Self::OBJECT;
+
+    fn of(p: &Parts, checked: bool) -> Kind {
+        let mut k = if checked { Self::CHECKED } else { 0 };
+        let mut set = |bit: u16, on: bool| {
+            if on {
+                k |= bit;
+            }
+        };
+        set(Self::ANY, p.any);
+        set(Self::NULL, p.null);
+        set(Self::FALSE, p.bool_false);
+        set(Self::TRUE, p.bool_true);
+        if let Some(n) = &p.number {
+            set(Self::NUMBER, true);
+            set(Self::INTEGER, n.integer);
+            set(Self::NUMBER_VALUES, n.values.is_some());
+        }
+        if let Some(s) = &p.string {
+            set(Self::STRING, true);
+            set(Self::STRING_VALUES, s.values.is_some());
+        }
+        set(Self::ARRAY, p.array.is_some());
+        set(Self::OBJECT, p.object.is_some());
+        Kind(k)
+    }
+    pub fn has(self, bits: u16) -> bool {
+        self.0 & bits == bits
+    }
+    /// Only objects are admitted (as [`Parts::object_only`]).
+    pub fn object_only(self) -> bool {
+        self.0 & Self::TYPES == Self::OBJECT
+    }
+}
+
+impl Shapes {
+    pub fn parts(&self, id: ExprId) -> &Parts {
+        &self.parts[id as usize]
+    }
+    /// The JSON types `id` admits (built for all expressions on first use).
+    pub fn kind(&self, id: ExprId) -> Kind {
+        let kinds = self.kinds.get_or_init(|| {
+            self.parts
+                .iter()
+                .enumerate()
+                .map(|(i, p)| Kind::of(p, self.local_assertion(i as ExprId).is_some()))
+                .collect()
+        });
+        kinds.get(id as usize).copied().unwrap_or(Kind(0))
+    }
+    /// The index in `local_assertions` of the local assertions of `id`, if it has any.
+    pub fn local_assertion(&self, id: ExprId) -> Option<usize> {
+        match self.asserted.get(id as usize) {
+            Some(&a) if a > 0 => Some(a as usize - 1),
+            _ => None,
+        }
+    }
+    /// The item shape of an array-only expression without a tuple part (a section's
+    /// items, or a root array's); NEVER when it has none.
+    pub fn items_of(&self, id: ExprId) -> ExprId {
+        self.parts(id)
+            .array
+            .as_ref()
+            .and_then(|a| a.items)
+            .unwrap_or(NEVER)
+    }
+
+    /// The fewest items an array value must have (0 when it is not an array).
+    pub fn min_items(&self, id: ExprId) -> usize {
+        self.parts(id)
+            .array
+            .as_ref()
+            .map_or(0, |a| a.min_items as usize)
+    }
+
+    pub fn doc(&self, id: ExprId) -> Option<&str> {
+        self.docs.get(id as usize).and_then(|d| d.as_deref())
+    }
+}
+
+/// A derived value computed on first use; compares equal and clones empty, so the
+/// structures holding it keep their derived `PartialEq`/`Clone` meaning.
+#[derive(Debug)]
+pub struct Cache<T>(std::sync::OnceLock<T>);
+
+impl<T> Default for Cache<T> {
+    fn default() -> Self {
+        Cache(std::sync::OnceLock::new())
+    }
+}
+
+impl<T> Clone for Cache<T> {
+    fn clone(&self) -> Self {
+        Cache::default()
+    }
+}
+
+impl<T> PartialEq for Cache<T> {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl<T> Cache<T> {
+    pub fn get_or_init(&self, f: impl FnOnce() -> T) -> &T {
+        self.0.get_or_init(f)
+    }
+}
