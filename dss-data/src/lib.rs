@@ -209,7 +209,7 @@ pub fn resolve_data_dir(env: Option<&OsStr>, cwd: &Path) -> PathBuf {
     }
     match find_workspace_root(cwd) {
         Some(root) if given.is_none() || root.join(&rel).is_dir() => tidy(root.join(&rel)),
-        _ => from_cwd,
+        _ => tidy(from_cwd),
     }
 }
 
@@ -350,6 +350,17 @@ mod tests {
         assert_eq!(
             resolve_data_dir(Some(OsStr::new("nope")), &member),
             member.join("nope")
+        );
+        // Outside any workspace: `../shared/data` from the current directory; a missing
+        // relative DSS_DATA_DIR is kept as given, tidied.
+        let outside = p.join("shared");
+        assert_eq!(resolve_data_dir(None, &outside), data);
+        let lone = p.join("lone");
+        fs::create_dir(&lone).unwrap();
+        assert_eq!(resolve_data_dir(None, &lone), data);
+        assert_eq!(
+            resolve_data_dir(Some(OsStr::new("x/../y")), &lone),
+            lone.join("y")
         );
         assert_eq!(
             resolve_fixtures_dir(&member),
