@@ -21,7 +21,8 @@ const THROUGHPUT_RATIO_TARGET: f64 = 0.5;
 #[derive(Args)]
 pub struct BenchArgs {
     /// Corpus directory holding vega-lite/ and maskbench/ [default: $DSS_DATA_DIR, else
-    /// shared/data beside the workspace].
+    /// ../shared/data from the current directory or beside the workspace it is in];
+    /// `--data tests/fixtures` runs on the repository's small samples.
     #[arg(long, value_name = "DIR")]
     data: Option<PathBuf>,
     /// Runs of the Vega-Lite schema compile; the median is reported.
@@ -31,13 +32,6 @@ pub struct BenchArgs {
     /// back); the median of the per-repetition ratios is reported.
     #[arg(long, default_value_t = 15, value_parser = clap::value_parser!(u32).range(1..))]
     reps: u32,
-}
-
-fn default_data_dir() -> PathBuf {
-    match std::env::var_os("DSS_DATA_DIR") {
-        Some(d) => PathBuf::from(d),
-        None => PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/data")),
-    }
 }
 
 fn read_json(path: &Path) -> Result<Value> {
@@ -227,14 +221,15 @@ fn report_throughput(label: &str, docs: &[Doc], unusable: usize, reps: u32) {
 }
 
 pub fn run(args: &BenchArgs) -> Result<ExitCode> {
-    let data = args.data.clone().unwrap_or_else(default_data_dir);
+    // Resolved at run time (never the build machine's path).
+    let data = args.data.clone().unwrap_or_else(dss_data::data_dir);
     let vl_dir = data.join("vega-lite");
     let mb_dir = data.join("maskbench").join("data");
     if !vl_dir.is_dir() || !mb_dir.is_dir() {
         bail!(
             "{}: corpus data not found (expected vega-lite/ and maskbench/data/ in it); pass \
-             --data DIR or set DSS_DATA_DIR (shared/data/SOURCES.md names the upstream \
-             repositories and commits)",
+             --data DIR or set DSS_DATA_DIR (README section \"Data\" says where the corpora \
+             come from; `--data tests/fixtures` runs on the repository's small samples)",
             data.display()
         );
     }

@@ -21,11 +21,13 @@ const JSON_SPEEDUP_TARGET: f64 = 3.0;
 
 #[derive(Args)]
 pub struct BenchGenerateArgs {
-    /// The compiled spec.
-    #[arg(long, default_value = concat!(env!("CARGO_MANIFEST_DIR"), "/grammars/viz"))]
+    /// The compiled spec [default: grammars/viz of the workspace found from the current
+    /// directory, resolved at run time].
+    #[arg(long, default_value_os_t = dss_data::repo_path("grammars/viz"))]
     spec: PathBuf,
-    /// Requests, one JSON string per line.
-    #[arg(long, default_value = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/viz-requests.jsonl"))]
+    /// Requests, one JSON string per line [default: examples/viz-requests.jsonl of the
+    /// workspace found from the current directory].
+    #[arg(long, default_value_os_t = dss_data::repo_path("examples/viz-requests.jsonl"))]
     requests: PathBuf,
     /// Models to run (names or GGUF paths).
     #[arg(

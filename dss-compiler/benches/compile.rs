@@ -7,7 +7,9 @@
 //!    instances, next to serde_json parse + serialize of the same documents
 //!    (target: >= 0.5 of serde_json's throughput).
 //!
-//! Data: `DSS_DATA_DIR`, default `shared/data` beside the workspace (as the corpus test).
+//! Data: as the corpus test (the `dss-data` crate): the full corpora in `DSS_DATA_DIR`
+//! (default `../shared/data` beside the workspace), else the samples in `tests/fixtures/`
+//! (which ran is printed; under `CI=true` missing full corpora are an error).
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use dss_compiler::{compile, CompileOptions, CompiledSpec};
@@ -17,19 +19,11 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-fn data_dir() -> PathBuf {
-    // As the corpus test: a relative DSS_DATA_DIR is taken from the workspace root.
-    let dir = match std::env::var_os("DSS_DATA_DIR") {
-        Some(d) => Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/..")).join(d),
-        None => PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/data")),
-    };
-    assert!(
-        dir.join("vega-lite").is_dir() && dir.join("maskbench/data").is_dir(),
-        "corpus data not found at {}: set DSS_DATA_DIR to a directory holding vega-lite/ and \
-         maskbench/data/ (shared/data/SOURCES.md names the upstream repositories and commits)",
-        dir.display()
-    );
-    dir
+/// The folder of corpus `name` (full, else fixture), after printing which it is.
+fn corpus(name: &str) -> PathBuf {
+    let corpus = dss_data::corpus(name).unwrap_or_else(|e| panic!("{e}"));
+    eprintln!("corpus {name}: {corpus}");
+    corpus.path().to_path_buf()
 }
 
 fn read_json(path: &Path) -> Value {
@@ -123,13 +117,13 @@ fn throughput(c: &mut Criterion, label: &str, docs: &[Doc]) {
 }
 
 fn benches(c: &mut Criterion) {
-    let data = data_dir();
-    let vl_schema = read_json(&data.join("vega-lite/vega-lite-schema.json"));
-    let vl_examples: Vec<Value> = files(&data.join("vega-lite/examples"), ".vl.json")
+    let vega_lite = corpus("vega-lite");
+    let vl_schema = read_json(&vega_lite.join("vega-lite-schema.json"));
+    let vl_examples: Vec<Value> = files(&vega_lite.join("examples"), ".vl.json")
         .iter()
         .map(|p| read_json(p))
         .collect();
-    let maskbench: Vec<Value> = files(&data.join("maskbench/data"), ".json")
+    let maskbench: Vec<Value> = files(&corpus("maskbench").join("data"), ".json")
         .iter()
         .map(|p| read_json(p))
         .collect();

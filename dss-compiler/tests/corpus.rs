@@ -1,10 +1,12 @@
 //! Round-trip corpus tests over real-world schemas and instances.
 //!
-//! Data comes through ONE setting: the environment variable `DSS_DATA_DIR` (relative
-//! paths are taken from the workspace root), by default `shared/data` beside the
-//! workspace (`<workspace>/../shared/data`). It must hold
-//! `maskbench/data/`, `vega-lite/` and `json-schema-test-suite/tests/`; a missing
-//! directory fails the tests (see `shared/data/SOURCES.md` for the upstream commits).
+//! Each corpus (`maskbench`, `vega-lite`, `json-schema-test-suite`) is found by the
+//! `dss-data` crate: the full corpus in the data directory (`DSS_DATA_DIR`, else
+//! `../shared/data` beside the workspace) when it is there, else the small sample in the
+//! workspace's `tests/fixtures/` (same layout, same assertions). Under `CI=true` a missing
+//! full corpus fails the tests. Each test prints (stderr) which corpus it ran; the exact
+//! file counts asserted are the fixture's, the full corpus must hold at least the subset
+//! described in the data directory's `SOURCES.md`.
 //!
 //! For every instance `x` the schema accepts: `s = compress(x)` succeeds,
 //! `expand(s) == x` (as JSON values: key order ignored, numbers compared as numbers), and
@@ -16,6 +18,7 @@
 //! summaries of passing runs; failing runs print them in the failure message.
 
 use dss_compiler::{compile, CompileError, CompileOptions, CompiledSpec};
+use dss_data::Corpus;
 use serde_json::Value;
 use std::cell::{Cell, RefCell};
 use std::fmt::Write as _;
@@ -27,37 +30,59 @@ use std::time::{Duration, Instant};
 
 // ── Data ─────────────────────────────────────────────────────────────────────
 
-const DEFAULT_DATA_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/data");
 const WORKSPACE_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
 
-/// `DSS_DATA_DIR` (a relative path is taken from the workspace root), else the default.
-fn data_dir() -> PathBuf {
-    let dir = match std::env::var_os("DSS_DATA_DIR") {
-        Some(d) => Path::new(WORKSPACE_DIR).join(d),
-        None => PathBuf::from(DEFAULT_DATA_DIR),
-    };
+/// MaskBench files: at least this many in the full corpus (SOURCES.md), exactly this many
+/// in the fixture.
+const MASKBENCH_FILES: usize = 2842;
+const MASKBENCH_FIXTURE_FILES: usize = 58;
+/// Vega-Lite examples (full corpus: at least; fixture: exactly).
+const VEGA_LITE_EXAMPLES: usize = 435;
+const VEGA_LITE_FIXTURE_EXAMPLES: usize = 13;
+/// JSON-Schema-Test-Suite keyword files per draft in the fixture.
+const SUITE_FIXTURE_FILES: usize = 18;
+
+/// The fixture's exact counts of schemas (or test groups) and instances, which depend on
+/// its data only (instances of schemas that did not compile are counted as skipped).
+fn assert_fixture_counts(corpus: &Corpus, st: &Stats, schemas: usize, instances: usize) {
+    if !corpus.is_full() {
+        assert_eq!(
+            (st.schemas, st.valid + st.invalid + st.skipped),
+            (schemas, instances),
+            "(schemas, instances) in the {corpus}"
+        );
+    }
+}
+
+/// The corpus `name` (full or fixture, see `dss_data::corpus`); under `CI=true` a missing
+/// full corpus fails the test here, with the message saying what to set.
+fn corpus(name: &str) -> Corpus {
+    dss_data::corpus(name).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// A directory of the corpus that must exist.
+fn corpus_dir(corpus: &Corpus, rel: &str) -> PathBuf {
+    let dir = corpus.path().join(rel);
     assert!(
         dir.is_dir(),
-        "corpus data directory {} not found.\n\
-         Set DSS_DATA_DIR to a directory holding maskbench/data/, vega-lite/ and \
-         json-schema-test-suite/tests/, or put them in shared/data beside the workspace. \
-         Sources (shared/data/SOURCES.md): github.com/guidance-ai/jsonschemabench (maskbench/data), \
-         github.com/vega/vega-lite (build/vega-lite-schema.json, examples/specs), \
-         github.com/json-schema-org/JSON-Schema-Test-Suite (tests/).",
+        "{} is missing from the {corpus} (README \"Data\")",
         dir.display()
     );
     dir
 }
 
-/// A directory of the corpus that must exist.
-fn corpus_dir(rel: &str) -> PathBuf {
-    let dir = data_dir().join(rel);
-    assert!(
-        dir.is_dir(),
-        "{} is missing from the corpus data (DSS_DATA_DIR); see shared/data/SOURCES.md",
-        dir.display()
-    );
-    dir
+/// Print which corpus ran, and check its size: exactly `fixture` files in the fixture, at
+/// least `full` (the subset of SOURCES.md) in the full corpus.
+fn announce(name: &str, corpus: &Corpus, files: usize, full: usize, fixture: usize) {
+    eprintln!("{}", corpus.describe(name, files));
+    if corpus.is_full() {
+        assert!(
+            files >= full,
+            "{name}: {files} files in the {corpus}, expected at least {full}"
+        );
+    } else {
+        assert_eq!(files, fixture, "{name}: files in the {corpus}");
+    }
 }
 
 fn list_files(dir: &Path, suffix: &str) -> Vec<PathBuf> {
@@ -528,8 +553,15 @@ fn check_schema(file: &str, schema: &Value, tests: &[Instance], invalid_must_fai
 
 #[test]
 fn maskbench_round_trip() {
-    let files = list_files(&corpus_dir("maskbench/data"), ".json");
-    assert!(!files.is_empty(), "no MaskBench files");
+    let mb = corpus("maskbench");
+    let files = list_files(&corpus_dir(&mb, "data"), ".json");
+    announce(
+        "maskbench",
+        &mb,
+        files.len(),
+        MASKBENCH_FILES,
+        MASKBENCH_FIXTURE_FILES,
+    );
     let mut total = Stats::default();
     for st in par_map(&files, |path| {
         let name = file_name(path);
@@ -549,6 +581,7 @@ fn maskbench_round_trip() {
         total.merge(st);
     }
     total.assert_ok("MaskBench (maskbench/data/*.json)");
+    assert_fixture_counts(&mb, &total, MASKBENCH_FIXTURE_FILES, 185);
 }
 
 /// Percent-encode the characters of `$ref` strings that a URI may not hold (the Vega-Lite
@@ -593,12 +626,19 @@ enum Example {
 
 #[test]
 fn vega_lite_round_trip() {
-    let dir = corpus_dir("vega-lite");
+    let vl = corpus("vega-lite");
+    let dir = vl.path();
     let schema_path = dir.join("vega-lite-schema.json");
     let schema =
         read_json(&schema_path).unwrap_or_else(|e| panic!("{}: {e}", schema_path.display()));
-    let examples = list_files(&dir.join("examples"), ".vl.json");
-    assert!(!examples.is_empty(), "no Vega-Lite examples");
+    let examples = list_files(&corpus_dir(&vl, "examples"), ".vl.json");
+    announce(
+        "vega-lite",
+        &vl,
+        examples.len(),
+        VEGA_LITE_EXAMPLES,
+        VEGA_LITE_FIXTURE_EXAMPLES,
+    );
 
     let mut st = Stats {
         schemas: 1,
@@ -671,16 +711,24 @@ fn vega_lite_round_trip() {
 
 const DRAFT7: &str = "http://json-schema.org/draft-07/schema#";
 
-/// All `{description, schema, tests}` groups of a JSON-Schema-Test-Suite draft folder
-/// (not its `optional/` subfolder). Draft-7 files do not name their draft, so
-/// `$schema` is added to their object schemas that lack it.
 /// A test group: its label, and its schema with its instances (or why it is unreadable).
 type Group = (String, Result<(Value, Vec<Instance>), String>);
 
-fn suite_groups(draft: &str) -> Vec<Group> {
-    let dir = corpus_dir(&format!("json-schema-test-suite/tests/{draft}"));
+/// The corpus, and all `{description, schema, tests}` groups of a JSON-Schema-Test-Suite
+/// draft folder (not its `optional/` subfolder). Draft-7 files do not name their draft, so
+/// `$schema` is added to their object schemas that lack it.
+fn suite_groups(draft: &str) -> (Corpus, Vec<Group>) {
+    let suite = corpus("json-schema-test-suite");
+    let dir = corpus_dir(&suite, &format!("tests/{draft}"));
     let files = list_files(&dir, ".json");
-    assert!(!files.is_empty(), "no files in {}", dir.display());
+    let full = if draft == "draft7" { 37 } else { 46 };
+    announce(
+        &format!("json-schema-test-suite/tests/{draft}"),
+        &suite,
+        files.len(),
+        full,
+        SUITE_FIXTURE_FILES,
+    );
     let mut groups = Vec::new();
     for path in files {
         let name = format!("{draft}/{}", file_name(&path));
@@ -713,11 +761,11 @@ fn suite_groups(draft: &str) -> Vec<Group> {
             groups.push((label, parsed));
         }
     }
-    groups
+    (suite, groups)
 }
 
 fn json_schema_test_suite(draft: &str) {
-    let groups = suite_groups(draft);
+    let (suite, groups) = suite_groups(draft);
     let mut total = Stats::default();
     for st in par_map(&groups, |(label, parsed)| match parsed {
         Ok((schema, tests)) => check_schema(label, schema, tests, false),
@@ -732,6 +780,12 @@ fn json_schema_test_suite(draft: &str) {
     total.assert_ok(&format!(
         "JSON-Schema-Test-Suite {draft} (tests/{draft}/*.json, optional/ skipped)"
     ));
+    let (groups, instances) = if draft == "draft7" {
+        (171, 584)
+    } else {
+        (149, 540)
+    };
+    assert_fixture_counts(&suite, &total, groups, instances);
 }
 
 #[test]
@@ -941,10 +995,16 @@ fn pest_grammar_accepts_compressed_shorthand() {
     let mut notes = Vec::new();
 
     // Every 10th MaskBench file's valid instances.
-    let files: Vec<PathBuf> = list_files(&corpus_dir("maskbench/data"), ".json")
-        .into_iter()
-        .step_by(10)
-        .collect();
+    let mb = corpus("maskbench");
+    let all = list_files(&corpus_dir(&mb, "data"), ".json");
+    announce(
+        "maskbench",
+        &mb,
+        all.len(),
+        MASKBENCH_FILES,
+        MASKBENCH_FIXTURE_FILES,
+    );
+    let files: Vec<PathBuf> = all.into_iter().step_by(10).collect();
     for st in par_map(&files, |path| {
         let name = format!("maskbench/{}", file_name(path));
         let Ok(doc) = read_json(path) else {
@@ -981,13 +1041,15 @@ fn pest_grammar_accepts_compressed_shorthand() {
     ));
 
     // All Vega-Lite examples.
-    let vl = corpus_dir("vega-lite");
+    let vl_corpus = corpus("vega-lite");
+    let vl = vl_corpus.path();
     if let Ok(schema) = read_json(&vl.join("vega-lite-schema.json")) {
         if let Compiled::Ok(spec) = with_big_stack(|| try_compile(&schema)) {
             let examples: Vec<Value> = list_files(&vl.join("examples"), ".vl.json")
                 .iter()
                 .filter_map(|p| read_json(p).ok())
                 .collect();
+            eprintln!("{}", vl_corpus.describe("vega-lite", examples.len()));
             let vl_stats = check_pest_all("vega-lite", &spec, &examples);
             notes.push(format!("vega-lite: {} documents", vl_stats.documents));
             total.merge(vl_stats);
