@@ -33,33 +33,49 @@ pub fn import_apimix(dir: &Path, out: &Path) -> Result<ImportSummary> {
         .and_then(|n| n.strip_suffix("_data.json"))
         .unwrap_or("apimix")
         .to_string();
-    let functions = read_functions(&schema_path)?;
-    let schema = build_schema(&functions);
-    let mut catalogs = Catalogs::new();
-    for (f, slots) in &functions {
-        for (slot, values) in slots {
-            catalogs.insert(format!("/*/{}/{}", ptr(f), ptr(slot)), values.iter().map(|v| json!(v)).collect());
-        }
-    }
+    let mut functions = read_functions(&schema_path)?;
+    let schema_file = schema_path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or("")
+        .to_string();
+    let mut widened = Vec::new();
     let text = crate::suite::read(&data_path)?;
     let records: Vec<Value> = serde_json::from_str(&text).map_err(|e| {
-        EvalError::format(&data_path, Some(format!("{}:{}", e.line(), e.column())), e.to_string())
+        EvalError::format(
+            &data_path,
+            Some(format!("{}:{}", e.line(), e.column())),
+            e.to_string(),
+        )
     })?;
-    let file = data_path.file_name().and_then(|n| n.to_str()).unwrap_or("").to_string();
+    let file = data_path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or("")
+        .to_string();
     let mut cases = Vec::new();
     let mut repairs = Vec::new();
     for (i, rec) in records.iter().enumerate() {
         let at = || Some(format!("record {i}"));
-        let request = rec.get("input").and_then(Value::as_str).ok_or_else(|| {
-            EvalError::format(&data_path, at(), "expected a string `input`")
-        })?;
+        let request = rec
+            .get("input")
+            .and_then(Value::as_str)
+            .ok_or_else(|| EvalError::format(&data_path, at(), "expected a string `input`"))?;
         let outputs = rec.get("output").and_then(Value::as_array).ok_or_else(|| {
-            EvalError::format(&data_path, at(), "expected an array `output` of call strings")
+            EvalError::format(
+                &data_path,
+                at(),
+                "expected an array `output` of call strings",
+            )
         })?;
         let mut gold = Vec::new();
         for (j, o) in outputs.iter().enumerate() {
             let s = o.as_str().ok_or_else(|| {
-                EvalError::format(&data_path, at(), format!("output[{j}]: expected a call string, found {o}"))
+                EvalError::format(
+                    &data_path,
+                    at(),
+                    format!("output[{j}]: expected a call string, found {o}"),
+                )
             })?;
             let (call, repaired) = parse_gold_call(s).map_err(|e| {
                 EvalError::format(&data_path, at(), format!("output[{j}] {s:?}: {e}"))
@@ -67,13 +83,36 @@ pub fn import_apimix(dir: &Path, out: &Path) -> Result<ImportSummary> {
             if let Some(dropped) = repaired {
                 repairs.push(format!("{file} record {i} output[{j}]: dropped the stray {dropped:?} after the call: {s:?}"));
             }
-            gold.push(call_to_json(&call).map_err(|m| {
+            let c = call_to_json(&call).map_err(|m| {
                 EvalError::format(&data_path, at(), format!("output[{j}] {s:?}: {m}"))
-            })?);
+            })?;
+            check_call(&c, &mut functions).map_err(|m| {
+                EvalError::format(&data_path, at(), format!("output[{j}] {s:?}: {m}"))
+            })?
+            .into_iter()
+            .for_each(|(f, slot, v)| {
+                widened.push(format!("{file} record {i} output[{j}]: {f}.{slot} value {v:?} is not in {schema_file}: added to the enum"));
+            });
+            gold.push(c);
         }
         let mut extra = Map::new();
         extra.insert("source".into(), json!({"file": file, "record": i}));
-        cases.push(Case { id: format!("{stem}-{i:03}"), request: request.to_string(), gold: Value::Array(gold), extra });
+        cases.push(Case {
+            id: format!("{stem}-{i:03}"),
+            request: request.to_string(),
+            gold: Value::Array(gold),
+            extra,
+        });
+    }
+    let schema = build_schema(&functions);
+    let mut catalogs = Catalogs::new();
+    for (f, slots) in &functions {
+        for (slot, values) in slots {
+            catalogs.insert(
+                format!("/*/{}/{}", ptr(f), ptr(slot)),
+                values.iter().map(|v| json!(v)).collect(),
+            );
+        }
     }
     let mut notes = vec![
         "Shape: an array of 1-3 calls, each {FUNCTION: {slot: value}}; slots are enums of the *_data_schema.json values; no slot is required.".to_string(),
@@ -81,6 +120,10 @@ pub fn import_apimix(dir: &Path, out: &Path) -> Result<ImportSummary> {
         "Case ids are `<set>-<record index>` (0-based index into the *_data.json array).".to_string(),
         "The schema lists exactly the gold values: evaluate with --catalog-mode loo as well.".to_string(),
     ];
+    if !widened.is_empty() {
+        notes.push("Gold values missing from the schema file are added to their slot's enum (and catalog):".into());
+        notes.extend(widened.iter().map(|r| format!("  {r}")));
+    }
     if repairs.is_empty() {
         notes.push("No gold string needed a repair.".into());
     } else {
@@ -97,7 +140,10 @@ pub fn import_apimix(dir: &Path, out: &Path) -> Result<ImportSummary> {
             ),
             license: read_license(dir),
             notes,
-            scoring: Scoring { unordered: vec![String::new()], paper: PaperRule::CallSet },
+            scoring: Scoring {
+                unordered: vec![String::new()],
+                paper: PaperRule::CallSet,
+            },
         },
         schema,
         catalogs,
@@ -107,7 +153,11 @@ pub fn import_apimix(dir: &Path, out: &Path) -> Result<ImportSummary> {
     };
     check_with_dss(&suite, out)?;
     suite.write(out)?;
-    Ok(ImportSummary { cases: suite.cases.len(), repairs, notes: suite.meta.notes.clone() })
+    Ok(ImportSummary {
+        cases: suite.cases.len(),
+        repairs,
+        notes: suite.meta.notes.clone(),
+    })
 }
 
 /// `~` and `/` escaped for a JSON Pointer segment.
@@ -123,7 +173,11 @@ fn find_files(dir: &Path) -> Result<(PathBuf, PathBuf)> {
     let mut schema = Vec::new();
     for e in entries {
         let p = e.map_err(|e| EvalError::io(dir, e))?.path();
-        let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("").to_string();
+        let name = p
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or("")
+            .to_string();
         if name.ends_with("_data_schema.json") {
             schema.push(p);
         } else if name.ends_with("_data.json") {
@@ -146,16 +200,29 @@ fn find_files(dir: &Path) -> Result<(PathBuf, PathBuf)> {
 
 fn read_functions(path: &Path) -> Result<Functions> {
     let text = crate::suite::read(path)?;
-    let v: Value = serde_json::from_str(&text)
-        .map_err(|e| EvalError::format(path, Some(format!("{}:{}", e.line(), e.column())), e.to_string()))?;
-    let obj = v
-        .as_object()
-        .ok_or_else(|| EvalError::format(path, None, "expected an object {function: {slot: [values]}}"))?;
+    let v: Value = serde_json::from_str(&text).map_err(|e| {
+        EvalError::format(
+            path,
+            Some(format!("{}:{}", e.line(), e.column())),
+            e.to_string(),
+        )
+    })?;
+    let obj = v.as_object().ok_or_else(|| {
+        EvalError::format(
+            path,
+            None,
+            "expected an object {function: {slot: [values]}}",
+        )
+    })?;
     let mut out = Vec::new();
     for (f, slots) in obj {
-        let slots = slots
-            .as_object()
-            .ok_or_else(|| EvalError::format(path, Some(format!("/{f}")), "expected an object {slot: [values]}"))?;
+        let slots = slots.as_object().ok_or_else(|| {
+            EvalError::format(
+                path,
+                Some(format!("/{f}")),
+                "expected an object {slot: [values]}",
+            )
+        })?;
         let mut s = Vec::new();
         for (slot, values) in slots {
             let at = || Some(format!("/{f}/{slot}"));
@@ -164,15 +231,19 @@ fn read_functions(path: &Path) -> Result<Functions> {
                 .ok_or_else(|| EvalError::format(path, at(), "expected an array of strings"))?;
             let mut vals: Vec<String> = Vec::new();
             for v in arr {
-                let v = v
-                    .as_str()
-                    .ok_or_else(|| EvalError::format(path, at(), format!("expected a string value, found {v}")))?;
+                let v = v.as_str().ok_or_else(|| {
+                    EvalError::format(path, at(), format!("expected a string value, found {v}"))
+                })?;
                 if !vals.iter().any(|x| x == v) {
                     vals.push(v.to_string());
                 }
             }
             if vals.is_empty() {
-                return Err(EvalError::format(path, at(), "a slot needs at least one value"));
+                return Err(EvalError::format(
+                    path,
+                    at(),
+                    "a slot needs at least one value",
+                ));
             }
             s.push((slot.clone(), vals));
         }
@@ -208,19 +279,50 @@ fn build_schema(functions: &Functions) -> Value {
 }
 
 /// Parses one gold call string. Returns the call and, if it was repaired, the dropped text.
-pub fn parse_gold_call(s: &str) -> std::result::Result<(PyValue, Option<String>), pycall::PyParseError> {
+pub fn parse_gold_call(
+    s: &str,
+) -> std::result::Result<(PyValue, Option<String>), pycall::PyParseError> {
     match pycall::parse(s) {
         Ok(v) => Ok((v, None)),
         Err(e) => {
             let (v, rest) = pycall::parse_prefix(s).map_err(|_| e.clone())?;
             let r = rest.trim();
-            if matches!(v, PyValue::Call { .. }) && !r.is_empty() && r.chars().all(|c| c == '"' || c == ',') {
+            if matches!(v, PyValue::Call { .. })
+                && !r.is_empty()
+                && r.chars().all(|c| c == '"' || c == ',')
+            {
                 Ok((v, Some(r.to_string())))
             } else {
                 Err(e)
             }
         }
     }
+}
+
+/// Checks a gold call against the functions: an unknown function or slot is an error; a
+/// value missing from the slot's list is added to it and returned as (function, slot, value).
+fn check_call(
+    call: &Value,
+    functions: &mut Functions,
+) -> std::result::Result<Vec<(String, String, String)>, String> {
+    let mut added = Vec::new();
+    let Some((name, slots)) = call.as_object().and_then(|m| m.iter().next()) else {
+        return Ok(added);
+    };
+    let Some((_, known)) = functions.iter_mut().find(|(f, _)| f == name) else {
+        return Err(format!("function `{name}` is not in the schema file"));
+    };
+    for (slot, v) in slots.as_object().into_iter().flatten() {
+        let Some((_, values)) = known.iter_mut().find(|(s, _)| s == slot) else {
+            return Err(format!("`{name}` has no slot `{slot}` in the schema file"));
+        };
+        let v = v.as_str().unwrap_or_default().to_string();
+        if !values.contains(&v) {
+            values.push(v.clone());
+            added.push((name.clone(), slot.clone(), v));
+        }
+    }
+    Ok(added)
 }
 
 /// A parsed call -> `{"NAME": {slot: value}}`; `None` arguments are left out.
@@ -235,7 +337,11 @@ pub fn call_to_json(call: &PyValue) -> std::result::Result<Value, String> {
             PyValue::Str(s) => {
                 slots.insert(k.clone(), json!(s));
             }
-            other => return Err(format!("slot `{k}`: expected a string or None, found {other}")),
+            other => {
+                return Err(format!(
+                    "slot `{k}`: expected a string or None, found {other}"
+                ))
+            }
         }
     }
     Ok(json!({ name.clone(): slots }))
@@ -250,10 +356,16 @@ mod tests {
     fn gold_calls_and_the_repair_rule() {
         let (v, r) = parse_gold_call("AddToPlaylist(playlist='x', music_item=None)").unwrap();
         assert_eq!(r, None);
-        assert_eq!(call_to_json(&v).unwrap(), json!({"AddToPlaylist": {"playlist": "x"}}));
+        assert_eq!(
+            call_to_json(&v).unwrap(),
+            json!({"AddToPlaylist": {"playlist": "x"}})
+        );
         let (v, r) = parse_gold_call("AddToPlaylist(artist='a')\",").unwrap();
         assert_eq!(r.as_deref(), Some("\","));
-        assert_eq!(call_to_json(&v).unwrap(), json!({"AddToPlaylist": {"artist": "a"}}));
+        assert_eq!(
+            call_to_json(&v).unwrap(),
+            json!({"AddToPlaylist": {"artist": "a"}})
+        );
         assert!(parse_gold_call("AddToPlaylist(artist='a') and more").is_err());
         assert!(parse_gold_call("AddToPlaylist(artist='a'").is_err());
         assert!(call_to_json(&pycall::parse("F(a=1)").unwrap()).is_err());
@@ -262,19 +374,47 @@ mod tests {
     #[test]
     fn unreadable_record_is_an_error_with_file_and_index() {
         let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("x_data_schema.json"), r#"{"F": {"a": ["p", "q"]}}"#).unwrap();
+        std::fs::write(
+            dir.path().join("x_data_schema.json"),
+            r#"{"F": {"a": ["p", "q"]}}"#,
+        )
+        .unwrap();
         std::fs::write(
             dir.path().join("x_data.json"),
             r#"[{"input": "p", "output": ["F(a='p')"]}, {"input": "q", "output": ["F(a='q'"]}]"#,
         )
         .unwrap();
         let out = tempfile::tempdir().unwrap();
-        let e = import_apimix(dir.path(), out.path()).unwrap_err().to_string();
+        let e = import_apimix(dir.path(), out.path())
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("x_data.json:record 1: output[0]"), "{e}");
-        // A value outside the schema's list is caught by the dss check, naming the case.
-        std::fs::write(dir.path().join("x_data.json"), r#"[{"input": "p", "output": ["F(a='z')"]}]"#).unwrap();
-        let e = import_apimix(dir.path(), out.path()).unwrap_err().to_string();
-        assert!(e.contains("x-000"), "{e}");
+        // A slot outside the schema file is an error; a value outside its list is added.
+        std::fs::write(
+            dir.path().join("x_data.json"),
+            r#"[{"input": "p", "output": ["F(b='p')"]}]"#,
+        )
+        .unwrap();
+        let e = import_apimix(dir.path(), out.path())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("x_data.json:record 0: output[0]") && e.contains("no slot `b`"),
+            "{e}"
+        );
+        std::fs::write(
+            dir.path().join("x_data.json"),
+            r#"[{"input": "p", "output": ["F(a='z')"]}]"#,
+        )
+        .unwrap();
+        let s = import_apimix(dir.path(), out.path()).unwrap();
+        assert!(
+            s.notes
+                .iter()
+                .any(|n| n.contains("F.a value \"z\" is not in x_data_schema.json")),
+            "{:?}",
+            s.notes
+        );
     }
 
     fn import_set(name: &str, stem: &str) {
@@ -288,14 +428,29 @@ mod tests {
         crate::testdata::assert_golds_round_trip(&suite);
         if stem == "snips" {
             assert_eq!(summary.repairs.len(), 1, "{:?}", summary.repairs);
-            assert!(summary.repairs[0].starts_with("snips_data.json record 56 output[1]"), "{:?}", summary.repairs);
+            assert!(
+                summary.repairs[0].starts_with("snips_data.json record 56 output[1]"),
+                "{:?}",
+                summary.repairs
+            );
             assert!(suite.meta.notes.iter().any(|n| n.contains("record 56")));
+            // One gold value is missing from the schema file's list; it is added and noted.
+            assert!(
+                suite.meta.notes.iter().any(|n| n.contains(
+                    "record 3 output[1]: RateBook.object_name value \"shadow of suribachi\""
+                )),
+                "{:?}",
+                suite.meta.notes
+            );
             assert_eq!(
                 suite.cases[56].gold[1],
                 json!({"AddToPlaylist": {"artist": "jency anthony", "playlist_owner": "my", "playlist": "this is mozart"}})
             );
             // `music_item = 'pangaea'` (spaces around `=`) is read too.
-            assert_eq!(suite.cases[19].gold[0]["AddToPlaylist"]["music_item"], "pangaea");
+            assert_eq!(
+                suite.cases[19].gold[0]["AddToPlaylist"]["music_item"],
+                "pangaea"
+            );
         } else {
             assert!(summary.repairs.is_empty());
             assert_eq!(
@@ -306,7 +461,11 @@ mod tests {
         // Every gold value is in its catalog.
         for c in &suite.cases {
             for (slot, value) in crate::score::gold_pairs(&c.gold, suite.catalogs.keys()) {
-                assert!(suite.catalogs[&slot].contains(&json!(value)), "{} {slot} {value}", c.id);
+                assert!(
+                    suite.catalogs[&slot].contains(&json!(value)),
+                    "{} {slot} {value}",
+                    c.id
+                );
             }
         }
     }

@@ -41,6 +41,7 @@ pub mod suite;
 
 pub use apimix::import_apimix;
 pub use error::{EvalError, Result};
+pub use food::import_food_ordering;
 
 pub use report::{ConditionResult, NerReport, Report};
 pub use suite::{Case, PaperRule, Scoring, Suite, SuiteMeta};
@@ -61,16 +62,30 @@ pub struct ImportSummary {
 /// Compiles the suite's schema with dss and checks every gold and worked example: it
 /// validates, compresses, and expands back equal. `out` names the suite in errors.
 pub fn check_with_dss(suite: &Suite, out: &Path) -> Result<()> {
-    let spec = dss_compiler::compile(&suite.schema, &dss_compiler::CompileOptions::default()).map_err(|e| {
-        EvalError::Dss { path: out.join("schema.json"), message: format!("the schema does not compile: {e}") }
-    })?;
-    for (file, cases) in [("cases.jsonl", &suite.cases), ("examples.jsonl", &suite.examples)] {
+    let spec = dss_compiler::compile(&suite.schema, &dss_compiler::CompileOptions::default())
+        .map_err(|e| EvalError::Dss {
+            path: out.join("schema.json"),
+            message: format!("the schema does not compile: {e}"),
+        })?;
+    for (file, cases) in [
+        ("cases.jsonl", &suite.cases),
+        ("examples.jsonl", &suite.examples),
+    ] {
         for c in cases {
-            let err = |m: String| EvalError::Dss { path: out.join(file), message: format!("case `{}`: {m}", c.id) };
-            let text = spec.compress(&c.gold).map_err(|e| err(format!("the gold does not compress: {e}")))?;
-            let back = spec.expand(&text).map_err(|e| err(format!("the shorthand {text:?} does not expand: {e}")))?;
+            let err = |m: String| EvalError::Dss {
+                path: out.join(file),
+                message: format!("case `{}`: {m}", c.id),
+            };
+            let text = spec
+                .compress(&c.gold)
+                .map_err(|e| err(format!("the gold does not compress: {e}")))?;
+            let back = spec
+                .expand(&text)
+                .map_err(|e| err(format!("the shorthand {text:?} does not expand: {e}")))?;
             if back != c.gold {
-                return Err(err(format!("the shorthand {text:?} expands to {back}, not the gold")));
+                return Err(err(format!(
+                    "the shorthand {text:?} expands to {back}, not the gold"
+                )));
             }
         }
     }
@@ -81,7 +96,12 @@ pub fn check_with_dss(suite: &Suite, out: &Path) -> Result<()> {
 pub(crate) fn read_license(dir: &Path) -> String {
     std::fs::read_to_string(dir.join("LICENSE"))
         .ok()
-        .and_then(|t| t.lines().map(str::trim).find(|l| !l.is_empty()).map(str::to_string))
+        .and_then(|t| {
+            t.lines()
+                .map(str::trim)
+                .find(|l| !l.is_empty())
+                .map(str::to_string)
+        })
         .unwrap_or_else(|| "unknown".into())
 }
 
@@ -100,7 +120,10 @@ pub(crate) mod testdata {
                 let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
                 let root = manifest
                     .ancestors()
-                    .find(|a| std::fs::read_to_string(a.join("Cargo.toml")).is_ok_and(|t| t.contains("[workspace]")))
+                    .find(|a| {
+                        std::fs::read_to_string(a.join("Cargo.toml"))
+                            .is_ok_and(|t| t.contains("[workspace]"))
+                    })
                     .unwrap_or(manifest);
                 root.join("../shared/data")
             }
@@ -111,7 +134,10 @@ pub(crate) mod testdata {
         if std::env::var("CI").is_ok_and(|v| v == "true") {
             panic!("data folder {} is missing (CI=true)", dir.display());
         }
-        eprintln!("skipped: data folder {} is missing (set DSS_DATA_DIR)", dir.display());
+        eprintln!(
+            "skipped: data folder {} is missing (set DSS_DATA_DIR)",
+            dir.display()
+        );
         None
     }
 
@@ -119,8 +145,11 @@ pub(crate) mod testdata {
     pub fn assert_golds_round_trip(suite: &Suite) {
         let spec = dss_compiler::compile(&suite.schema, &Default::default()).unwrap();
         for c in suite.cases.iter().chain(&suite.examples) {
-            spec.validate(&c.gold).unwrap_or_else(|e| panic!("{}: {e}", c.id));
-            let text = spec.compress(&c.gold).unwrap_or_else(|e| panic!("{}: {e}", c.id));
+            spec.validate(&c.gold)
+                .unwrap_or_else(|e| panic!("{}: {e}", c.id));
+            let text = spec
+                .compress(&c.gold)
+                .unwrap_or_else(|e| panic!("{}: {e}", c.id));
             assert_eq!(spec.expand(&text).unwrap(), c.gold, "{}: {text}", c.id);
         }
     }

@@ -60,7 +60,10 @@ pub fn parse(text: &str) -> Result<PyValue, PyParseError> {
 /// Parses one value at the start of `text`; returns it and the text after it.
 pub fn parse_prefix(text: &str) -> Result<(PyValue, &str), PyParseError> {
     let chars: Vec<(usize, char)> = text.char_indices().collect();
-    let mut p = Parser { chars: &chars, pos: 0 };
+    let mut p = Parser {
+        chars: &chars,
+        pos: 0,
+    };
     let v = p.value()?;
     let byte = chars.get(p.pos).map(|c| c.0).unwrap_or(text.len());
     Ok((v, &text[byte..]))
@@ -222,7 +225,8 @@ impl Parser<'_> {
                         '\n' => {}
                         _ => {
                             self.pos -= 1;
-                            return self.err("one of the escapes \\\\ \\' \\\" \\n \\t \\r \\0 \\x \\u");
+                            return self
+                                .err("one of the escapes \\\\ \\' \\\" \\n \\t \\r \\0 \\x \\u");
                         }
                     }
                 }
@@ -241,7 +245,11 @@ impl Parser<'_> {
             .iter()
             .map(|c| c.1)
             .collect();
-        match u32::from_str_radix(&digits, 16).ok().filter(|_| digits.len() == n).and_then(char::from_u32) {
+        match u32::from_str_radix(&digits, 16)
+            .ok()
+            .filter(|_| digits.len() == n)
+            .and_then(char::from_u32)
+        {
             Some(c) => {
                 self.pos += n;
                 Ok(c)
@@ -261,7 +269,11 @@ impl Parser<'_> {
         {
             self.pos += 1;
         }
-        let text: String = self.chars[start..self.pos].iter().map(|c| c.1).filter(|c| *c != '_').collect();
+        let text: String = self.chars[start..self.pos]
+            .iter()
+            .map(|c| c.1)
+            .filter(|c| *c != '_')
+            .collect();
         if let Ok(i) = text.parse::<i64>() {
             return Ok(PyValue::Int(i));
         }
@@ -335,18 +347,35 @@ mod tests {
         let v = parse("AddToPlaylist(playlist='x y', music_item=None)").unwrap();
         assert_eq!(
             v,
-            call("AddToPlaylist", vec![("playlist", PyValue::Str("x y".into())), ("music_item", PyValue::None)])
+            call(
+                "AddToPlaylist",
+                vec![
+                    ("playlist", PyValue::Str("x y".into())),
+                    ("music_item", PyValue::None)
+                ]
+            )
         );
         // Spaces around `=`, no space after `,` (both occur in APIMixSNIPS).
         let v = parse("F(a = 'p',b='q')").unwrap();
-        assert_eq!(v, call("F", vec![("a", PyValue::Str("p".into())), ("b", PyValue::Str("q".into()))]));
+        assert_eq!(
+            v,
+            call(
+                "F",
+                vec![
+                    ("a", PyValue::Str("p".into())),
+                    ("b", PyValue::Str("q".into()))
+                ]
+            )
+        );
         assert_eq!(parse("F()").unwrap(), call("F", vec![]));
     }
 
     #[test]
     fn reads_quotes_and_escapes() {
         let v = parse(r#"F(a='it\'s', b="say \"hi\"", c='\\', d='\u00e9\x41')"#).unwrap();
-        let PyValue::Call { args, .. } = v else { panic!("not a call") };
+        let PyValue::Call { args, .. } = v else {
+            panic!("not a call")
+        };
         assert_eq!(args[0].1, PyValue::Str("it's".into()));
         assert_eq!(args[1].1, PyValue::Str("say \"hi\"".into()));
         assert_eq!(args[2].1, PyValue::Str("\\".into()));
@@ -356,7 +385,9 @@ mod tests {
     #[test]
     fn reads_paper_orders() {
         let v = parse("[BurgerOrder(number=1, toppings=[Topping(name='bacon', negation=True), ]), DrinkOrder(number=2,)]").unwrap();
-        let PyValue::List(items) = &v else { panic!("not a list") };
+        let PyValue::List(items) = &v else {
+            panic!("not a list")
+        };
         assert_eq!(items.len(), 2);
         assert_eq!(
             items[0],
@@ -364,7 +395,16 @@ mod tests {
                 "BurgerOrder",
                 vec![
                     ("number", PyValue::Int(1)),
-                    ("toppings", PyValue::List(vec![call("Topping", vec![("name", PyValue::Str("bacon".into())), ("negation", PyValue::Bool(true))])]))
+                    (
+                        "toppings",
+                        PyValue::List(vec![call(
+                            "Topping",
+                            vec![
+                                ("name", PyValue::Str("bacon".into())),
+                                ("negation", PyValue::Bool(true))
+                            ]
+                        )])
+                    )
                 ]
             )
         );
@@ -376,7 +416,10 @@ mod tests {
     fn trailing_text_is_returned_by_parse_prefix_and_an_error_for_parse() {
         let s = "AddToPlaylist(artist='a')\",";
         let (v, rest) = parse_prefix(s).unwrap();
-        assert_eq!(v, call("AddToPlaylist", vec![("artist", PyValue::Str("a".into()))]));
+        assert_eq!(
+            v,
+            call("AddToPlaylist", vec![("artist", PyValue::Str("a".into()))])
+        );
         assert_eq!(rest, "\",");
         let e = parse(s).unwrap_err();
         assert_eq!(e.column, 26);

@@ -53,7 +53,14 @@ pub struct NerReport {
 impl NerReport {
     /// From summed counts and the reachable fraction.
     pub fn from_counts(c: &NerCounts, reachable: f64) -> Self {
-        NerReport { tp: c.tp, fp: c.fp, fn_: c.fn_, precision: c.precision(), recall: c.recall(), reachable }
+        NerReport {
+            tp: c.tp,
+            fp: c.fp,
+            fn_: c.fn_,
+            precision: c.precision(),
+            recall: c.recall(),
+            reachable,
+        }
     }
 }
 
@@ -75,7 +82,13 @@ pub struct Report {
 impl Report {
     /// An empty report.
     pub fn new(suite: &str, items: u64, model: &str) -> Self {
-        Report { suite: suite.into(), items, model: model.into(), results: Default::default(), ner: Default::default() }
+        Report {
+            suite: suite.into(),
+            items,
+            model: model.into(),
+            results: Default::default(),
+            ner: Default::default(),
+        }
     }
 
     /// Adds (or replaces) a condition's result.
@@ -88,7 +101,11 @@ impl Report {
     pub fn conditions(&self) -> Vec<(String, ConditionResult)> {
         self.results
             .iter()
-            .filter_map(|(k, v)| serde_json::from_value(v.clone()).ok().map(|r| (k.clone(), r)))
+            .filter_map(|(k, v)| {
+                serde_json::from_value(v.clone())
+                    .ok()
+                    .map(|r| (k.clone(), r))
+            })
             .collect()
     }
 
@@ -125,7 +142,17 @@ impl Report {
 
     /// `--format table`: an aligned text table and the NER line.
     pub fn to_table(&self) -> String {
-        let head = ["condition", "em", "em_paper", "valid", "p50 ms", "p90 ms", "ttft p50", "sampled p50", "forced p50"];
+        let head = [
+            "condition",
+            "em",
+            "em_paper",
+            "valid",
+            "p50 ms",
+            "p90 ms",
+            "ttft p50",
+            "sampled p50",
+            "forced p50",
+        ];
         let mut rows: Vec<Vec<String>> = vec![head.iter().map(|s| s.to_string()).collect()];
         for (c, r) in self.conditions() {
             rows.push(vec![
@@ -140,18 +167,33 @@ impl Report {
                 format!("{}", r.forced_tokens_p50),
             ]);
         }
-        let widths: Vec<usize> = (0..head.len()).map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0)).collect();
-        let mut s = format!("suite {} · {} items · model {}\n", self.suite, self.items, self.model);
+        let widths: Vec<usize> = (0..head.len())
+            .map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0))
+            .collect();
+        let mut s = format!(
+            "suite {} · {} items · model {}\n",
+            self.suite, self.items, self.model
+        );
         for row in &rows {
             let line: Vec<String> = row
                 .iter()
                 .enumerate()
-                .map(|(i, c)| if i == 0 { format!("{c:<w$}", w = widths[i]) } else { format!("{c:>w$}", w = widths[i]) })
+                .map(|(i, c)| {
+                    if i == 0 {
+                        format!("{c:<w$}", w = widths[i])
+                    } else {
+                        format!("{c:>w$}", w = widths[i])
+                    }
+                })
                 .collect();
             let _ = writeln!(s, "{}", line.join("  ").trim_end());
         }
         let n = &self.ner;
-        let counts = NerCounts { tp: n.tp, fp: n.fp, fn_: n.fn_ };
+        let counts = NerCounts {
+            tp: n.tp,
+            fp: n.fp,
+            fn_: n.fn_,
+        };
         let _ = writeln!(
             s,
             "NER: P {:.3} R {:.3} F1 {:.3} (tp {} fp {} fn {}) · gold reachable {:.3}",
@@ -199,23 +241,61 @@ mod tests {
 
     fn report() -> Report {
         let mut r = Report::new("burger", 161, "qwen");
-        r.set("gp", &ConditionResult { em: 0.9, em_paper: 0.91, valid: 161, p50_ms: 500.0, p90_ms: 800.0, ttft_ms_p50: 100.0, sampled_tokens_p50: 5.0, forced_tokens_p50: 20.0 });
-        r.set("json", &ConditionResult { em: 0.5, ..Default::default() });
-        r.ner = NerReport::from_counts(&NerCounts { tp: 8, fp: 2, fn_: 2 }, 0.95);
+        r.set(
+            "gp",
+            &ConditionResult {
+                em: 0.9,
+                em_paper: 0.91,
+                valid: 161,
+                p50_ms: 500.0,
+                p90_ms: 800.0,
+                ttft_ms_p50: 100.0,
+                sampled_tokens_p50: 5.0,
+                forced_tokens_p50: 20.0,
+            },
+        );
+        r.set(
+            "json",
+            &ConditionResult {
+                em: 0.5,
+                ..Default::default()
+            },
+        );
+        r.ner = NerReport::from_counts(
+            &NerCounts {
+                tp: 8,
+                fp: 2,
+                fn_: 2,
+            },
+            0.95,
+        );
         r
     }
 
     #[test]
     fn json_has_exactly_the_issue_shape() {
         let v: serde_json::Value = serde_json::from_str(&report().to_json()).unwrap();
-        let keys = |v: &serde_json::Value| v.as_object().unwrap().keys().cloned().collect::<Vec<_>>();
+        let keys =
+            |v: &serde_json::Value| v.as_object().unwrap().keys().cloned().collect::<Vec<_>>();
         assert_eq!(keys(&v), ["suite", "items", "model", "results", "ner"]);
         assert_eq!(keys(&v["results"]), ["gp", "json"]);
         assert_eq!(
             keys(&v["results"]["gp"]),
-            ["em", "em_paper", "valid", "p50_ms", "p90_ms", "ttft_ms_p50", "sampled_tokens_p50", "forced_tokens_p50"]
+            [
+                "em",
+                "em_paper",
+                "valid",
+                "p50_ms",
+                "p90_ms",
+                "ttft_ms_p50",
+                "sampled_tokens_p50",
+                "forced_tokens_p50"
+            ]
         );
-        assert_eq!(keys(&v["ner"]), ["tp", "fp", "fn", "precision", "recall", "reachable"]);
+        assert_eq!(
+            keys(&v["ner"]),
+            ["tp", "fp", "fn", "precision", "recall", "reachable"]
+        );
         assert_eq!(v["ner"]["precision"], 0.8);
         let back: Report = serde_json::from_value(v).unwrap();
         assert_eq!(back, report());
@@ -226,7 +306,10 @@ mod tests {
         let csv = report().to_csv();
         let lines: Vec<&str> = csv.lines().collect();
         assert_eq!(lines.len(), 3);
-        assert_eq!(lines[1], "burger,161,qwen,gp,0.9000,0.9100,161,500.0,800.0,100.0,5,20");
+        assert_eq!(
+            lines[1],
+            "burger,161,qwen,gp,0.9000,0.9100,161,500.0,800.0,100.0,5,20"
+        );
         let t = report().to_table();
         assert!(t.contains("gp"), "{t}");
         assert!(t.contains("161/161"), "{t}");
@@ -238,7 +321,13 @@ mod tests {
         assert_eq!(percentile(&[], 50.0), None);
         assert_eq!(median(&[3.0, 1.0, 2.0]), Some(2.0));
         assert_eq!(median(&[1.0, 2.0, 3.0, 4.0]), Some(2.5));
-        assert_eq!(percentile(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0], 90.0), Some(10.0));
+        assert_eq!(
+            percentile(
+                &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0],
+                90.0
+            ),
+            Some(10.0)
+        );
         assert_eq!(percentile(&[7.0], 90.0), Some(7.0));
         assert_eq!(percentile(&[1.0, f64::NAN, 3.0], 100.0), Some(3.0));
     }

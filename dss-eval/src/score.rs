@@ -14,7 +14,7 @@
 //! the pairs of the gold are its leaves at catalog paths ([`gold_pairs`]), compared as
 //! multisets.
 
-use crate::suite::{pattern_matches, pattern_of, PathSeg, PaperRule, Scoring};
+use crate::suite::{pattern_matches, pattern_of, PaperRule, PathSeg, Scoring};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
@@ -22,8 +22,11 @@ use std::collections::BTreeMap;
 /// Exact match under the suite's `unordered` rule (see the module docs).
 pub fn em(output: &Value, gold: &Value, scoring: &Scoring) -> bool {
     let mut path = Vec::new();
-    canonical(output, &mut path, &|p| scoring.unordered.iter().any(|u| pattern_matches(u, p)))
-        == canonical(gold, &mut Vec::new(), &|p| scoring.unordered.iter().any(|u| pattern_matches(u, p)))
+    canonical(output, &mut path, &|p| {
+        scoring.unordered.iter().any(|u| pattern_matches(u, p))
+    }) == canonical(gold, &mut Vec::new(), &|p| {
+        scoring.unordered.iter().any(|u| pattern_matches(u, p))
+    })
 }
 
 /// Exact match under the paper's rule of the suite ([`PaperRule`]).
@@ -32,7 +35,8 @@ pub fn em_paper(output: &Value, gold: &Value, scoring: &Scoring) -> bool {
         PaperRule::Em => em(output, gold, scoring),
         PaperRule::SortedOrders => {
             let root_only = |p: &[PathSeg]| p.is_empty();
-            canonical(output, &mut Vec::new(), &root_only) == canonical(gold, &mut Vec::new(), &root_only)
+            canonical(output, &mut Vec::new(), &root_only)
+                == canonical(gold, &mut Vec::new(), &root_only)
         }
         PaperRule::CallSet => {
             let set = |v: &Value| -> Option<Vec<String>> {
@@ -94,7 +98,10 @@ fn canonical(v: &Value, path: &mut Vec<PathSeg>, unordered: &dyn Fn(&[PathSeg]) 
 
 /// The (slot, value) pairs of an instance: each scalar leaf whose path matches a catalog
 /// pattern, as (pattern, value text). Strings are taken as they are, other scalars as JSON.
-pub fn gold_pairs<'a>(instance: &Value, catalog_patterns: impl IntoIterator<Item = &'a String>) -> Vec<(String, String)> {
+pub fn gold_pairs<'a>(
+    instance: &Value,
+    catalog_patterns: impl IntoIterator<Item = &'a String>,
+) -> Vec<(String, String)> {
     let patterns: Vec<&String> = catalog_patterns.into_iter().collect();
     let mut out = Vec::new();
     walk(instance, &mut Vec::new(), &mut |path, leaf| {
@@ -195,7 +202,10 @@ mod tests {
     use serde_json::json;
 
     fn scoring(unordered: &[&str], paper: PaperRule) -> Scoring {
-        Scoring { unordered: unordered.iter().map(|s| s.to_string()).collect(), paper }
+        Scoring {
+            unordered: unordered.iter().map(|s| s.to_string()).collect(),
+            paper,
+        }
     }
 
     #[test]
@@ -214,26 +224,58 @@ mod tests {
         // An unlisted array keeps its order.
         let s2 = scoring(&[""], PaperRule::Em);
         assert!(!em(&swapped, &gold, &s2));
-        assert!(!em(&json!([{"main": {"number": 2}}]), &json!([{"main": {"number": 1}}]), &s));
+        assert!(!em(
+            &json!([{"main": {"number": 2}}]),
+            &json!([{"main": {"number": 1}}]),
+            &s
+        ));
     }
 
     #[test]
     fn em_paper_call_set_collapses_duplicates() {
         let s = scoring(&[""], PaperRule::CallSet);
         let gold = json!([{"f": {"a": "x"}}, {"g": {}}]);
-        assert!(em_paper(&json!([{"g": {}}, {"f": {"a": "x"}}, {"g": {}}]), &gold, &s));
-        assert!(!em(&json!([{"g": {}}, {"f": {"a": "x"}}, {"g": {}}]), &gold, &s));
+        assert!(em_paper(
+            &json!([{"g": {}}, {"f": {"a": "x"}}, {"g": {}}]),
+            &gold,
+            &s
+        ));
+        assert!(!em(
+            &json!([{"g": {}}, {"f": {"a": "x"}}, {"g": {}}]),
+            &gold,
+            &s
+        ));
         assert!(!em_paper(&json!([{"f": {"a": "y"}}, {"g": {}}]), &gold, &s));
     }
 
     #[test]
     fn ner_counts_are_micro_multisets() {
         let cats: Vec<String> = vec!["/*/f/a".into(), "/*/f/n".into()];
-        let gold = gold_pairs(&json!([{"f": {"a": "x", "n": 2, "free": "z"}}, {"f": {"a": "x"}}]), &cats);
-        assert_eq!(gold, vec![("/*/f/a".into(), "x".into()), ("/*/f/n".into(), "2".into()), ("/*/f/a".into(), "x".into())]);
+        let gold = gold_pairs(
+            &json!([{"f": {"a": "x", "n": 2, "free": "z"}}, {"f": {"a": "x"}}]),
+            &cats,
+        );
+        assert_eq!(
+            gold,
+            vec![
+                ("/*/f/a".into(), "x".into()),
+                ("/*/f/n".into(), "2".into()),
+                ("/*/f/a".into(), "x".into())
+            ]
+        );
         let mut c = NerCounts::default();
-        c.add(&[("/*/f/a".into(), "x".into()), ("/*/f/a".into(), "y".into())], &gold);
-        assert_eq!(c, NerCounts { tp: 1, fp: 1, fn_: 2 });
+        c.add(
+            &[("/*/f/a".into(), "x".into()), ("/*/f/a".into(), "y".into())],
+            &gold,
+        );
+        assert_eq!(
+            c,
+            NerCounts {
+                tp: 1,
+                fp: 1,
+                fn_: 2
+            }
+        );
         assert_eq!(c.precision(), 0.5);
         assert!((c.recall() - 1.0 / 3.0).abs() < 1e-12);
         assert!((c.f1() - 0.4).abs() < 1e-12);

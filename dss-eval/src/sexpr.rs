@@ -118,7 +118,10 @@ fn parse_one(chars: &[char], pos: &mut usize) -> Result<Sexpr, SexprError> {
         }
         Some(_) => {
             let start = *pos;
-            while *pos < chars.len() && !chars[*pos].is_whitespace() && !matches!(chars[*pos], '(' | ')') {
+            while *pos < chars.len()
+                && !chars[*pos].is_whitespace()
+                && !matches!(chars[*pos], '(' | ')')
+            {
                 *pos += 1;
             }
             Ok(Sexpr::Atom(chars[start..*pos].iter().collect()))
@@ -143,7 +146,10 @@ mod tests {
             v[0].args()[1],
             Sexpr::List(vec![
                 atom("NOT"),
-                Sexpr::List(vec![atom("B"), Sexpr::List(vec![atom("OR"), atom("x"), atom("y")])])
+                Sexpr::List(vec![
+                    atom("B"),
+                    Sexpr::List(vec![atom("OR"), atom("x"), atom("y")])
+                ])
             ])
         );
         assert_eq!(v[1], Sexpr::List(vec![atom("C")]));

@@ -96,15 +96,26 @@ impl Suite {
         let meta: SuiteMeta = read_yaml(&dir.join("suite.yaml"))?;
         let schema_path = dir.join("schema.json");
         let schema: Value = serde_json::from_str(&read(&schema_path)?).map_err(|e| {
-            EvalError::format(&schema_path, Some(format!("{}:{}", e.line(), e.column())), e.to_string())
+            EvalError::format(
+                &schema_path,
+                Some(format!("{}:{}", e.line(), e.column())),
+                e.to_string(),
+            )
         })?;
         let catalogs = optional_yaml(&dir.join("catalogs.yaml"))?.unwrap_or_default();
         let aliases = optional_yaml(&dir.join("aliases.yaml"))?.unwrap_or_default();
         let cases = read_cases(&dir.join("cases.jsonl"))?;
         let ex_path = dir.join("examples.jsonl");
-        let examples = if ex_path.exists() { read_cases(&ex_path)? } else { Vec::new() };
+        let examples = if ex_path.exists() {
+            read_cases(&ex_path)?
+        } else {
+            Vec::new()
+        };
         for (i, ex) in examples.iter().enumerate() {
-            if let Some(c) = cases.iter().find(|c| c.id == ex.id || c.request.trim() == ex.request.trim()) {
+            if let Some(c) = cases
+                .iter()
+                .find(|c| c.id == ex.id || c.request.trim() == ex.request.trim())
+            {
                 return Err(EvalError::format(
                     &ex_path,
                     Some((i + 1).to_string()),
@@ -112,7 +123,14 @@ impl Suite {
                 ));
             }
         }
-        Ok(Suite { meta, schema, catalogs, aliases, cases, examples })
+        Ok(Suite {
+            meta,
+            schema,
+            catalogs,
+            aliases,
+            cases,
+            examples,
+        })
     }
 
     /// Writes the suite folder (creating it). Empty catalogs/aliases/examples are not written.
@@ -177,10 +195,18 @@ fn read_cases(path: &Path) -> Result<Vec<Case>> {
             continue;
         }
         let case: Case = serde_json::from_str(line).map_err(|e| {
-            EvalError::format(path, Some(format!("{}:{}", i + 1, e.column())), e.to_string())
+            EvalError::format(
+                path,
+                Some(format!("{}:{}", i + 1, e.column())),
+                e.to_string(),
+            )
         })?;
         if out.iter().any(|c| c.id == case.id) {
-            return Err(EvalError::format(path, Some((i + 1).to_string()), format!("duplicate id `{}`", case.id)));
+            return Err(EvalError::format(
+                path,
+                Some((i + 1).to_string()),
+                format!("duplicate id `{}`", case.id),
+            ));
         }
         out.push(case);
     }
@@ -190,7 +216,11 @@ fn read_cases(path: &Path) -> Result<Vec<Case>> {
 /// A path pattern: JSON Pointer segments where `*` matches any array index.
 /// `""` is the root; `/*/atis_airfare/departure_city` is that slot in any call.
 pub fn pattern_matches(pattern: &str, path: &[PathSeg]) -> bool {
-    let segs: Vec<&str> = if pattern.is_empty() { vec![] } else { pattern.split('/').skip(1).collect() };
+    let segs: Vec<&str> = if pattern.is_empty() {
+        vec![]
+    } else {
+        pattern.split('/').skip(1).collect()
+    };
     segs.len() == path.len()
         && segs.iter().zip(path).all(|(s, p)| match p {
             PathSeg::Index(_) => *s == "*",
@@ -233,13 +263,30 @@ mod tests {
                 source: "here".into(),
                 license: "MIT".into(),
                 notes: vec!["a note".into()],
-                scoring: Scoring { unordered: vec!["".into()], paper: PaperRule::CallSet },
+                scoring: Scoring {
+                    unordered: vec!["".into()],
+                    paper: PaperRule::CallSet,
+                },
             },
             schema: json!({"type": "array"}),
             catalogs: [("/*/f/a".to_string(), vec![json!("x")])].into(),
-            aliases: [("/*/f/a".to_string(), [("x".to_string(), vec!["ex".to_string()])].into())].into(),
-            cases: vec![Case { id: "1".into(), request: "do x".into(), gold: json!([{"f": {"a": "x"}}]), extra: Default::default() }],
-            examples: vec![Case { id: "e1".into(), request: "do y".into(), gold: json!([]), extra: Default::default() }],
+            aliases: [(
+                "/*/f/a".to_string(),
+                [("x".to_string(), vec!["ex".to_string()])].into(),
+            )]
+            .into(),
+            cases: vec![Case {
+                id: "1".into(),
+                request: "do x".into(),
+                gold: json!([{"f": {"a": "x"}}]),
+                extra: Default::default(),
+            }],
+            examples: vec![Case {
+                id: "e1".into(),
+                request: "do y".into(),
+                gold: json!([]),
+                extra: Default::default(),
+            }],
         }
     }
 
@@ -256,7 +303,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         suite().write(dir.path()).unwrap();
         let cases = dir.path().join("cases.jsonl");
-        fs::write(&cases, "{\"id\":\"1\",\"request\":\"r\",\"gold\":1}\n{\"id\": 2}\n").unwrap();
+        fs::write(
+            &cases,
+            "{\"id\":\"1\",\"request\":\"r\",\"gold\":1}\n{\"id\": 2}\n",
+        )
+        .unwrap();
         let e = Suite::load(dir.path()).unwrap_err().to_string();
         assert!(e.contains("cases.jsonl:2:"), "{e}");
         fs::write(&cases, "{\"id\":\"1\",\"request\":\"r\",\"gold\":1}\n{\"id\":\"1\",\"request\":\"s\",\"gold\":1}\n").unwrap();
@@ -272,7 +323,11 @@ mod tests {
 
     #[test]
     fn patterns() {
-        let p = [PathSeg::Index(2), PathSeg::Key("f".into()), PathSeg::Key("a/b".into())];
+        let p = [
+            PathSeg::Index(2),
+            PathSeg::Key("f".into()),
+            PathSeg::Key("a/b".into()),
+        ];
         assert_eq!(pattern_of(&p), "/*/f/a~1b");
         assert!(pattern_matches("/*/f/a~1b", &p));
         assert!(!pattern_matches("/*/f", &p));
