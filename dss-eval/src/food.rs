@@ -270,11 +270,9 @@ pub fn import_food_ordering(venue_dir: &Path, out: &Path) -> Result<ImportSummar
                     });
                 }
                 let repeats = o.occs.iter().filter(|x| x.slot == occ.slot).count() > 1;
-                let slot = plan
-                    .slots
-                    .iter_mut()
-                    .find(|s| s.slot == occ.slot)
-                    .expect("added above");
+                let Some(slot) = plan.slots.iter_mut().find(|s| s.slot == occ.slot) else {
+                    continue;
+                };
                 let mut widen = |what: &str, flag: &mut bool| {
                     if !*flag {
                         *flag = true;
@@ -284,8 +282,22 @@ pub fn import_food_ordering(venue_dir: &Path, out: &Path) -> Result<ImportSummar
                         ));
                     }
                 };
-                if repeats || occ.quantity.is_some() || occ.negated || occ.values.len() > 1 {
-                    widen("occurs more than once, qualified, negated or with alternatives: written as a list", &mut slot.list);
+                let why = if repeats {
+                    Some("occurs twice in one order")
+                } else if occ.quantity.is_some() {
+                    Some("takes a quantity")
+                } else if occ.negated {
+                    Some("is negated")
+                } else if occ.values.len() > 1 {
+                    Some("takes alternatives")
+                } else {
+                    None
+                };
+                if let Some(why) = why {
+                    widen(
+                        &format!("{why}: written as a list of items"),
+                        &mut slot.list,
+                    );
                 }
                 if occ.quantity.is_some() {
                     widen("takes a quantity", &mut slot.quantity);
