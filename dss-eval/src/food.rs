@@ -18,7 +18,9 @@
 //! ```
 //!
 //! dss writes it as `main_dish 1 cheese_burger toppings [(mayonnaise light) (mustard
-//! negation)]`, one order per line. A slot the layout marks `qualified` or `negatable` is a
+//! negation)]`, one order per line. Within a list, qualified items (`COMPLEX`) come first,
+//! then the others, each group in source order: the order of the Grammar Pruning authors'
+//! processed golds, which their scorer (`em_paper`) compares in order. A slot the layout marks `qualified` or `negatable` is a
 //! list (plural name) of items `{"name", "quantity"?, "negation"?: true}`; other slots are
 //! single values. The cases may widen this, and each widening is written to the suite's
 //! notes: a slot repeated in one order, qualified, negated or given alternatives becomes a
@@ -715,6 +717,11 @@ fn order_json(o: &ParsedOrder, plans: &[IntentPlan]) -> Value {
             continue;
         }
         if s.list {
+            // The authors' order (their processed Burger golds): qualified items first, then
+            // the others, each group in source order. `em_paper` counts this order.
+            let (mut occs, plain): (Vec<&Occ>, Vec<&Occ>) =
+                occs.into_iter().partition(|x| x.quantity.is_some());
+            occs.extend(plain);
             let items: Vec<Value> = occs
                 .iter()
                 .map(|x| {
@@ -1017,6 +1024,37 @@ mod tests {
                 {"side": {"number": 1, "side_type": "sweet_potato_fries", "size": "large"}}
             ])
         );
+        // `(TOPPING bacon) ... (COMPLEX (QUANTITY extra) (TOPPING onion))`: the qualified item first.
+        assert_eq!(
+            s.cases[73].gold[0]["main_dish"]["toppings"][0],
+            json!({"name": "onion", "quantity": "extra"})
+        );
+    }
+
+    /// The authors' Burger golds (their `expected`, first 131 items) are this importer's golds.
+    #[test]
+    fn burger_golds_are_the_authors_golds() {
+        let Some(data) = data_dir() else { return };
+        let Some(burger) = import_venue("burger") else {
+            return;
+        };
+        let file = data.join("FoodOrdering_grammar_pruning/output_fa3d033/tuned_Qwen2.5-Coder-1.5B-Instruct-f16-burger-NER-Disambiguation.json");
+        let items: Vec<Value> =
+            serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap();
+        for (i, it) in items.iter().take(131).enumerate() {
+            let py = pycall::parse(it["expected"].as_str().unwrap()).unwrap();
+            let expected = from_paper_orders(&py, &BURGER_PAPER_CLASSES).unwrap();
+            assert_eq!(
+                it["input"].as_str(),
+                Some(burger.cases[i].request.as_str()),
+                "item {i}"
+            );
+            assert!(
+                em_paper(&expected, &burger.cases[i].gold, &burger.meta.scoring),
+                "item {i}: {expected} vs {}",
+                burger.cases[i].gold
+            );
+        }
     }
 
     #[test]
@@ -1100,6 +1138,12 @@ mod tests {
                 };
                 let (output, expected) = (conv("output"), conv("expected"));
                 correct += usize::from(em_paper(&output, &expected, &burger.meta.scoring));
+                // Against this suite's own gold: the same verdict.
+                assert_eq!(
+                    em_paper(&output, &burger.cases[i].gold, &burger.meta.scoring),
+                    em_paper(&output, &expected, &burger.meta.scoring),
+                    "{file} item {i}"
+                );
                 correct_em += usize::from(em(&output, &expected, &burger.meta.scoring));
             }
             assert_eq!(correct, want, "{file}");
