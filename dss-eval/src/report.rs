@@ -73,8 +73,10 @@ pub struct Report {
     pub items: u64,
     /// Model name.
     pub model: String,
-    /// Per condition (`gp`, `prune`, `ner-cd`, `cd`, `free`, `json`), in run order.
-    pub results: serde_json::Map<String, serde_json::Value>,
+    /// Per condition (`gp`, `prune`, `ner-cd`, `cd`, `free`, `json`), in run order;
+    /// serialized as a JSON object keyed by condition.
+    #[serde(with = "ordered_results")]
+    pub results: Vec<(String, ConditionResult)>,
     /// NER figures.
     pub ner: NerReport,
 }
@@ -91,22 +93,12 @@ impl Report {
         }
     }
 
-    /// Adds (or replaces) a condition's result.
+    /// Adds (or replaces, keeping its place) a condition's result.
     pub fn set(&mut self, condition: &str, r: &ConditionResult) {
-        let v = serde_json::to_value(r).unwrap_or_default();
-        self.results.insert(condition.into(), v);
-    }
-
-    /// The conditions and their results, in order (entries that do not read back are skipped).
-    pub fn conditions(&self) -> Vec<(String, ConditionResult)> {
-        self.results
-            .iter()
-            .filter_map(|(k, v)| {
-                serde_json::from_value(v.clone())
-                    .ok()
-                    .map(|r| (k.clone(), r))
-            })
-            .collect()
+        match self.results.iter_mut().find(|(c, _)| c == condition) {
+            Some(slot) => slot.1 = r.clone(),
+            None => self.results.push((condition.to_string(), r.clone())),
+        }
     }
 
     /// `--format json`.
@@ -119,14 +111,14 @@ impl Report {
         let mut s = String::from(
             "suite,items,model,condition,em,em_paper,valid,p50_ms,p90_ms,ttft_ms_p50,sampled_tokens_p50,forced_tokens_p50\n",
         );
-        for (c, r) in self.conditions() {
+        for (c, r) in &self.results {
             let _ = writeln!(
                 s,
                 "{},{},{},{},{:.4},{:.4},{},{:.1},{:.1},{:.1},{},{}",
                 csv_field(&self.suite),
                 self.items,
                 csv_field(&self.model),
-                csv_field(&c),
+                csv_field(c),
                 r.em,
                 r.em_paper,
                 r.valid,
@@ -154,9 +146,9 @@ impl Report {
             "forced p50",
         ];
         let mut rows: Vec<Vec<String>> = vec![head.iter().map(|s| s.to_string()).collect()];
-        for (c, r) in self.conditions() {
+        for (c, r) in &self.results {
             rows.push(vec![
-                c,
+                c.clone(),
                 format!("{:.3}", r.em),
                 format!("{:.3}", r.em_paper),
                 format!("{}/{}", r.valid, self.items),
@@ -206,6 +198,37 @@ impl Report {
             n.reachable
         );
         s
+    }
+}
+
+/// `results` as a JSON object in run order.
+mod ordered_results {
+    use super::ConditionResult;
+    use serde::ser::SerializeMap;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(
+        v: &[(String, ConditionResult)],
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(Some(v.len()))?;
+        for (k, r) in v {
+            m.serialize_entry(k, r)?;
+        }
+        m.end()
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<Vec<(String, ConditionResult)>, D::Error> {
+        let m = serde_json::Map::<String, serde_json::Value>::deserialize(d)?;
+        m.into_iter()
+            .map(|(k, v)| {
+                serde_json::from_value(v)
+                    .map(|r| (k, r))
+                    .map_err(serde::de::Error::custom)
+            })
+            .collect()
     }
 }
 
@@ -299,6 +322,23 @@ mod tests {
         assert_eq!(v["ner"]["precision"], 0.8);
         let back: Report = serde_json::from_value(v).unwrap();
         assert_eq!(back, report());
+        // Setting a condition again replaces it in its place.
+        let mut r = report();
+        r.set(
+            "gp",
+            &ConditionResult {
+                em: 0.1,
+                ..Default::default()
+            },
+        );
+        assert_eq!(
+            r.results
+                .iter()
+                .map(|(c, _)| c.as_str())
+                .collect::<Vec<_>>(),
+            ["gp", "json"]
+        );
+        assert_eq!(r.results[0].1.em, 0.1);
     }
 
     #[test]
