@@ -1,0 +1,61 @@
+//! Errors of suite loading, importing and scoring. Every error names its file and where in it.
+
+use std::path::PathBuf;
+
+/// An error of `dss-eval`. Each variant says which file and, where it applies, which line
+/// (1-based) or record (0-based index in a JSON array) it is about.
+#[derive(Debug, thiserror::Error)]
+pub enum EvalError {
+    /// A file could not be read or written.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The underlying error.
+        source: std::io::Error,
+    },
+    /// A file or one of its lines is not what the format expects.
+    #[error("{}{}: {message}", path.display(), at.as_ref().map(|a| format!(":{a}")).unwrap_or_default())]
+    Format {
+        /// The file.
+        path: PathBuf,
+        /// Where in the file: `LINE`, `LINE:COLUMN` or `record N`.
+        at: Option<String>,
+        /// What was expected and what was found.
+        message: String,
+    },
+    /// An imported schema does not compile, or a gold does not round-trip through dss.
+    #[error("{}: {message}", path.display())]
+    Dss {
+        /// The suite file concerned.
+        path: PathBuf,
+        /// The compiler's message.
+        message: String,
+    },
+}
+
+impl EvalError {
+    /// A format error at a place in a file.
+    pub fn format(
+        path: impl Into<PathBuf>,
+        at: Option<String>,
+        message: impl Into<String>,
+    ) -> Self {
+        EvalError::Format {
+            path: path.into(),
+            at,
+            message: message.into(),
+        }
+    }
+
+    /// An I/O error on a file.
+    pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        EvalError::Io {
+            path: path.into(),
+            source,
+        }
+    }
+}
+
+/// The result type of `dss-eval`.
+pub type Result<T> = std::result::Result<T, EvalError>;

@@ -1,0 +1,156 @@
+//! Evaluation suites for dss: the suite format, importers and the scorer (the model-free
+//! part of `dss eval`).
+//!
+//! # The suite format
+//!
+//! A suite is a folder:
+//!
+//! | file | required | content |
+//! |---|---|---|
+//! | `suite.yaml` | yes | `name`, `source`, `license`, `notes` (a list of lines), `scoring`: `unordered` (instance path patterns of arrays compared as multisets by `em`; `""` is the root) and `paper` (`call-set`, `sorted-orders` or `em`: the rule of `em_paper`) |
+//! | `schema.json` | yes | the JSON Schema every gold validates against |
+//! | `catalogs.yaml` | no | instance path pattern -> list of values (JSON scalars) |
+//! | `aliases.yaml` | no | instance path pattern -> {value: [phrases naming it]} |
+//! | `cases.jsonl` | yes | one `{"id": "...", "request": "...", "gold": <JSON>}` per line, plus any other fields (kept) |
+//! | `examples.jsonl` | no | worked examples in the same format; none may share an id or a request with a case |
+//!
+//! Path patterns are JSON Pointers in which `*` stands for any array index:
+//! `/*/atis_airfare/departure_city`, `/*/main_dish/toppings/*/name`. Aliases are keyed by the
+//! value as text (numbers in decimal). [`Suite::load`] reports errors with the file and line.
+//!
+//! # Importers
+//! - [`import_apimix`]: APIMixATIS / APIMixSNIPS (see [`apimix`] for the JSON shape).
+//! - [`import_food_ordering`]: any venue in Amazon's FoodOrdering layout (see [`food`]).
+//!
+//! Both write the suite folder and return an [`ImportSummary`]; before writing they check
+//! with dss that the schema compiles and that every gold validates, compresses and expands
+//! back equal.
+//!
+//! # Scoring
+//! [`score::em`], [`score::em_paper`], NER counts ([`score::NerCounts`]) and the
+//! [`report::Report`] of a run (JSON, table, CSV).
+
+pub mod apimix;
+pub mod error;
+pub mod food;
+pub mod pycall;
+pub mod report;
+pub mod score;
+pub mod sexpr;
+pub mod suite;
+
+pub use apimix::import_apimix;
+pub use error::{EvalError, Result};
+pub use food::import_food_ordering;
+
+pub use report::{ConditionResult, NerReport, Report};
+pub use suite::{Case, PaperRule, Scoring, Suite, SuiteMeta};
+
+use std::path::Path;
+
+/// What an importer did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ImportSummary {
+    /// Number of cases written.
+    pub cases: usize,
+    /// Source records that were repaired, one line each (file, record, what was done).
+    pub repairs: Vec<String>,
+    /// The notes written to `suite.yaml`.
+    pub notes: Vec<String>,
+}
+
+/// Compiles the suite's schema with dss and checks every gold and worked example: it
+/// validates, compresses, and expands back equal. `out` names the suite in errors.
+pub fn check_with_dss(suite: &Suite, out: &Path) -> Result<()> {
+    let spec = dss_compiler::compile(&suite.schema, &dss_compiler::CompileOptions::default())
+        .map_err(|e| EvalError::Dss {
+            path: out.join("schema.json"),
+            message: format!("the schema does not compile: {e}"),
+        })?;
+    for (file, cases) in [
+        ("cases.jsonl", &suite.cases),
+        ("examples.jsonl", &suite.examples),
+    ] {
+        for c in cases {
+            let err = |m: String| EvalError::Dss {
+                path: out.join(file),
+                message: format!("case `{}`: {m}", c.id),
+            };
+            let text = spec
+                .compress(&c.gold)
+                .map_err(|e| err(format!("the gold does not compress: {e}")))?;
+            let back = spec
+                .expand(&text)
+                .map_err(|e| err(format!("the shorthand {text:?} does not expand: {e}")))?;
+            if back != c.gold {
+                return Err(err(format!(
+                    "the shorthand {text:?} expands to {back}, not the gold"
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The license named by the folder's `LICENSE` file (its first non-empty line), or `unknown`.
+pub(crate) fn read_license(dir: &Path) -> String {
+    std::fs::read_to_string(dir.join("LICENSE"))
+        .ok()
+        .and_then(|t| {
+            t.lines()
+                .map(str::trim)
+                .find(|l| !l.is_empty())
+                .map(str::to_string)
+        })
+        .unwrap_or_else(|| "unknown".into())
+}
+
+#[cfg(test)]
+pub(crate) mod testdata {
+    use super::*;
+    use std::path::PathBuf;
+
+    /// The shared data folder: env `DSS_DATA_DIR`, else `../shared/data` beside the workspace
+    /// root. `None` (with a note on stderr) when absent, unless `CI=true`, then it panics.
+    // TODO: dss-data
+    pub fn data_dir() -> Option<PathBuf> {
+        let dir = match std::env::var_os("DSS_DATA_DIR") {
+            Some(d) => PathBuf::from(d),
+            None => {
+                let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+                let root = manifest
+                    .ancestors()
+                    .find(|a| {
+                        std::fs::read_to_string(a.join("Cargo.toml"))
+                            .is_ok_and(|t| t.contains("[workspace]"))
+                    })
+                    .unwrap_or(manifest);
+                root.join("../shared/data")
+            }
+        };
+        if dir.join("SOURCES.md").exists() || dir.join("APIMixSNIPS").exists() {
+            return Some(dir);
+        }
+        if std::env::var("CI").is_ok_and(|v| v == "true") {
+            panic!("data folder {} is missing (CI=true)", dir.display());
+        }
+        eprintln!(
+            "skipped: data folder {} is missing (set DSS_DATA_DIR)",
+            dir.display()
+        );
+        None
+    }
+
+    /// Every gold validates against the suite's schema and compresses and expands back equal.
+    pub fn assert_golds_round_trip(suite: &Suite) {
+        let spec = dss_compiler::compile(&suite.schema, &Default::default()).unwrap();
+        for c in suite.cases.iter().chain(&suite.examples) {
+            spec.validate(&c.gold)
+                .unwrap_or_else(|e| panic!("{}: {e}", c.id));
+            let text = spec
+                .compress(&c.gold)
+                .unwrap_or_else(|e| panic!("{}: {e}", c.id));
+            assert_eq!(spec.expand(&text).unwrap(), c.gold, "{}: {text}", c.id);
+        }
+    }
+}
