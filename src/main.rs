@@ -14,7 +14,9 @@ mod tokens;
 
 use anyhow::{anyhow, bail, Context, Result};
 use clap::{Args, Parser, Subcommand};
-use dss_compiler::{compile, CompileError, CompileOptions, CompiledSpec, NotationConfig};
+use dss_compiler::{
+    compile, CompileError, CompileOptions, CompiledSpec, CompressError, NotationConfig, SpecError,
+};
 use serde_json::Value;
 use std::fs;
 use std::io::{self, BufRead, BufReader, Read, Write};
@@ -131,7 +133,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
     match cli.command {
         Command::Init { schema, notation } => {
             let spec = compile_schema_file(&schema, notation.as_deref())?;
-            let yaml = guard("notation_yaml", || spec.notation_yaml()).map_err(|e| anyhow!(e))?;
+            let yaml =
+                guard("notation_yaml", || spec.notation_yaml()).map_err(|e| anyhow!(e))??;
             write_stdout(&yaml)?;
             Ok(ExitCode::SUCCESS)
         }
@@ -353,18 +356,18 @@ fn load_spec(path: &Path, notation: Option<&Path>) -> Result<CompiledSpec> {
 }
 
 /// One output file of `dss compile -o`: its name and how to make it.
-type Artifact = (&'static str, fn(&CompiledSpec) -> String);
+type Artifact = (&'static str, fn(&CompiledSpec) -> Result<String, SpecError>);
 
 fn write_artifacts(spec: &CompiledSpec, dir: &Path) -> Result<()> {
     fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     let files: [Artifact; 4] = [
         ("spec.json", CompiledSpec::to_json),
-        ("shorthand.bnf", CompiledSpec::grammar_bnf),
-        ("shorthand.pest", CompiledSpec::grammar_pest),
-        ("shorthand.gbnf", CompiledSpec::grammar_gbnf),
+        ("shorthand.bnf", |s| Ok(s.grammar_bnf())),
+        ("shorthand.pest", |s| Ok(s.grammar_pest())),
+        ("shorthand.gbnf", |s| Ok(s.grammar_gbnf())),
     ];
     for (name, make) in files {
-        let text = guard(name, || make(spec)).map_err(|e| anyhow!(e))?;
+        let text = guard(name, || make(spec)).map_err(|e| anyhow!(e))??;
         let file = dir.join(name);
         fs::write(&file, text).with_context(|| format!("cannot write {}", file.display()))?;
     }
@@ -445,14 +448,23 @@ fn show_pointer(pointer: &str) -> &str {
 // ── compress / expand ────────────────────────────────────────────────────────
 
 fn compress_value(spec: &CompiledSpec, value: &Value) -> Result<String, String> {
-    match guard("compress", || spec.compress(value))? {
-        Ok(s) => Ok(s),
-        Err(e) => Err(format!(
-            "{}: {} (keyword `{}`)",
-            show_pointer(&e.pointer),
-            e.message,
-            e.keyword
-        )),
+    guard("compress", || spec.compress(value))?.map_err(|e| show_compress_error(&e))
+}
+
+/// A compress error for messages: where (the root shown as `(root)`), what, and for an
+/// invalid instance the violated keyword.
+fn show_compress_error(e: &CompressError) -> String {
+    match e {
+        CompressError::Invalid {
+            pointer,
+            keyword,
+            message,
+        } => format!("{}: {message} (keyword `{keyword}`)", show_pointer(pointer)),
+        CompressError::Unencodable { pointer, message } => format!(
+            "{}: the notation cannot write this value: {message}",
+            show_pointer(pointer)
+        ),
+        _ => e.to_string(),
     }
 }
 

@@ -51,22 +51,66 @@ pub fn build_validator(
     if legacy {
         options = options.with_format("iri", |s: &str| url::Url::parse(s).is_ok());
     }
-    options.build(schema).map_err(|e| {
-        let msg = e.to_string();
-        if msg.contains("Unresolvable")
-            || msg.contains("resolve")
-            || msg.contains("Failed to retrieve")
-            || msg.contains("Unknown meta-schema")
-        {
-            CompileError::RemoteRef {
-                pointer: e.schema_path().to_string(),
-                reference: msg,
+    options.build(schema).map_err(|e| classify(&e))
+}
+
+/// A schema the validator cannot build: a document it would have to fetch (a remote
+/// `$ref`, an unknown `$schema`, a reference that does not resolve against its base) is
+/// [`CompileError::RemoteRef`]; anything else is malformed at the pointer into the schema.
+fn classify(e: &jsonschema::ValidationError<'_>) -> CompileError {
+    use jsonschema::error::ValidationErrorKind;
+    use referencing::{Error as RefError, UriError};
+    let remote = match e.kind() {
+        ValidationErrorKind::Referencing(r) => match r {
+            RefError::Unretrievable { uri, .. } => Some(uri.clone()),
+            RefError::UnknownSpecification { specification } => Some(specification.clone()),
+            RefError::InvalidUri(UriError::Resolve { uri, .. }) => Some(uri.clone()),
+            _ => None,
+        },
+        _ => None,
+    };
+    match remote {
+        Some(reference) => CompileError::RemoteRef {
+            pointer: e.schema_path().to_string(),
+            reference,
+        },
+        None => CompileError::Schema {
+            pointer: e.instance_path().to_string(),
+            message: e.to_string(),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// Build failures are told apart by the validator's error kind: a document it would
+    /// have to fetch is a remote reference (named by its URI), anything else a malformed
+    /// schema.
+    #[test]
+    fn build_errors_are_classified_by_kind() {
+        let remote = json!({"properties": {"a": {"$ref": "http://example.com/a.json"}}});
+        match build_validator(&remote, &remote) {
+            Err(CompileError::RemoteRef { reference, .. }) => {
+                assert_eq!(reference, "http://example.com/a.json")
             }
-        } else {
-            CompileError::Schema {
-                pointer: e.instance_path().to_string(),
-                message: msg,
-            }
+            other => panic!("{other:?}"),
         }
-    })
+        let unknown = json!({"$schema": "http://example.com/meta", "type": "string"});
+        match build_validator(&unknown, &unknown) {
+            Err(CompileError::RemoteRef { reference, .. }) => {
+                assert_eq!(reference, "http://example.com/meta")
+            }
+            other => panic!("{other:?}"),
+        }
+        let malformed = json!({"properties": {"a": {"minimum": "three"}}});
+        match build_validator(&malformed, &malformed) {
+            Err(CompileError::Schema { pointer, .. }) => {
+                assert_eq!(pointer, "/properties/a/minimum")
+            }
+            other => panic!("{other:?}"),
+        }
+    }
 }

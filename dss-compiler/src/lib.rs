@@ -10,7 +10,9 @@
 //!    [`checks`]: the local assertions (bounds, patterns, formats) the encoder checks.
 //! 5. [`grammar`]: one grammar IR built from the notation, printed as readable BNF, pest
 //!    and GBNF.
-//! 6. [`spec`]: the compiled artifact (`spec.json`) tying it together, plus validation.
+//! 6. [`spec`]: the compiled artifact (`spec.json`) tying it together, plus validation;
+//!    [`typed`]: the same from Rust types (`compile_type::<T>()` through `schemars`,
+//!    `compress_value` / `expand_into` through serde).
 //!
 //! ```
 //! use dss_compiler::{compile, CompileOptions};
@@ -35,7 +37,10 @@ pub mod schema;
 pub mod shape;
 pub mod sites;
 pub mod spec;
+pub mod typed;
 
-pub use error::{CompileError, CompressError, ExpandError, SpecError};
+pub use error::{CompileError, CompressError, ExpandError, ExpandIntoError, SpecError};
 pub use notation::NotationConfig;
 pub use spec::{compile, CompileOptions, CompiledSpec};
+#[cfg(feature = "schemars")]
+pub use typed::compile_type;

@@ -128,34 +128,21 @@ impl CompiledSpec {
     /// Build the validator now (it is otherwise built on first use) and report whether
     /// the schema can validate instances: remote `$ref`s, for instance, cannot.
     pub fn check_validator(&self) -> Result<(), CompileError> {
-        self.validated().map(|_| ()).map_err(|e| match e {
-            CompileError::Schema { pointer, message } => CompileError::Schema {
-                pointer: pointer.clone(),
-                message: message.clone(),
-            },
-            CompileError::RemoteRef { pointer, reference } => CompileError::RemoteRef {
-                pointer: pointer.clone(),
-                reference: reference.clone(),
-            },
-            CompileError::Notation(m) => CompileError::Notation(m.clone()),
-            CompileError::Ambiguous(m) => CompileError::Ambiguous(m.clone()),
-        })
+        self.validated().map(|_| ()).map_err(CompileError::clone)
     }
 
     /// Check an instance against the schema; the first error names the JSON pointer and keyword.
     pub fn validate(&self, instance: &Value) -> Result<(), CompressError> {
-        let v = self.validated().map_err(|e| CompressError {
-            pointer: String::new(),
-            keyword: "$schema".into(),
-            message: format!("the schema cannot validate instances: {e}"),
-        })?;
+        let v = self
+            .validated()
+            .map_err(|e| CompressError::Schema(e.clone()))?;
         // The fast check allocates nothing; errors are collected only for invalid input.
         if v.validator.is_valid(instance) {
             return Ok(());
         }
         match v.validator.iter_errors(instance).next() {
             None => Ok(()),
-            Some(e) => Err(CompressError {
+            Some(e) => Err(CompressError::Invalid {
                 pointer: e.instance_path().to_string(),
                 keyword: e.kind().keyword().to_string(),
                 message: e.to_string(),
@@ -166,9 +153,8 @@ impl CompiledSpec {
     /// JSON -> shorthand. Validates the instance against the schema first (by the encoder
     /// itself where [`Shapes::encoding_validates`] says its checks are the whole validation).
     pub fn compress(&self, instance: &Value) -> Result<String, CompressError> {
-        let notation_error = |e: EncodeError| CompressError {
+        let notation_error = |e: EncodeError| CompressError::Unencodable {
             pointer: e.pointer,
-            keyword: "notation".into(),
             message: e.message,
         };
         if let Some(encoded) = self.encode_validating(instance) {
@@ -230,17 +216,20 @@ impl CompiledSpec {
         grammar::build(&self.shapes, &self.notation).to_gbnf()
     }
     /// The notation design as editable YAML (what `dss init` prints).
-    pub fn notation_yaml(&self) -> String {
+    pub fn notation_yaml(&self) -> Result<String, SpecError> {
         let cfg = notation::to_config(&self.notation);
-        let body = serde_yaml::to_string(&cfg).unwrap_or_default();
-        format!(
+        let body = serde_yaml::to_string(&cfg).map_err(|e| SpecError::Serialize {
+            what: "notation YAML",
+            message: e.to_string(),
+        })?;
+        Ok(format!(
             "# dss notation. Edit and pass back with: dss compile SCHEMA --notation THIS_FILE -o DIR\n\
              # root: block (one `key:` line per field) | line (one line) | lines (array: item per line) | value\n\
              # objects: by schema location; fields in written order. mode: positional (required, no key),\n\
              #   const (required, single value: not written), keyed (`keyword value`), keyless (value alone;\n\
              #   only when its first word cannot start anything after it). abbrev: enum value -> written word.\n\
              {body}"
-        )
+        ))
     }
     /// What validation had to ignore in the schema (malformed keywords), for the user to see.
     pub fn warnings(&self) -> Vec<String> {
@@ -260,25 +249,28 @@ impl CompiledSpec {
     }
     /// The files `dss compile -o DIR` writes, by name: `spec.json`, `shorthand.bnf`,
     /// `shorthand.pest`, `shorthand.gbnf`.
-    pub fn artifacts(&self) -> Vec<(&'static str, String)> {
+    pub fn artifacts(&self) -> Result<Vec<(&'static str, String)>, SpecError> {
         let g = grammar::build(&self.shapes, &self.notation);
-        vec![
-            ("spec.json", self.to_json()),
+        Ok(vec![
+            ("spec.json", self.to_json()?),
             ("shorthand.bnf", self.grammar_bnf()),
             ("shorthand.pest", g.to_pest()),
             ("shorthand.gbnf", g.to_gbnf()),
-        ]
+        ])
     }
 
     /// Serialize as `spec.json`.
-    pub fn to_json(&self) -> String {
+    pub fn to_json(&self) -> Result<String, SpecError> {
         let file = SpecFileRef {
             dss_spec: SPEC_VERSION,
             schema: &self.schema,
             shapes: &self.shapes,
             notation: &self.notation,
         };
-        serde_json::to_string(&file).unwrap_or_default()
+        serde_json::to_string(&file).map_err(|e| SpecError::Serialize {
+            what: "spec.json",
+            message: e.to_string(),
+        })
     }
     /// Load a `spec.json`.
     pub fn from_json(text: &str) -> Result<Self, SpecError> {
@@ -368,12 +360,12 @@ mod tests {
         let e = spec
             .compress(&json!({"fields": [{"name": 1, "kind": "field"}]}))
             .unwrap_err();
-        assert_eq!(e.pointer, "/fields/0/name");
-        assert_eq!(e.keyword, "type");
+        assert_eq!(e.pointer(), "/fields/0/name");
+        assert_eq!(e.keyword(), Some("type"));
         let e = spec
             .compress(&json!({"fields": [], "extra": 1}))
             .unwrap_err();
-        assert_eq!(e.keyword, "additionalProperties");
+        assert_eq!(e.keyword(), Some("additionalProperties"));
         // A bound the shapes do not capture: the validator runs first.
         let mut bounded = viz();
         bounded["$defs"]["field"]["properties"]["chart"] = json!({"allOf": [{"minimum": 1}]});
@@ -384,8 +376,8 @@ mod tests {
             .compress(&json!({"fields": [{"name": "a", "kind": "field", "relative-date": 11}]}))
             .unwrap_err();
         assert_eq!(
-            (e.pointer.as_str(), e.keyword.as_str()),
-            ("/fields/0/relative-date", "maximum")
+            (e.pointer(), e.keyword()),
+            ("/fields/0/relative-date", Some("maximum"))
         );
     }
 
@@ -434,10 +426,10 @@ mod tests {
                 "{bad}"
             );
             let e = spec.compress(&bad).unwrap_err();
-            assert_eq!((e.pointer.as_str(), e.keyword.as_str()), (pointer, keyword));
+            assert_eq!((e.pointer(), e.keyword()), (pointer, Some(keyword)));
         }
         // A spec file keeps the assertions.
-        let loaded = CompiledSpec::from_json(&spec.to_json()).unwrap();
+        let loaded = CompiledSpec::from_json(&spec.to_json().unwrap()).unwrap();
         assert!(loaded.encoder_validates());
         assert!(loaded.compress(&json!({"qty": 0})).is_err());
     }
@@ -476,7 +468,7 @@ mod tests {
                 matches!(spec.encode_validating(&bad), Some(Err(_))),
                 "{bad}"
             );
-            assert_eq!(spec.compress(&bad).unwrap_err().pointer, pointer, "{bad}");
+            assert_eq!(spec.compress(&bad).unwrap_err().pointer(), pointer, "{bad}");
         }
         let overlapping = json!({"anyOf": [{"type": "integer", "maximum": 1}, {"type": "number"}]});
         let spec = compile(&overlapping, &CompileOptions::default()).unwrap();
@@ -562,7 +554,11 @@ mod tests {
                 matches!(spec.encode_validating(&bad), Some(Err(_))),
                 "{bad}"
             );
-            assert_eq!(spec.compress(&bad).unwrap_err().keyword, keyword, "{bad}");
+            assert_eq!(
+                spec.compress(&bad).unwrap_err().keyword(),
+                Some(keyword),
+                "{bad}"
+            );
         }
         // A pattern schema that refers elsewhere: the validator decides.
         let mut referring = schema.clone();
@@ -585,14 +581,14 @@ mod tests {
         assert!(!spec.encoder_validates());
         assert!(spec.compress(&json!({"n": -5})).is_ok());
         assert_eq!(
-            spec.compress(&json!({"s": "abc"})).unwrap_err().keyword,
-            "maxLength"
+            spec.compress(&json!({"s": "abc"})).unwrap_err().keyword(),
+            Some("maxLength")
         );
 
         let fixed =
             json!({"type": "object", "properties": {"s": {"type": "string", "maxLength": 2}}});
         let spec = compile(&fixed, &CompileOptions::default()).unwrap();
-        let mut file: Value = serde_json::from_str(&spec.to_json()).unwrap();
+        let mut file: Value = serde_json::from_str(&spec.to_json().unwrap()).unwrap();
         file["dss_spec"] = json!(1);
         file["shapes"]
             .as_object_mut()
@@ -602,8 +598,8 @@ mod tests {
         let old = CompiledSpec::from_json(&file.to_string()).unwrap();
         assert!(!old.encoder_validates());
         assert_eq!(
-            old.compress(&json!({"s": "abc"})).unwrap_err().keyword,
-            "maxLength"
+            old.compress(&json!({"s": "abc"})).unwrap_err().keyword(),
+            Some("maxLength")
         );
     }
 
@@ -624,7 +620,7 @@ mod tests {
     #[test]
     fn notation_edits_are_honoured() {
         let auto = compile(&viz(), &CompileOptions::default()).unwrap();
-        let mut cfg: NotationConfig = serde_yaml::from_str(&auto.notation_yaml()).unwrap();
+        let mut cfg: NotationConfig = serde_yaml::from_str(&auto.notation_yaml().unwrap()).unwrap();
         let field = cfg.objects.get_mut("#/$defs/field").unwrap();
         for f in &mut field.fields {
             if f.name == "agg" {
@@ -649,7 +645,7 @@ mod tests {
     #[test]
     fn ambiguous_edits_are_rejected() {
         let auto = compile(&viz(), &CompileOptions::default()).unwrap();
-        let base: NotationConfig = serde_yaml::from_str(&auto.notation_yaml()).unwrap();
+        let base: NotationConfig = serde_yaml::from_str(&auto.notation_yaml().unwrap()).unwrap();
         let edit = |name: &str, mode: &str, keyword: Option<&str>| {
             let mut cfg = base.clone();
             for f in &mut cfg.objects.get_mut("#/$defs/field").unwrap().fields {
@@ -719,7 +715,7 @@ mod tests {
         // A one-line document has no final newline.
         assert_eq!(spec.compress(&x).unwrap(), "b y");
         assert_eq!(spec.expand("b y\n").unwrap(), x);
-        let mut cfg: NotationConfig = serde_yaml::from_str(&spec.notation_yaml()).unwrap();
+        let mut cfg: NotationConfig = serde_yaml::from_str(&spec.notation_yaml().unwrap()).unwrap();
         for f in &mut cfg.objects.get_mut("#").unwrap().fields {
             f.mode = "keyless".into();
             f.keyword = None;
@@ -737,7 +733,7 @@ mod tests {
     #[test]
     fn spec_json_round_trips() {
         let spec = compile(&viz(), &CompileOptions::default()).unwrap();
-        let loaded = CompiledSpec::from_json(&spec.to_json()).unwrap();
+        let loaded = CompiledSpec::from_json(&spec.to_json().unwrap()).unwrap();
         let x = json!({"fields": [{"name": "Sales", "kind": "field"}]});
         assert_eq!(loaded.compress(&x).unwrap(), spec.compress(&x).unwrap());
         assert!(CompiledSpec::from_json("{}").is_err());
@@ -859,6 +855,32 @@ mod tests {
         ] {
             let s = spec.compress(&x).unwrap();
             assert_eq!(spec.expand(&s).unwrap(), x, "{s}");
+        }
+    }
+
+    /// A schema that cannot validate instances (an unknown `$schema`) compiles, but
+    /// compressing (where the validator must run: `not`) says why nothing can be
+    /// compressed; `check_validator` says it up front.
+    #[test]
+    fn unusable_schemas_are_their_own_compress_error() {
+        let schema = json!({"$schema": "http://example.com/meta", "type": "string",
+                            "not": {"const": "b"}});
+        let spec = compile(&schema, &CompileOptions::default()).unwrap();
+        let up_front = spec.check_validator().unwrap_err();
+        assert!(
+            matches!(up_front, CompileError::RemoteRef { .. }),
+            "{up_front}"
+        );
+        for e in [
+            spec.compress(&json!("a")).unwrap_err(),
+            spec.validate(&json!("a")).unwrap_err(),
+        ] {
+            assert!(matches!(e, CompressError::Schema(_)), "{e}");
+            assert_eq!((e.pointer(), e.keyword()), ("", None));
+            assert_eq!(
+                e.to_string(),
+                format!("the schema cannot validate instances: {up_front}")
+            );
         }
     }
 

@@ -338,7 +338,9 @@ impl<'m> Generator<'m> {
                                 path: PathBuf::from("<examples>"),
                                 message: format!(
                                     "example {:?}: {}: {}",
-                                    ex.request, e.pointer, e.message
+                                    ex.request,
+                                    e.pointer(),
+                                    e.message()
                                 ),
                             })?;
                     shots.push(Shot {
@@ -787,17 +789,18 @@ impl<'m> Generator<'m> {
                 serde_json::from_str(text.trim()).map_err(|e| invalid(e.to_string()))?
             }
         };
-        self.spec.validate(&value).map_err(|e| {
-            invalid(format!(
-                "{}: {} (keyword `{}`)",
-                if e.pointer.is_empty() {
+        self.spec.validate(&value).map_err(|e| match e.keyword() {
+            Some(keyword) => invalid(format!(
+                "{}: {} (keyword `{keyword}`)",
+                if e.pointer().is_empty() {
                     "(root)"
                 } else {
-                    &e.pointer
+                    e.pointer()
                 },
-                e.message,
-                e.keyword
-            ))
+                e.message()
+            )),
+            // The schema itself cannot validate (e.g. a remote `$ref`).
+            None => invalid(e.to_string()),
         })?;
         Ok(value)
     }

@@ -73,7 +73,7 @@ fn outputs_expand_to_schema_valid_json() {
         };
         ok += 1;
         spec.validate(&g.value)
-            .unwrap_or_else(|e| panic!("{r:?} -> {}: {}", g.value, e.message));
+            .unwrap_or_else(|e| panic!("{r:?} -> {}: {}", g.value, e.message()));
         // The shorthand the model wrote is exactly what the value compresses to.
         assert_eq!(spec.expand(&g.text).expect("expands"), g.value);
         assert!(g.stats.generated_tokens > 0 && g.stats.generated_tokens <= 96);
