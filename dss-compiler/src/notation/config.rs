@@ -1,0 +1,253 @@
+//! The user-editable notation (`dss init` prints it as YAML): the edit types, the edits
+//! read back from a designed [`Notation`] ([`to_config`]), and the checks that an edit
+//! fits the schema.
+
+use super::layout::{FieldMode, Notation, ObjLayout, RecordLayout, RootLayout};
+use super::words::{is_word, render_word};
+use crate::error::CompileError;
+use crate::shape::{ExprId, Parts, Record};
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// User edits of the notation, as printed by `dss init` (YAML).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct NotationConfig {
+    /// `block`, `line`, `lines` or `value`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub root: Option<RootLayout>,
+    /// Object forms by name (their schema location); fields in the order they are written.
+    #[serde(default)]
+    pub objects: BTreeMap<String, ObjectConfig>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct ObjectConfig {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tag: Option<String>,
+    #[serde(default)]
+    pub fields: Vec<FieldConfig>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct FieldConfig {
+    pub name: String,
+    /// `positional`, `const`, `keyed` or `keyless`.
+    pub mode: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub keyword: Option<String>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub abbrev: BTreeMap<String, String>,
+}
+
+impl NotationConfig {
+    /// Every object the edits name must exist in the schema (`used`: the names the design
+    /// met).
+    pub(super) fn check_used(&self, used: &BTreeSet<String>) -> Result<(), CompileError> {
+        for name in self.objects.keys() {
+            if !used.contains(name) {
+                return Err(CompileError::Notation(format!(
+                    "object `{name}` in the notation does not exist in this schema (run `dss init` to see the names)"
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The root layout an edit asks for, if the schema allows it: `auto` is the automatic one,
+/// `object_only` whether the root is always an object, `record` whether its layout is a
+/// record (not a tagged union).
+pub(super) fn check_root(
+    asked: RootLayout,
+    auto: RootLayout,
+    object_only: bool,
+    record: bool,
+) -> Result<RootLayout, CompileError> {
+    match asked {
+        RootLayout::Value => Ok(RootLayout::Value),
+        r @ (RootLayout::Block | RootLayout::Line) => {
+            if !object_only {
+                return Err(CompileError::Notation(
+                    format!("root layout `{r:?}` needs a schema whose root is always an object")
+                        .to_lowercase(),
+                ));
+            }
+            if r == RootLayout::Block && !record {
+                return Err(CompileError::Notation(
+                    "root layout `block` needs a root object that is not a tagged union".into(),
+                ));
+            }
+            Ok(r)
+        }
+        RootLayout::Lines => {
+            if auto != RootLayout::Lines {
+                return Err(CompileError::Notation(
+                    "root layout `lines` needs a schema whose root is always an array".into(),
+                ));
+            }
+            Ok(RootLayout::Lines)
+        }
+    }
+}
+
+impl ObjectConfig {
+    /// Put the fields of record `r` (named `name`) in the order the edit lists them, the
+    /// unlisted ones after, keeping their order; every listed field must exist.
+    pub(super) fn order(
+        &self,
+        name: &str,
+        r: &Record,
+        order: &mut [&(String, ExprId)],
+    ) -> Result<(), CompileError> {
+        for f in &self.fields {
+            if r.prop(&f.name).is_none() {
+                return Err(CompileError::Notation(format!(
+                    "object `{name}` has no field `{}`",
+                    f.name
+                )));
+            }
+        }
+        let pos = |n: &str| {
+            self.fields
+                .iter()
+                .position(|f| f.name == n)
+                .unwrap_or(usize::MAX)
+        };
+        order.sort_by_key(|(n, _)| pos(n));
+        Ok(())
+    }
+
+    /// The edit of field `name`, if any.
+    pub(super) fn field(&self, name: &str) -> Option<&FieldConfig> {
+        self.fields.iter().find(|f| f.name == name)
+    }
+}
+
+impl FieldConfig {
+    /// The mode this edit asks for, if the field allows it (of record `record`; `parts`:
+    /// the field's shape).
+    pub(super) fn checked_mode(
+        &self,
+        record: &str,
+        required: bool,
+        parts: &Parts,
+    ) -> Result<FieldMode, CompileError> {
+        let n = &self.name;
+        Ok(match self.mode.as_str() {
+            "positional" if required => FieldMode::Positional,
+            "const" => match (required, parts.single_value()) {
+                (true, Some(v)) => FieldMode::Const(v),
+                _ => {
+                    return Err(CompileError::Ambiguous(format!(
+                        "`{record}` field `{n}`: only a required field with a single possible value can be omitted (const)"
+                    )))
+                }
+            },
+            "keyed" => FieldMode::Keyed,
+            "keyless" if !required => FieldMode::Keyless,
+            m @ ("positional" | "keyless") => {
+                return Err(CompileError::Ambiguous(format!(
+                    "`{record}` field `{n}` is {}: it cannot be {m}",
+                    if required { "required" } else { "optional (it may be absent, so its position cannot identify it)" }
+                )))
+            }
+            m => {
+                return Err(CompileError::Notation(format!(
+                    "`{record}` field `{n}`: unknown mode `{m}` (positional, const, keyed or keyless)"
+                )))
+            }
+        })
+    }
+
+    /// The keyword this edit asks for, if any; it must be a plain word.
+    pub(super) fn checked_keyword(&self, record: &str) -> Result<Option<String>, CompileError> {
+        match &self.keyword {
+            Some(k) if !is_word(k) => Err(CompileError::Notation(format!(
+                "`{record}` field `{}`: keyword `{k}` must be a plain word (letters, digits, _ $ . -; not true/false/null)",
+                self.name
+            ))),
+            k => Ok(k.clone()),
+        }
+    }
+
+    /// The abbreviations this edit asks for, if they are plain words standing for distinct
+    /// values of the field's string enum (`parts`).
+    pub(super) fn checked_abbrev(
+        &self,
+        record: &str,
+        parts: &Parts,
+    ) -> Result<BTreeMap<String, String>, CompileError> {
+        let (abbrev, field) = (&self.abbrev, &self.name);
+        if abbrev.is_empty() {
+            return Ok(BTreeMap::new());
+        }
+        let Some(values) = parts.string.as_ref().and_then(|s| s.values.as_ref()) else {
+            return Err(CompileError::Notation(format!(
+                "`{record}` field `{field}`: abbreviations need an enum of strings"
+            )));
+        };
+        let mut written = BTreeSet::new();
+        for v in values {
+            let w = abbrev.get(v).unwrap_or(v);
+            if !written.insert(render_word(w)) {
+                return Err(CompileError::Ambiguous(format!(
+                    "`{record}` field `{field}`: `{w}` would stand for two values"
+                )));
+            }
+        }
+        for (k, w) in abbrev {
+            if !values.contains(k) {
+                return Err(CompileError::Notation(format!(
+                    "`{record}` field `{field}`: `{k}` is not one of its values"
+                )));
+            }
+            if !is_word(w) {
+                return Err(CompileError::Notation(format!(
+                    "`{record}` field `{field}`: abbreviation `{w}` must be a plain word"
+                )));
+            }
+        }
+        Ok(abbrev.clone())
+    }
+}
+
+/// The notation design as editable YAML.
+pub fn to_config(n: &Notation) -> NotationConfig {
+    let mut objects = BTreeMap::new();
+    let mut add = |r: &RecordLayout, tag: Option<String>| {
+        let fields = r
+            .fields
+            .iter()
+            .map(|f| FieldConfig {
+                name: f.name.clone(),
+                mode: match f.mode {
+                    FieldMode::Positional => "positional",
+                    FieldMode::Const(_) => "const",
+                    FieldMode::Keyed => "keyed",
+                    FieldMode::Keyless => "keyless",
+                }
+                .into(),
+                keyword: (f.mode == FieldMode::Keyed).then(|| f.keyword.clone()),
+                abbrev: f.abbrev.clone(),
+            })
+            .collect();
+        objects
+            .entry(r.name.clone())
+            .or_insert(ObjectConfig { tag, fields });
+    };
+    for layout in n.objects.values() {
+        match layout {
+            ObjLayout::Record(r) => add(r, None),
+            ObjLayout::Tagged { variants, .. } => {
+                for v in variants {
+                    let tag = (v.tags.len() == 1).then(|| v.tags[0].1.clone());
+                    add(&v.record, tag);
+                }
+            }
+        }
+    }
+    NotationConfig {
+        root: Some(n.root),
+        objects,
+    }
+}

@@ -1,0 +1,202 @@
+//! The encoder's per-record lookups ([`RecordIndex`]), packed for cache locality.
+
+use super::layout::{is_section, FieldMode, RecordLayout};
+use crate::shape::{ExprId, Shapes};
+use rustc_hash::FxHashMap as HashMap;
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+/// Lookups the encoder needs per object, built once per record on first use: merged
+/// records (Vega-Lite) declare a hundred fields where an instance object has three.
+///
+/// Packed so that encoding one object touches a few contiguous cache lines: with one
+/// document per schema (MaskBench) nothing of a record is in cache, and a
+/// [`FieldLayout`](super::FieldLayout) (~180 bytes, its strings elsewhere on the heap) costs
+/// a miss per field read.
+#[derive(Debug, Default)]
+pub struct RecordIndex {
+    /// Field names, then keywords, back to back; sliced by [`FieldSlot`].
+    text: String,
+    /// What the encoder reads of each field.
+    pub slots: Vec<FieldSlot>,
+    /// Records with many fields are searched by hash instead of by a scan of the slots.
+    by_name: Option<HashMap<String, usize>>,
+    /// How many fields are positional or const (must be present).
+    pub required: usize,
+    /// The single possible value of each field, if it has one (a const field's value);
+    /// read only where [`FieldSlot::single`] says there is one.
+    pub single: Vec<Option<Value>>,
+    /// See [`RecordLayout::bare_keys`].
+    pub bare_keys: bool,
+}
+
+/// The part of a [`FieldLayout`](super::FieldLayout) the encoder reads, packed.
+#[derive(Debug, Clone, Copy)]
+pub struct FieldSlot {
+    pub expr: ExprId,
+    /// The field's own schema expression (see
+    /// [`FieldLayout::source`](super::FieldLayout::source)), for its local assertions.
+    pub source: ExprId,
+    name: (u32, u32),
+    keyword: (u32, u32),
+    pub mode: SlotMode,
+    /// Positional or const: must be present.
+    pub required: bool,
+    /// The field has a single possible value (see [`RecordIndex::single`]).
+    pub single: bool,
+    /// Written as a JSON string (quoted leading slot, or keyless) when a free string.
+    pub quoted: bool,
+    pub open: bool,
+    pub abbreviated: bool,
+    /// The field's shape admits free strings (no enum).
+    pub free_string: bool,
+    /// A block-level field written as a section (see [`is_section`]).
+    pub section: bool,
+}
+
+/// [`FieldMode`] without its value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SlotMode {
+    Positional,
+    Const,
+    Keyed,
+    Keyless,
+}
+
+/// Above this many fields a record is searched by hash.
+const SCAN_MAX: usize = 16;
+
+impl RecordIndex {
+    pub(super) fn build(r: &RecordLayout, shapes: &Shapes) -> RecordIndex {
+        let mut ix = RecordIndex {
+            bare_keys: r.bare_keys(),
+            ..RecordIndex::default()
+        };
+        let push = |text: &mut String, s: &str| {
+            let start = text.len() as u32;
+            text.push_str(s);
+            (start, text.len() as u32)
+        };
+        let names: Vec<(u32, u32)> = r
+            .fields
+            .iter()
+            .map(|f| push(&mut ix.text, &f.name))
+            .collect();
+        let keywords: Vec<(u32, u32)> = r
+            .fields
+            .iter()
+            .map(|f| push(&mut ix.text, &f.keyword))
+            .collect();
+        for (i, f) in r.fields.iter().enumerate() {
+            let parts = shapes.parts(f.expr);
+            let single = match &f.mode {
+                FieldMode::Const(c) => Some(c.clone()),
+                _ => parts.single_value(),
+            };
+            let required = matches!(f.mode, FieldMode::Positional | FieldMode::Const(_));
+            ix.required += usize::from(required);
+            ix.slots.push(FieldSlot {
+                expr: f.expr,
+                source: f.source,
+                name: names[i],
+                keyword: keywords[i],
+                mode: match f.mode {
+                    FieldMode::Positional => SlotMode::Positional,
+                    FieldMode::Const(_) => SlotMode::Const,
+                    FieldMode::Keyed => SlotMode::Keyed,
+                    FieldMode::Keyless => SlotMode::Keyless,
+                },
+                required,
+                single: single.is_some(),
+                quoted: f.quoted || f.mode == FieldMode::Keyless,
+                open: f.open,
+                abbreviated: !f.abbrev.is_empty(),
+                free_string: parts.string.as_ref().is_some_and(|sp| sp.values.is_none()),
+                section: is_section(shapes, f.expr),
+            });
+            ix.single.push(single);
+        }
+        if r.fields.len() > SCAN_MAX {
+            ix.by_name = Some(
+                r.fields
+                    .iter()
+                    .enumerate()
+                    .map(|(i, f)| (f.name.clone(), i))
+                    .collect(),
+            );
+        }
+        ix
+    }
+
+    /// The field named `name`.
+    pub fn position(&self, name: &str) -> Option<usize> {
+        if let Some(map) = &self.by_name {
+            return map.get(name).copied();
+        }
+        self.slots.iter().position(|f| {
+            (f.name.1 - f.name.0) as usize == name.len() && self.slice(f.name) == name
+        })
+    }
+
+    fn slice(&self, (start, end): (u32, u32)) -> &str {
+        &self.text[start as usize..end as usize]
+    }
+
+    /// Field `i`'s name.
+    pub fn name(&self, i: usize) -> &str {
+        self.slice(self.slots[i].name)
+    }
+
+    /// A field's keyword.
+    pub fn keyword(&self, slot: &FieldSlot) -> &str {
+        self.slice(slot.keyword)
+    }
+
+    /// Field `i`'s abbreviations. They are rare: only then is the (cold) field layout of
+    /// `r`, this index's record, read.
+    pub fn abbrev<'r>(
+        &self,
+        r: &'r RecordLayout,
+        i: usize,
+    ) -> Option<&'r BTreeMap<String, String>> {
+        self.slots[i].abbreviated.then(|| &r.fields[i].abbrev)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::notation::ObjLayout;
+    use crate::{compile, CompileOptions};
+    use serde_json::json;
+
+    fn record_index_finds_every_field(n: usize) {
+        // Names of equal length and shared prefixes, so the scan must compare bytes.
+        let props: serde_json::Map<String, Value> = (0..n)
+            .map(|i| (format!("f{i:02}"), json!({"type": "integer"})))
+            .collect();
+        let schema = json!({"type": "object", "properties": props, "required": ["f00"]});
+        let spec = compile(&schema, &CompileOptions::default()).unwrap();
+        let Some(ObjLayout::Record(r)) = spec.notation().object(spec.shapes().root) else {
+            panic!("the root is a record");
+        };
+        let ix = r.lookup(spec.shapes());
+        for (i, f) in r.fields.iter().enumerate() {
+            assert_eq!(ix.position(&f.name), Some(i), "{n} fields: {}", f.name);
+            assert_eq!(ix.name(i), f.name);
+            assert_eq!(ix.keyword(&ix.slots[i]), f.keyword);
+        }
+        for missing in ["f", "f0", "f000", "g00", ""] {
+            assert_eq!(ix.position(missing), None, "{n} fields: `{missing}`");
+        }
+        assert_eq!(ix.required, 1);
+        assert!(ix.slots[0].required && !ix.slots[1].required);
+        assert!(spec.shapes().kind(spec.shapes().root).object_only());
+    }
+
+    #[test]
+    fn record_index_small_and_large() {
+        record_index_finds_every_field(3);
+        record_index_finds_every_field(SCAN_MAX + 4);
+    }
+}

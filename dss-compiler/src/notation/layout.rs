@@ -1,0 +1,216 @@
+//! The notation's result: how the document, each object and each field is written.
+
+use super::first::First;
+use super::index::RecordIndex;
+use super::open::open_layout;
+use crate::shape::{Cache, ExprId, Shapes};
+use rustc_hash::FxHashMap as HashMap;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// How the whole document is laid out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RootLayout {
+    /// Root object: one `kw: value` line per field, array fields as `kw:` + one item per line.
+    Block,
+    /// Root object: its body on one line, without parentheses.
+    Line,
+    /// Root array: one item per line.
+    Lines,
+    /// Any other root: one inline value.
+    Value,
+}
+
+/// How an object field is written.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FieldMode {
+    /// Required; written by position, without a key.
+    Positional,
+    /// Required with a single possible value: not written.
+    Const(Value),
+    /// Optional; written as `keyword value` (or `keyword` alone for single-valued fields).
+    Keyed,
+    /// Optional; written as its value alone, recognised by its first token.
+    Keyless,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FieldLayout {
+    pub name: String,
+    pub expr: ExprId,
+    pub mode: FieldMode,
+    /// The key as written: a bare word, or a JSON-quoted string.
+    pub keyword: String,
+    /// Enum value -> abbreviation written instead.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub abbrev: BTreeMap<String, String>,
+    /// Optional fields: the first tokens that select this field (its keyword, or, when
+    /// keyless, the first tokens of its values).
+    #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
+    pub first: BTreeSet<First>,
+    /// The field's own schema expression, for its description (shapes are shared by
+    /// canonical `expr`, descriptions are not).
+    pub source: ExprId,
+    /// Keyed object fields: the value is written without parentheses (`kw a 1 b 2`, an
+    /// empty object as `()`), because nothing that may follow it could continue it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub open: bool,
+    /// Positional fields: a free string here is always JSON-quoted, never a bare word (the
+    /// leading slot of a line item, see [`mark_quoted`](super::design::mark_quoted)). Keyless
+    /// fields are always quoted.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub quoted: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RecordLayout {
+    /// Name used by notation edits (the schema location(s) of the object form).
+    pub name: String,
+    pub fields: Vec<FieldLayout>,
+    /// Shape of undeclared properties, `None` when closed.
+    pub extras: Option<ExprId>,
+    /// The undeclared properties' own schema expression (`extras` is the canonical one,
+    /// shared with equal shapes), whose local assertions the encoder checks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extras_source: Option<ExprId>,
+    #[serde(skip)]
+    index: Cache<RecordIndex>,
+}
+
+impl RecordLayout {
+    /// `extras`: the undeclared properties' own expression and its canonical one.
+    pub fn new(name: String, fields: Vec<FieldLayout>, extras: Option<(ExprId, ExprId)>) -> Self {
+        RecordLayout {
+            name,
+            fields,
+            extras: extras.map(|(_, c)| c),
+            extras_source: extras.map(|(e, _)| e),
+            index: Cache::default(),
+        }
+    }
+
+    /// Undeclared keys may be written bare (when they are words) only if no optional
+    /// field is recognised by a word: a pure map, or a record of required fields plus a map.
+    pub fn bare_keys(&self) -> bool {
+        self.extras.is_some()
+            && self
+                .fields
+                .iter()
+                .all(|f| !matches!(f.mode, FieldMode::Keyed | FieldMode::Keyless))
+    }
+
+    pub fn lookup(&self, shapes: &Shapes) -> &RecordIndex {
+        self.index.get_or_init(|| RecordIndex::build(self, shapes))
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TaggedVariant {
+    /// Tag values of this variant (as in the JSON) with what is written for each.
+    pub tags: Vec<(String, String)>,
+    pub record: RecordLayout,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum ObjLayout {
+    Record(RecordLayout),
+    /// A union discriminated by a required string property (`key`).
+    Tagged {
+        key: String,
+        variants: Vec<TaggedVariant>,
+    },
+}
+
+impl ObjLayout {
+    /// The records of this layout: the record, or each variant's.
+    pub(super) fn records(&self) -> Vec<&RecordLayout> {
+        match self {
+            ObjLayout::Record(r) => vec![r],
+            ObjLayout::Tagged { variants, .. } => variants.iter().map(|v| &v.record).collect(),
+        }
+    }
+
+    /// Record `variant` of this layout (a plain record ignores `variant`).
+    pub(super) fn record_mut(&mut self, variant: usize) -> Option<&mut RecordLayout> {
+        match self {
+            ObjLayout::Record(r) => Some(r),
+            ObjLayout::Tagged { variants, .. } => variants.get_mut(variant).map(|v| &mut v.record),
+        }
+    }
+}
+
+/// The whole notation: a layout per object shape, the root layout, and which expressions
+/// share one rule.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Notation {
+    pub root: RootLayout,
+    /// Canonical representative of each expression (equal parts => same rule).
+    pub canon: Vec<ExprId>,
+    /// Object layouts of canonical expressions with an object part, by expression.
+    pub objects: BTreeMap<ExprId, ObjLayout>,
+    /// Expression -> its layout, built on first use (the codec's hot path): one small
+    /// number per expression (1 + the layout's position, 0 for none) and the layouts side by
+    /// side, so a cold schema costs few cache lines.
+    #[serde(skip)]
+    dense: Cache<(Vec<u32>, Vec<ObjLayout>)>,
+    /// Expressions written open on a block line, built on first use.
+    #[serde(skip)]
+    line_open: Cache<rustc_hash::FxHashSet<ExprId>>,
+}
+
+impl Notation {
+    pub fn new(root: RootLayout, canon: Vec<ExprId>, objects: BTreeMap<ExprId, ObjLayout>) -> Self {
+        Notation {
+            root,
+            canon,
+            objects,
+            dense: Cache::default(),
+            line_open: Cache::default(),
+        }
+    }
+
+    /// Whether a block line writes this field's value open: the line end closes it, so
+    /// any object that can be told from `()` qualifies (see [`open_layout`]).
+    pub fn opens_on_line(&self, shapes: &Shapes, expr: ExprId) -> bool {
+        self.line_open
+            .get_or_init(|| {
+                self.objects
+                    .keys()
+                    .copied()
+                    .filter(|&e| open_layout(shapes, &self.objects, e).is_some())
+                    .collect()
+            })
+            .contains(&expr)
+    }
+
+    pub fn object(&self, id: ExprId) -> Option<&ObjLayout> {
+        let (by_expr, layouts) = self.dense.get_or_init(|| {
+            let mut layouts = Vec::with_capacity(self.objects.len());
+            let mut slot_of: HashMap<ExprId, u32> = HashMap::default();
+            for (&k, layout) in &self.objects {
+                layouts.push(layout.clone());
+                slot_of.insert(k, layouts.len() as u32);
+            }
+            let by_expr = self
+                .canon
+                .iter()
+                .map(|c| slot_of.get(c).copied().unwrap_or(0))
+                .collect();
+            (by_expr, layouts)
+        });
+        let slot = *by_expr.get(id as usize)? as usize;
+        layouts.get(slot.checked_sub(1)?)
+    }
+}
+
+/// Array-only fields with no tuple part become sections (`kw:` + one item per line).
+pub fn is_section(shapes: &Shapes, expr: ExprId) -> bool {
+    let p = shapes.parts(expr);
+    p.array_only()
+        && p.array
+            .as_ref()
+            .is_some_and(|a| a.prefix.is_empty() && a.items.is_some())
+}
