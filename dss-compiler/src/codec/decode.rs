@@ -7,7 +7,7 @@ use crate::grammar::terminal::{
     is_word, is_word_char, is_word_start, json_len, number_len, quoted_len, word_len,
 };
 use crate::notation::{render_word, First, Notation, RootLayout};
-use crate::shape::{same_number, ExprId, Parts, Shapes};
+use crate::shape::{same_number, ArrPart, ExprId, NumPart, Parts, Shapes};
 use serde_json::{Number, Value};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -325,6 +325,55 @@ impl<'a> Decoder<'a> {
         self.value_inner(expr, abbrev, quoted)
     }
 
+    /// An array after its `[`.
+    fn array(&mut self, expr: ExprId, a: &ArrPart) -> DResult<Value> {
+        self.pos += 1;
+        let mut items = Vec::new();
+        if self.peek() == Some(']') {
+            self.check_min_items(expr, 0, "item")?;
+            self.pos += 1;
+            return Ok(Value::Array(items));
+        }
+        loop {
+            let Some(e) = a.item_at(items.len()) else {
+                return self.error(format!("`]` (at most {} items)", a.prefix.len()));
+            };
+            items.push(self.value(e, &NO_ABBREV)?);
+            if self.peek() == Some(']') {
+                self.check_min_items(expr, items.len(), "item")?;
+                self.pos += 1;
+                return Ok(Value::Array(items));
+            }
+            self.expect(' ', "a space or `]`")?;
+        }
+    }
+
+    /// A number (starting at `start`): one of the allowed ones, or an integer if need be.
+    fn number_value(&mut self, np: &NumPart, start: usize) -> DResult<Value> {
+        let n = self.number()?;
+        match &np.values {
+            Some(vs) => match vs.iter().find(|m| same_number(m, &n)) {
+                Some(m) => Ok(Value::Number(m.clone())),
+                None => self.error_at(
+                    start,
+                    format!(
+                        "one of {}",
+                        vs.iter()
+                            .map(|v| v.to_string())
+                            .collect::<Vec<_>>()
+                            .join(" ")
+                    ),
+                ),
+            },
+            None => {
+                if np.integer && n.as_f64().is_some_and(|f| f.fract() != 0.0) {
+                    return self.error_at(start, "an integer");
+                }
+                Ok(Value::Number(n))
+            }
+        }
+    }
+
     pub(super) fn value_inner(
         &mut self,
         expr: ExprId,
@@ -343,64 +392,27 @@ impl<'a> Decoder<'a> {
                 self.expect(')', "`)`")?;
                 Ok(v)
             }
-            Some('[') if p.array.is_some() => {
-                let a = p.array.as_ref().expect("checked");
-                self.pos += 1;
-                let mut items = Vec::new();
-                if self.peek() == Some(']') {
-                    self.check_min_items(expr, 0, "item")?;
-                    self.pos += 1;
-                } else {
-                    loop {
-                        let Some(e) = a.item_at(items.len()) else {
-                            return self.error(format!("`]` (at most {} items)", a.prefix.len()));
-                        };
-                        items.push(self.value(e, &NO_ABBREV)?);
-                        if self.peek() == Some(']') {
-                            self.check_min_items(expr, items.len(), "item")?;
-                            self.pos += 1;
-                            break;
-                        }
-                        self.expect(' ', "a space or `]`")?;
+            Some('[') => match &p.array {
+                Some(a) => self.array(expr, a),
+                None => self.error(self.expected_of(p)),
+            },
+            Some('"') => match &p.string {
+                Some(sp) => {
+                    let s = self.quoted()?;
+                    match &sp.values {
+                        None => Ok(Value::String(s)),
+                        Some(vs) => match lookup_enum(vs, abbrev, &s, false) {
+                            Some(v) => Ok(Value::String(v)),
+                            None => self.error_at(start, self.expected_of(p)),
+                        },
                     }
                 }
-                Ok(Value::Array(items))
-            }
-            Some('"') if p.string.is_some() => {
-                let s = self.quoted()?;
-                match &p.string.as_ref().expect("checked").values {
-                    None => Ok(Value::String(s)),
-                    Some(vs) => match lookup_enum(vs, abbrev, &s, false) {
-                        Some(v) => Ok(Value::String(v)),
-                        None => self.error_at(start, self.expected_of(p)),
-                    },
-                }
-            }
-            Some(c) if (c == '-' || c.is_ascii_digit()) && p.number.is_some() => {
-                let n = self.number()?;
-                let np = p.number.as_ref().expect("checked");
-                match &np.values {
-                    Some(vs) => match vs.iter().find(|m| same_number(m, &n)) {
-                        Some(m) => Ok(Value::Number(m.clone())),
-                        None => self.error_at(
-                            start,
-                            format!(
-                                "one of {}",
-                                vs.iter()
-                                    .map(|v| v.to_string())
-                                    .collect::<Vec<_>>()
-                                    .join(" ")
-                            ),
-                        ),
-                    },
-                    None => {
-                        if np.integer && n.as_f64().is_some_and(|f| f.fract() != 0.0) {
-                            return self.error_at(start, "an integer");
-                        }
-                        Ok(Value::Number(n))
-                    }
-                }
-            }
+                None => self.error(self.expected_of(p)),
+            },
+            Some('-' | '0'..='9') => match &p.number {
+                Some(np) => self.number_value(np, start),
+                None => self.error(self.expected_of(p)),
+            },
             Some(c) if is_word_char(c) && !c.is_ascii_digit() && c != '-' => {
                 let w = self.token_text().unwrap_or_default();
                 let v = match w {
@@ -445,7 +457,6 @@ fn lookup_enum(
         })
         .cloned()
 }
-
 
 #[cfg(test)]
 mod tests {
@@ -511,4 +522,3 @@ mod tests {
         );
     }
 }
-

@@ -64,17 +64,19 @@ impl Decoder<'_> {
             };
             map.insert(f.name.clone(), v);
         }
+        self.block_extras(r, &mut map)?;
+        Ok(Value::Object(map))
+    }
+
+    /// The lines after a block's fields: undeclared properties (`"key": value`), else the
+    /// end of input.
+    fn block_extras(&mut self, r: &RecordLayout, map: &mut Map<String, Value>) -> DResult<()> {
         while !self.at_end() {
             let start = self.pos;
             match (self.statement_head(), r.extras) {
                 (Some((kw, len)), Some(e)) if kw.starts_with('"') => {
                     let key = kw[1..].to_string();
-                    if r.fields.iter().any(|f| f.name == key) || map.contains_key(&key) {
-                        return self.error_at(
-                            start,
-                            format!("a new property (`{key}` is declared or repeated)"),
-                        );
-                    }
+                    self.check_new_key(r, map, &key, start)?;
                     self.pos += len;
                     self.expect(' ', "a space after `:`")?;
                     let v = self.value(e, &NO_ABBREV)?;
@@ -97,7 +99,7 @@ impl Decoder<'_> {
                 }
             }
         }
-        Ok(Value::Object(map))
+        Ok(())
     }
 
     pub(super) fn line_item(&mut self, expr: ExprId) -> DResult<Value> {
@@ -206,11 +208,7 @@ impl Decoder<'_> {
             };
             if let Some(j) = found {
                 // Const fields between i and j take their value without being written.
-                for f in &r.fields[i..j] {
-                    if let FieldMode::Const(c) = &f.mode {
-                        map.insert(f.name.clone(), c.clone());
-                    }
-                }
+                insert_consts(&r.fields[i..j], map);
                 let f = &r.fields[j];
                 let v = self.optional_field(f)?;
                 map.insert(f.name.clone(), v);
@@ -226,27 +224,7 @@ impl Decoder<'_> {
             }
             if quoted_key || bare_key {
                 if let Some(e) = r.extras {
-                    let start = self.pos;
-                    let key = if bare_key {
-                        let w = self.token_text().unwrap_or_default();
-                        self.pos += w.len();
-                        w.to_string()
-                    } else {
-                        self.quoted()?
-                    };
-                    if r.fields.iter().any(|f| f.name == key) || map.contains_key(&key) {
-                        return self.error_at(
-                            start,
-                            format!("a new property (`{key}` is declared or repeated)"),
-                        );
-                    }
-                    if bare_key {
-                        self.expect(' ', "a space, then the value")?;
-                    } else {
-                        self.expect(':', "`:` right after the quoted key, then the value")?;
-                    }
-                    let v = self.value(e, &NO_ABBREV)?;
-                    map.insert(key, v);
+                    self.extra_property(r, e, bare_key, map)?;
                     extras_started = true;
                     *slots += 1;
                     continue;
@@ -258,45 +236,83 @@ impl Decoder<'_> {
                 break;
             }
             // Nothing fits: say what could come here.
-            let mut keywords: Vec<String> = Vec::new();
-            let mut values: Vec<String> = Vec::new();
-            if !extras_started {
-                for f in &r.fields[i..] {
-                    match f.mode {
-                        FieldMode::Keyed => keywords.push(format!("`{}`", f.keyword)),
-                        FieldMode::Keyless => values.push(format!("`{}`", f.name)),
-                        _ => {}
-                    }
-                }
-            }
-            let mut expected: Vec<String> = Vec::new();
-            if !keywords.is_empty() {
-                expected.push(format!("a keyword ({})", keywords.join(", ")));
-            }
-            if !values.is_empty() {
-                expected.push(format!("a value of {}", values.join(", ")));
-            }
-            if r.extras.is_some() {
-                expected.push("a \"quoted\" property name".into());
-            }
-            if *slots > 0 {
-                // After a separator something must follow.
-                let what = if expected.is_empty() {
-                    "nothing more (remove the space)".to_string()
-                } else {
-                    expected.join(" or ")
-                };
-                return self.error_at(sep_pos + 1, what);
-            }
-            expected.push("the end of the object".into());
-            return self.error(expected.join(" or "));
+            let rest = if extras_started {
+                &[][..]
+            } else {
+                &r.fields[i..]
+            };
+            return self.nothing_fits(r, rest, *slots > 0, sep_pos);
         }
-        for f in &r.fields[i..] {
-            if let FieldMode::Const(c) = &f.mode {
-                map.insert(f.name.clone(), c.clone());
-            }
-        }
+        insert_consts(&r.fields[i..], map);
         Ok(())
+    }
+
+    /// An undeclared property: `"key":value`, or `key value` (a bare key, in pure maps).
+    fn extra_property(
+        &mut self,
+        r: &RecordLayout,
+        e: ExprId,
+        bare_key: bool,
+        map: &mut Map<String, Value>,
+    ) -> DResult<()> {
+        let start = self.pos;
+        let key = if bare_key {
+            let w = self.token_text().unwrap_or_default();
+            self.pos += w.len();
+            w.to_string()
+        } else {
+            self.quoted()?
+        };
+        self.check_new_key(r, map, &key, start)?;
+        if bare_key {
+            self.expect(' ', "a space, then the value")?;
+        } else {
+            self.expect(':', "`:` right after the quoted key, then the value")?;
+        }
+        let v = self.value(e, &NO_ABBREV)?;
+        map.insert(key, v);
+        Ok(())
+    }
+
+    /// The error where nothing fits in a record: what could come here (`rest`: the fields
+    /// still possible; `after_sep`: a separator at `sep_pos` was read, so something must
+    /// follow it).
+    fn nothing_fits<T>(
+        &self,
+        r: &RecordLayout,
+        rest: &[FieldLayout],
+        after_sep: bool,
+        sep_pos: usize,
+    ) -> DResult<T> {
+        let mut keywords: Vec<String> = Vec::new();
+        let mut values: Vec<String> = Vec::new();
+        for f in rest {
+            match f.mode {
+                FieldMode::Keyed => keywords.push(format!("`{}`", f.keyword)),
+                FieldMode::Keyless => values.push(format!("`{}`", f.name)),
+                _ => {}
+            }
+        }
+        let mut expected: Vec<String> = Vec::new();
+        if !keywords.is_empty() {
+            expected.push(format!("a keyword ({})", keywords.join(", ")));
+        }
+        if !values.is_empty() {
+            expected.push(format!("a value of {}", values.join(", ")));
+        }
+        if r.extras.is_some() {
+            expected.push("a \"quoted\" property name".into());
+        }
+        if after_sep {
+            let what = if expected.is_empty() {
+                "nothing more (remove the space)".to_string()
+            } else {
+                expected.join(" or ")
+            };
+            return self.error_at(sep_pos + 1, what);
+        }
+        expected.push("the end of the object".into());
+        self.error(expected.join(" or "))
     }
 
     pub(super) fn optional_field(&mut self, f: &FieldLayout) -> DResult<Value> {
@@ -312,5 +328,33 @@ impl Decoder<'_> {
             return self.open_body(f.expr);
         }
         self.value(f.expr, &f.abbrev)
+    }
+}
+
+impl Decoder<'_> {
+    /// An undeclared property's key (read at `start`) must be neither declared nor repeated.
+    fn check_new_key(
+        &self,
+        r: &RecordLayout,
+        map: &Map<String, Value>,
+        key: &str,
+        start: usize,
+    ) -> DResult<()> {
+        if r.fields.iter().any(|f| f.name == key) || map.contains_key(key) {
+            return self.error_at(
+                start,
+                format!("a new property (`{key}` is declared or repeated)"),
+            );
+        }
+        Ok(())
+    }
+}
+
+/// Const fields take their value without being written.
+fn insert_consts(fields: &[FieldLayout], map: &mut Map<String, Value>) {
+    for f in fields {
+        if let FieldMode::Const(c) = &f.mode {
+            map.insert(f.name.clone(), c.clone());
+        }
     }
 }

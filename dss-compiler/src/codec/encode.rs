@@ -455,4 +455,3 @@ fn sep(slots: &mut usize, out: &mut String) {
     }
     *slots += 1;
 }
-

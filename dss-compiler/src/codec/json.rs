@@ -55,4 +55,3 @@ pub(super) fn type_name(v: &Value) -> &'static str {
         Value::Object(_) => "object",
     }
 }
-

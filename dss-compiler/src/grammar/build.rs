@@ -3,10 +3,9 @@
 
 use super::names::{expr_name, RuleNames};
 use super::terminal::is_word_char;
-use super::{Grammar, Rule, Terminal, G};
+use super::{block_fields, Grammar, Rule, Terminal, G};
 use crate::notation::{
-    is_section, render_word, FieldLayout, FieldMode, Notation, ObjLayout, RecordLayout,
-    RootLayout,
+    is_section, render_word, FieldLayout, FieldMode, Notation, ObjLayout, RecordLayout, RootLayout,
 };
 use crate::shape::{ArrPart, ExprId, Parts, Shapes};
 use std::collections::{BTreeMap, HashMap};
@@ -305,15 +304,7 @@ impl Builder<'_> {
             return G::Alt(Vec::new());
         };
         let mut items = Vec::new();
-        // Plain lines first, then sections (see `Encoder::block`).
-        let (sections, plain): (Vec<&FieldLayout>, Vec<&FieldLayout>) = r
-            .fields
-            .iter()
-            .partition(|f| is_section(self.shapes, f.expr));
-        for f in plain.into_iter().chain(sections) {
-            if matches!(f.mode, FieldMode::Const(_)) {
-                continue;
-            }
+        for f in block_fields(self.shapes, &r) {
             let stmt = if is_section(self.shapes, f.expr) {
                 let item = self.shapes.items_of(f.expr);
                 let li = seq(vec![self.line_item(item), lit("\n")]);
@@ -456,4 +447,3 @@ pub fn build(shapes: &Shapes, notation: &Notation) -> Grammar {
     rules.extend(b.rules);
     Grammar { rules }
 }
-

@@ -27,6 +27,8 @@ pub use print::quote_lit;
 pub use readable::readable;
 pub use terminal::Terminal;
 
+use crate::notation::{is_section, FieldLayout, FieldMode, RecordLayout};
+use crate::shape::Shapes;
 use std::collections::BTreeSet;
 
 /// A grammar expression.
@@ -95,8 +97,20 @@ impl Grammar {
             }
         }
         Terminal::ALL
-            .into_iter()
+            .iter()
+            .copied()
             .filter(|t| used.contains(t))
             .collect()
     }
+}
+
+/// The fields of a block document in the order they are written: plain lines first, then
+/// sections (see `Encoder::block`); const fields are not written.
+fn block_fields<'r>(shapes: &Shapes, r: &'r RecordLayout) -> Vec<&'r FieldLayout> {
+    let (sections, plain): (Vec<&FieldLayout>, Vec<&FieldLayout>) = r
+        .fields
+        .iter()
+        .filter(|f| !matches!(f.mode, FieldMode::Const(_)))
+        .partition(|f| is_section(shapes, f.expr));
+    plain.into_iter().chain(sections).collect()
 }

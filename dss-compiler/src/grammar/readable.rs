@@ -4,10 +4,10 @@
 //! [`Ref`]s, and printed once at the end.
 
 use super::names::expr_name;
-use super::Terminal;
+use super::{block_fields, Terminal};
 use crate::notation::{
-    is_section, render_word, FieldLayout, FieldMode, Notation, ObjLayout, RecordLayout,
-    RootLayout, TaggedVariant,
+    is_section, render_word, FieldLayout, FieldMode, Notation, ObjLayout, RecordLayout, RootLayout,
+    TaggedVariant,
 };
 use crate::shape::{ExprId, Shapes};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -315,14 +315,7 @@ impl Readable<'_> {
         };
         let mut docs = Vec::new();
         let mut stmts = Vec::new();
-        let (sections, plain): (Vec<&FieldLayout>, Vec<&FieldLayout>) = r
-            .fields
-            .iter()
-            .partition(|f| is_section(self.shapes, f.expr));
-        for f in plain.into_iter().chain(sections) {
-            if matches!(f.mode, FieldMode::Const(_)) {
-                continue;
-            }
+        for f in block_fields(self.shapes, r) {
             if let Some(d) = self.shapes.doc(f.source) {
                 docs.push((f.keyword.clone(), one_line(d)));
             }
@@ -388,10 +381,19 @@ impl Readable<'_> {
     }
 
     /// The rule of a value: its words, terminals, list and object forms.
-    fn value_rule(&mut self, expr: ExprId, abbrev: &BTreeMap<String, String>, name: String) -> RRule {
+    fn value_rule(
+        &mut self,
+        expr: ExprId,
+        abbrev: &BTreeMap<String, String>,
+        name: String,
+    ) -> RRule {
         let p = self.shapes.parts(expr).clone();
         let mut alts: Vec<String> = Vec::new();
-        for (on, w) in [(p.null, "null"), (p.bool_true, "true"), (p.bool_false, "false")] {
+        for (on, w) in [
+            (p.null, "null"),
+            (p.bool_true, "true"),
+            (p.bool_false, "false"),
+        ] {
             if on {
                 alts.push(w.into());
             }

@@ -3,9 +3,23 @@
 //! are exhaustive `match`es, so a new terminal cannot be forgotten by one syntax, and the
 //! decoder's lexers sit beside the terminal they recognise.
 
-/// A terminal of the grammars (leaf rules shared by every schema's grammar).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Terminal {
+/// Defines [`Terminal`] and [`Terminal::ALL`] from one list.
+macro_rules! terminals {
+    ($($(#[doc = $doc:literal])* $v:ident,)*) => {
+        /// A terminal of the grammars (leaf rules shared by every schema's grammar).
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        pub enum Terminal {
+            $($(#[doc = $doc])* $v,)*
+        }
+
+        impl Terminal {
+            /// Every terminal, in the order grammars list their definitions.
+            pub const ALL: &'static [Terminal] = &[$(Terminal::$v,)*];
+        }
+    };
+}
+
+terminals! {
     /// A free string: quoted, or bare when one word.
     Text,
     /// A non-empty free string: quoted, or bare when one word.
@@ -49,25 +63,6 @@ pub const WCH_PEST: &str =
     "WCH = _{ ASCII_ALPHANUMERIC | \"_\" | \"$\" | \".\" | \"-\" | \"/\" }\n";
 
 impl Terminal {
-    /// Every terminal, in the order grammars list their definitions.
-    pub const ALL: [Terminal; 15] = [
-        Text,
-        TextNonempty,
-        Bare,
-        String,
-        NonEmpty,
-        Date,
-        DateTime,
-        Number,
-        NonnegNumber,
-        Integer,
-        Natural,
-        Positive,
-        JsonValue,
-        JsonObject,
-        JsonArray,
-    ];
-
     /// The terminal of a free number: bounds a grammar can say (`minimum` 0 or 1).
     pub fn of_number(n: &NumPart) -> Terminal {
         match (n.integer, n.lower) {
@@ -131,18 +126,40 @@ impl Terminal {
         match self {
             Text => "{ string | bare }",
             TextNonempty => "{ nonempty | bare }",
-            NonEmpty => r#"@{ "\"" ~ (!("\"" | "\\" | '\u{00}'..'\u{1F}') ~ ANY | "\\" ~ ("\"" | "\\" | "/" | "b" | "f" | "n" | "r" | "t" | "u" ~ ASCII_HEX_DIGIT{4}))+ ~ "\"" }"#,
-            Date => r#"@{ "\"" ~ ASCII_DIGIT{4} ~ "-" ~ ASCII_DIGIT{2} ~ "-" ~ ASCII_DIGIT{2} ~ "\"" }"#,
-            DateTime => r#"@{ "\"" ~ ASCII_DIGIT{4} ~ "-" ~ ASCII_DIGIT{2} ~ "-" ~ ASCII_DIGIT{2} ~ ("T" | "t" | " ") ~ ASCII_DIGIT{2} ~ ":" ~ ASCII_DIGIT{2} ~ ":" ~ ASCII_DIGIT{2} ~ ("." ~ ASCII_DIGIT+)? ~ ("Z" | "z" | ("+" | "-") ~ ASCII_DIGIT{2} ~ ":" ~ ASCII_DIGIT{2}) ~ "\"" }"#,
-            NonnegNumber => r#"@{ ("0" | ASCII_NONZERO_DIGIT ~ ASCII_DIGIT*) ~ ("." ~ ASCII_DIGIT+)? ~ (("e" | "E") ~ ("+" | "-")? ~ ASCII_DIGIT+)? }"#,
-            Natural => r#"@{ ("0" | ASCII_NONZERO_DIGIT ~ ASCII_DIGIT*) ~ ("." ~ "0"+)? ~ (("e" | "E") ~ "+"? ~ ASCII_DIGIT+)? }"#,
-            Positive => r#"@{ ASCII_NONZERO_DIGIT ~ ASCII_DIGIT* ~ ("." ~ "0"+)? ~ (("e" | "E") ~ "+"? ~ ASCII_DIGIT+)? }"#,
+            NonEmpty => {
+                r#"@{ "\"" ~ (!("\"" | "\\" | '\u{00}'..'\u{1F}') ~ ANY | "\\" ~ ("\"" | "\\" | "/" | "b" | "f" | "n" | "r" | "t" | "u" ~ ASCII_HEX_DIGIT{4}))+ ~ "\"" }"#
+            }
+            Date => {
+                r#"@{ "\"" ~ ASCII_DIGIT{4} ~ "-" ~ ASCII_DIGIT{2} ~ "-" ~ ASCII_DIGIT{2} ~ "\"" }"#
+            }
+            DateTime => {
+                r#"@{ "\"" ~ ASCII_DIGIT{4} ~ "-" ~ ASCII_DIGIT{2} ~ "-" ~ ASCII_DIGIT{2} ~ ("T" | "t" | " ") ~ ASCII_DIGIT{2} ~ ":" ~ ASCII_DIGIT{2} ~ ":" ~ ASCII_DIGIT{2} ~ ("." ~ ASCII_DIGIT+)? ~ ("Z" | "z" | ("+" | "-") ~ ASCII_DIGIT{2} ~ ":" ~ ASCII_DIGIT{2}) ~ "\"" }"#
+            }
+            NonnegNumber => {
+                r#"@{ ("0" | ASCII_NONZERO_DIGIT ~ ASCII_DIGIT*) ~ ("." ~ ASCII_DIGIT+)? ~ (("e" | "E") ~ ("+" | "-")? ~ ASCII_DIGIT+)? }"#
+            }
+            Natural => {
+                r#"@{ ("0" | ASCII_NONZERO_DIGIT ~ ASCII_DIGIT*) ~ ("." ~ "0"+)? ~ (("e" | "E") ~ "+"? ~ ASCII_DIGIT+)? }"#
+            }
+            Positive => {
+                r#"@{ ASCII_NONZERO_DIGIT ~ ASCII_DIGIT* ~ ("." ~ "0"+)? ~ (("e" | "E") ~ "+"? ~ ASCII_DIGIT+)? }"#
+            }
             Bare => r#"@{ (ASCII_ALPHA | "_" | "$") ~ WCH* }"#,
-            String => r#"@{ "\"" ~ (!("\"" | "\\" | '\u{00}'..'\u{1F}') ~ ANY | "\\" ~ ("\"" | "\\" | "/" | "b" | "f" | "n" | "r" | "t" | "u" ~ ASCII_HEX_DIGIT{4}))* ~ "\"" }"#,
-            Number => r#"@{ "-"? ~ ("0" | ASCII_NONZERO_DIGIT ~ ASCII_DIGIT*) ~ ("." ~ ASCII_DIGIT+)? ~ (("e" | "E") ~ ("+" | "-")? ~ ASCII_DIGIT+)? }"#,
-            Integer => r#"@{ "-"? ~ ("0" | ASCII_NONZERO_DIGIT ~ ASCII_DIGIT*) ~ ("." ~ "0"+)? ~ (("e" | "E") ~ "+"? ~ ASCII_DIGIT+)? }"#,
-            JsonValue => r#"{ json_object | json_array | string | number | "true" | "false" | "null" }"#,
-            JsonObject => r#"{ "{" ~ (string ~ ":" ~ json_value ~ ("," ~ string ~ ":" ~ json_value)*)? ~ "}" }"#,
+            String => {
+                r#"@{ "\"" ~ (!("\"" | "\\" | '\u{00}'..'\u{1F}') ~ ANY | "\\" ~ ("\"" | "\\" | "/" | "b" | "f" | "n" | "r" | "t" | "u" ~ ASCII_HEX_DIGIT{4}))* ~ "\"" }"#
+            }
+            Number => {
+                r#"@{ "-"? ~ ("0" | ASCII_NONZERO_DIGIT ~ ASCII_DIGIT*) ~ ("." ~ ASCII_DIGIT+)? ~ (("e" | "E") ~ ("+" | "-")? ~ ASCII_DIGIT+)? }"#
+            }
+            Integer => {
+                r#"@{ "-"? ~ ("0" | ASCII_NONZERO_DIGIT ~ ASCII_DIGIT*) ~ ("." ~ "0"+)? ~ (("e" | "E") ~ "+"? ~ ASCII_DIGIT+)? }"#
+            }
+            JsonValue => {
+                r#"{ json_object | json_array | string | number | "true" | "false" | "null" }"#
+            }
+            JsonObject => {
+                r#"{ "{" ~ (string ~ ":" ~ json_value ~ ("," ~ string ~ ":" ~ json_value)*)? ~ "}" }"#
+            }
             JsonArray => r#"{ "[" ~ (json_value ~ ("," ~ json_value)*)? ~ "]" }"#,
         }
     }
@@ -152,14 +169,20 @@ impl Terminal {
         match self {
             Text => "string | bare",
             TextNonempty => "nonempty | bare",
-            NonEmpty => r#""\"" ( [^"\\\x00-\x1F] | "\\" ( ["\\/bfnrt] | "u" [0-9a-fA-F]{4} ) )+ "\"""#,
+            NonEmpty => {
+                r#""\"" ( [^"\\\x00-\x1F] | "\\" ( ["\\/bfnrt] | "u" [0-9a-fA-F]{4} ) )+ "\"""#
+            }
             Date => r#""\"" [0-9]{4} "-" [0-9]{2} "-" [0-9]{2} "\"""#,
-            DateTime => r#""\"" [0-9]{4} "-" [0-9]{2} "-" [0-9]{2} [Tt ] [0-9]{2} ":" [0-9]{2} ":" [0-9]{2} ( "." [0-9]+ )? ( [Zz] | [-+] [0-9]{2} ":" [0-9]{2} ) "\"""#,
+            DateTime => {
+                r#""\"" [0-9]{4} "-" [0-9]{2} "-" [0-9]{2} [Tt ] [0-9]{2} ":" [0-9]{2} ":" [0-9]{2} ( "." [0-9]+ )? ( [Zz] | [-+] [0-9]{2} ":" [0-9]{2} ) "\"""#
+            }
             NonnegNumber => r#"( "0" | [1-9] [0-9]* ) ( "." [0-9]+ )? ( [eE] [-+]? [0-9]+ )?"#,
             Natural => r#"( "0" | [1-9] [0-9]* ) ( "." "0"+ )? ( [eE] "+"? [0-9]+ )?"#,
             Positive => r#"[1-9] [0-9]* ( "." "0"+ )? ( [eE] "+"? [0-9]+ )?"#,
             Bare => "[A-Za-z_$] [A-Za-z0-9_$./-]*",
-            String => r#""\"" ( [^"\\\x00-\x1F] | "\\" ( ["\\/bfnrt] | "u" [0-9a-fA-F]{4} ) )* "\"""#,
+            String => {
+                r#""\"" ( [^"\\\x00-\x1F] | "\\" ( ["\\/bfnrt] | "u" [0-9a-fA-F]{4} ) )* "\"""#
+            }
             Number => r#""-"? ( "0" | [1-9] [0-9]* ) ( "." [0-9]+ )? ( [eE] [-+]? [0-9]+ )?"#,
             Integer => r#""-"? ( "0" | [1-9] [0-9]* ) ( "." "0"+ )? ( [eE] "+"? [0-9]+ )?"#,
             JsonValue => {
@@ -193,7 +216,9 @@ impl Terminal {
             TextNonempty => "T_NONEMPTY | T_BARE",
             NonEmpty => r#"/"([^"\\\x00-\x1F]|\\(["\\\/bfnrt]|u[0-9a-fA-F]{4}))+"/"#,
             Date => r#"/"[0-9]{4}-[0-9]{2}-[0-9]{2}"/"#,
-            DateTime => r#"/"[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt ][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?([Zz]|[-+][0-9]{2}:[0-9]{2})"/"#,
+            DateTime => {
+                r#"/"[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt ][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?([Zz]|[-+][0-9]{2}:[0-9]{2})"/"#
+            }
             NonnegNumber => r"/(0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?/",
             Natural => r"/(0|[1-9][0-9]*)(\.0+)?([eE]\+?[0-9]+)?/",
             Positive => r"/[1-9][0-9]*(\.0+)?([eE]\+?[0-9]+)?/",
@@ -344,7 +369,7 @@ mod tests {
 
     #[test]
     fn every_rendering_refers_to_its_deps() {
-        for t in Terminal::ALL {
+        for &t in Terminal::ALL {
             for d in t.deps() {
                 assert!(t.pest().contains(d.name()), "pest {t:?} -> {d:?}");
                 assert!(t.gbnf().contains(&d.gbnf_name()), "gbnf {t:?} -> {d:?}");
