@@ -162,26 +162,7 @@ impl Decoder<'_> {
         slots: &mut usize,
         open: bool,
     ) -> DResult<()> {
-        let mut i = 0;
-        // Positional and const fields.
-        while i < r.fields.len() {
-            let f = &r.fields[i];
-            match &f.mode {
-                FieldMode::Const(c) => {
-                    map.insert(f.name.clone(), c.clone());
-                }
-                FieldMode::Positional => {
-                    if *slots > 0 {
-                        self.expect(' ', &format!("a space, then `{}`", f.name))?;
-                    }
-                    *slots += 1;
-                    let v = self.value_as(f.expr, &f.abbrev, f.quoted)?;
-                    map.insert(f.name.clone(), v);
-                }
-                _ => break,
-            }
-            i += 1;
-        }
+        let mut i = self.leading_fields(r, map, slots)?;
         // Optional fields in order, then undeclared properties.
         let mut extras_started = false;
         loop {
@@ -245,6 +226,35 @@ impl Decoder<'_> {
         }
         insert_consts(&r.fields[i..], map);
         Ok(())
+    }
+
+    /// The positional and const fields a record starts with; returns how many there are.
+    fn leading_fields(
+        &mut self,
+        r: &RecordLayout,
+        map: &mut Map<String, Value>,
+        slots: &mut usize,
+    ) -> DResult<usize> {
+        let mut i = 0;
+        while i < r.fields.len() {
+            let f = &r.fields[i];
+            match &f.mode {
+                FieldMode::Const(c) => {
+                    map.insert(f.name.clone(), c.clone());
+                }
+                FieldMode::Positional => {
+                    if *slots > 0 {
+                        self.expect(' ', &format!("a space, then `{}`", f.name))?;
+                    }
+                    *slots += 1;
+                    let v = self.value_as(f.expr, &f.abbrev, f.quoted)?;
+                    map.insert(f.name.clone(), v);
+                }
+                _ => break,
+            }
+            i += 1;
+        }
+        Ok(i)
     }
 
     /// An undeclared property: `"key":value`, or `key value` (a bare key, in pure maps).

@@ -531,3 +531,30 @@ impl Readable<'_> {
         (docs, parts.join(" "))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::{compile, CompileOptions};
+    use serde_json::json;
+
+    #[test]
+    fn explains_only_the_terminals_it_uses() {
+        // A rule named like a terminal (`<Get_event_date>`) is not a date.
+        let schema = json!({"type": "object", "properties": {"get_event_date": {
+            "type": "object", "properties": {"event": {"type": "string"}}}}});
+        let bnf = compile(&schema, &CompileOptions::default())
+            .unwrap()
+            .grammar_bnf();
+        assert!(bnf.contains("date>"), "{bnf}");
+        assert!(!bnf.contains("# <date> is"), "{bnf}");
+        let schema = json!({"type": "object", "properties": {
+            "day": {"type": "string", "format": "date"},
+            "n": {"type": "integer", "minimum": 0}}});
+        let bnf = compile(&schema, &CompileOptions::default())
+            .unwrap()
+            .grammar_bnf();
+        assert!(bnf.contains("# <date> is"), "{bnf}");
+        assert!(bnf.contains("# <natural> is"), "{bnf}");
+        assert!(!bnf.contains("# <number>=0> is"), "{bnf}");
+    }
+}
