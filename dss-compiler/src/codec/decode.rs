@@ -1,0 +1,524 @@
+//! The decoder: shorthand -> JSON, left to right with one token of lookahead; the cursor,
+//! errors, tokens and values (objects are in `decode_object.rs`).
+
+use super::NO_ABBREV;
+use crate::error::ExpandError;
+use crate::grammar::terminal::{
+    is_word, is_word_char, is_word_start, json_len, number_len, quoted_len, word_len,
+};
+use crate::notation::{render_word, First, Notation, RootLayout};
+use crate::shape::{same_number, ArrPart, ExprId, NumPart, Parts, Shapes};
+use serde_json::{Number, Value};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Reads shorthand.
+pub struct Decoder<'a> {
+    pub(super) src: &'a str,
+    pub(super) pos: usize,
+    /// Nesting of `(` and `[`, bounded so hostile input cannot overflow the stack.
+    pub(super) depth: usize,
+    pub(super) shapes: &'a Shapes,
+    pub(super) notation: &'a Notation,
+}
+
+pub(super) type DResult<T> = Result<T, ExpandError>;
+
+/// The next token, borrowed from the input (no allocation on the hot path).
+#[derive(PartialEq)]
+pub(super) enum Tok<'s> {
+    Word(&'s str),
+    Class(First),
+}
+
+impl Tok<'_> {
+    pub(super) fn selects(&self, first: &BTreeSet<First>) -> bool {
+        match self {
+            Tok::Word(w) => first.iter().any(|f| matches!(f, First::Word(x) if x == w)),
+            Tok::Class(c) => first.contains(c),
+        }
+    }
+}
+
+/// Deepest nesting of objects and arrays the decoder reads (serde_json's limit too).
+pub const MAX_DEPTH: usize = 128;
+
+impl<'a> Decoder<'a> {
+    pub fn new(src: &'a str, shapes: &'a Shapes, notation: &'a Notation) -> Self {
+        Decoder {
+            src,
+            pos: 0,
+            depth: 0,
+            shapes,
+            notation,
+        }
+    }
+
+    pub(super) fn rest(&self) -> &'a str {
+        &self.src[self.pos..]
+    }
+    pub(super) fn peek(&self) -> Option<char> {
+        self.rest().chars().next()
+    }
+    pub(super) fn at_end(&self) -> bool {
+        self.pos >= self.src.len()
+    }
+
+    pub(super) fn error<T>(&self, expected: impl Into<String>) -> DResult<T> {
+        self.error_at(self.pos, expected)
+    }
+
+    pub(super) fn error_at<T>(&self, pos: usize, expected: impl Into<String>) -> DResult<T> {
+        let before = &self.src[..pos];
+        let line = before.matches('\n').count() + 1;
+        let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+        Err(ExpandError {
+            line,
+            column,
+            expected: expected.into(),
+            found: self.describe_at(pos),
+        })
+    }
+
+    pub(super) fn describe_at(&self, pos: usize) -> String {
+        let rest = &self.src[pos..];
+        match rest.chars().next() {
+            None => "end of input".into(),
+            Some('\n') => "end of line".into(),
+            Some(' ') => "a space".into(),
+            Some(c) if is_word_char(c) => {
+                let w: String = rest
+                    .chars()
+                    .take_while(|&c| is_word_char(c))
+                    .take(40)
+                    .collect();
+                format!("`{w}`")
+            }
+            Some(_) => {
+                let t: String = rest.chars().take_while(|&c| c != '\n').take(20).collect();
+                format!("`{t}`")
+            }
+        }
+    }
+
+    pub(super) fn eat(&mut self, c: char) -> bool {
+        if self.peek() == Some(c) {
+            self.pos += c.len_utf8();
+            true
+        } else {
+            false
+        }
+    }
+
+    pub(super) fn expect(&mut self, c: char, what: &str) -> DResult<()> {
+        if self.eat(c) {
+            Ok(())
+        } else {
+            self.error(what)
+        }
+    }
+
+    /// Accept the final newline, or its absence at the very end.
+    pub(super) fn end_line(&mut self) -> DResult<()> {
+        if self.eat('\n') || self.at_end() {
+            Ok(())
+        } else {
+            self.error("end of line")
+        }
+    }
+
+    pub fn document(&mut self) -> DResult<Value> {
+        let root = self.shapes.root;
+        let v = match self.notation.root {
+            RootLayout::Block => self.block(root)?,
+            RootLayout::Line => {
+                let v = self.line_item(root)?;
+                self.end_line()?;
+                v
+            }
+            RootLayout::Lines => {
+                let item = self.shapes.items_of(root);
+                let mut items = Vec::new();
+                while !self.at_end() {
+                    items.push(self.line_item(item)?);
+                    self.end_line()?;
+                }
+                self.check_min_items(root, items.len(), "line")?;
+                Value::Array(items)
+            }
+            RootLayout::Value => {
+                let v = self.value(root, &NO_ABBREV)?;
+                self.end_line()?;
+                v
+            }
+        };
+        if !self.at_end() {
+            return self.error("end of input");
+        }
+        Ok(v)
+    }
+
+    /// An array that ends here with `n` items (`noun`: `item` or `line`): an error when the
+    /// schema wants more.
+    pub(super) fn check_min_items(&self, expr: ExprId, n: usize, noun: &str) -> DResult<()> {
+        let min = self.shapes.min_items(expr);
+        if n < min {
+            return self.error(format!(
+                "another {noun} (the array needs at least {min} {noun}s, found {n})"
+            ));
+        }
+        Ok(())
+    }
+
+    /// At a line start: the statement head `kw:` or `"key":`, if there is one.
+    pub(super) fn statement_head(&self) -> Option<(String, usize)> {
+        let rest = self.rest();
+        if rest.starts_with('"') {
+            let len = quoted_len(rest)?;
+            let key: String = serde_json::from_str(&rest[..len]).ok()?;
+            // `"key": value` at the root; a line item may start `"key":value` (no space).
+            rest[len..]
+                .starts_with(": ")
+                .then_some((format!("\"{key}"), len + 1))
+        } else {
+            let len = word_len(rest);
+            (len > 0 && rest[len..].starts_with(':')).then(|| (rest[..len].to_string(), len + 1))
+        }
+    }
+
+    /// The raw text of the next word or quoted string.
+    pub(super) fn token_text(&self) -> Option<&'a str> {
+        let rest = self.rest();
+        if rest.starts_with('"') {
+            quoted_len(rest).map(|n| &rest[..n])
+        } else {
+            let n = word_len(rest);
+            (n > 0).then(|| &rest[..n])
+        }
+    }
+
+    pub(super) fn classify(&self) -> Option<Tok<'a>> {
+        let c = self.peek()?;
+        Some(match c {
+            '(' => Tok::Class(First::LParen),
+            '[' => Tok::Class(First::LBracket),
+            '{' => Tok::Class(First::LBrace),
+            '"' => Tok::Class(First::Quoted),
+            '-' | '0'..='9' => Tok::Class(First::Number),
+            c if is_word_char(c) => match self.token_text()? {
+                "true" => Tok::Class(First::True),
+                "false" => Tok::Class(First::False),
+                "null" => Tok::Class(First::Null),
+                w => Tok::Word(w),
+            },
+            _ => return None,
+        })
+    }
+
+    pub(super) fn quoted(&mut self) -> DResult<String> {
+        let rest = self.rest();
+        let Some(n) = quoted_len(rest) else {
+            return self.error("a closed string");
+        };
+        // Most strings have no escapes: take them as they are.
+        let inner = &rest[1..n - 1];
+        if !inner.bytes().any(|b| b == b'\\' || b < 0x20) {
+            self.pos += n;
+            return Ok(inner.to_string());
+        }
+        match serde_json::from_str::<String>(&rest[..n]) {
+            Ok(s) => {
+                self.pos += n;
+                Ok(s)
+            }
+            Err(e) => self.error(format!("a valid JSON string ({e})")),
+        }
+    }
+
+    pub(super) fn number(&mut self) -> DResult<Number> {
+        let rest = self.rest();
+        let n = number_len(rest);
+        match serde_json::from_str::<Number>(&rest[..n]) {
+            Ok(num) if n > 0 => {
+                self.pos += n;
+                Ok(num)
+            }
+            _ => self.error("a number"),
+        }
+    }
+
+    /// A compact JSON value (the fallback for unconstrained subtrees).
+    pub(super) fn json(&mut self) -> DResult<Value> {
+        let rest = self.rest();
+        let Some(n) = json_len(rest) else {
+            return self.error("a JSON value");
+        };
+        match serde_json::from_str::<Value>(&rest[..n]) {
+            Ok(v) => {
+                self.pos += n;
+                Ok(v)
+            }
+            Err(e) => self.error(format!("a JSON value ({e})")),
+        }
+    }
+
+    pub(super) fn expected_of(&self, p: &Parts) -> String {
+        let mut e = Vec::new();
+        if p.null {
+            e.push("null".to_string());
+        }
+        if p.bool_true || p.bool_false {
+            e.push("true/false".into());
+        }
+        if let Some(n) = &p.number {
+            e.push(if n.integer { "an integer" } else { "a number" }.into());
+        }
+        if let Some(s) = &p.string {
+            match &s.values {
+                None => e.push("a \"quoted string\"".into()),
+                Some(vs) if vs.len() <= 12 => e.push(format!(
+                    "one of {}",
+                    vs.iter()
+                        .map(|v| render_word(v))
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                )),
+                Some(vs) => e.push(format!(
+                    "one of {} values like {}",
+                    vs.len(),
+                    render_word(&vs[0])
+                )),
+            }
+        }
+        if p.array.is_some() {
+            e.push("`[`".into());
+        }
+        if p.object.is_some() {
+            e.push("`(`".into());
+        }
+        if e.is_empty() {
+            "nothing (no value is allowed here)".into()
+        } else {
+            e.join(" or ")
+        }
+    }
+
+    pub fn value(&mut self, expr: ExprId, abbrev: &BTreeMap<String, String>) -> DResult<Value> {
+        self.value_as(expr, abbrev, false)
+    }
+
+    /// `quoted`: a free string must be JSON-quoted here (see `FieldLayout::quoted`).
+    pub(super) fn value_as(
+        &mut self,
+        expr: ExprId,
+        abbrev: &BTreeMap<String, String>,
+        quoted: bool,
+    ) -> DResult<Value> {
+        if matches!(self.peek(), Some('(' | '[')) {
+            if self.depth >= MAX_DEPTH {
+                return self.error(format!("at most {MAX_DEPTH} levels of nesting"));
+            }
+            self.depth += 1;
+            let v = self.value_inner(expr, abbrev, quoted);
+            self.depth -= 1;
+            return v;
+        }
+        self.value_inner(expr, abbrev, quoted)
+    }
+
+    /// An array after its `[`.
+    fn array(&mut self, expr: ExprId, a: &ArrPart) -> DResult<Value> {
+        self.pos += 1;
+        let mut items = Vec::new();
+        if self.peek() == Some(']') {
+            self.check_min_items(expr, 0, "item")?;
+            self.pos += 1;
+            return Ok(Value::Array(items));
+        }
+        loop {
+            let Some(e) = a.item_at(items.len()) else {
+                return self.error(format!("`]` (at most {} items)", a.prefix.len()));
+            };
+            items.push(self.value(e, &NO_ABBREV)?);
+            if self.peek() == Some(']') {
+                self.check_min_items(expr, items.len(), "item")?;
+                self.pos += 1;
+                return Ok(Value::Array(items));
+            }
+            self.expect(' ', "a space or `]`")?;
+        }
+    }
+
+    /// A number (starting at `start`): one of the allowed ones, or an integer if need be.
+    fn number_value(&mut self, np: &NumPart, start: usize) -> DResult<Value> {
+        let n = self.number()?;
+        match &np.values {
+            Some(vs) => match vs.iter().find(|m| same_number(m, &n)) {
+                Some(m) => Ok(Value::Number(m.clone())),
+                None => self.error_at(
+                    start,
+                    format!(
+                        "one of {}",
+                        vs.iter()
+                            .map(|v| v.to_string())
+                            .collect::<Vec<_>>()
+                            .join(" ")
+                    ),
+                ),
+            },
+            None => {
+                if np.integer && n.as_f64().is_some_and(|f| f.fract() != 0.0) {
+                    return self.error_at(start, "an integer");
+                }
+                Ok(Value::Number(n))
+            }
+        }
+    }
+
+    pub(super) fn value_inner(
+        &mut self,
+        expr: ExprId,
+        abbrev: &BTreeMap<String, String>,
+        quoted: bool,
+    ) -> DResult<Value> {
+        let p = self.shapes.parts(expr);
+        if p.any {
+            return self.json();
+        }
+        let start = self.pos;
+        match self.peek() {
+            Some('(') if p.object.is_some() => {
+                self.pos += 1;
+                let v = self.body(expr, false)?;
+                self.expect(')', "`)`")?;
+                Ok(v)
+            }
+            Some('[') => match &p.array {
+                Some(a) => self.array(expr, a),
+                None => self.error(self.expected_of(p)),
+            },
+            Some('"') => match &p.string {
+                Some(sp) => {
+                    let s = self.quoted()?;
+                    match &sp.values {
+                        None => Ok(Value::String(s)),
+                        Some(vs) => match lookup_enum(vs, abbrev, &s, false) {
+                            Some(v) => Ok(Value::String(v)),
+                            None => self.error_at(start, self.expected_of(p)),
+                        },
+                    }
+                }
+                None => self.error(self.expected_of(p)),
+            },
+            Some('-' | '0'..='9') => match &p.number {
+                Some(np) => self.number_value(np, start),
+                None => self.error(self.expected_of(p)),
+            },
+            Some(c) if is_word_char(c) && !c.is_ascii_digit() && c != '-' => {
+                let w = self.token_text().unwrap_or_default();
+                let v = match w {
+                    "null" if p.null => Some(Value::Null),
+                    "true" if p.bool_true => Some(Value::Bool(true)),
+                    "false" if p.bool_false => Some(Value::Bool(false)),
+                    _ => match p.string.as_ref().map(|s| &s.values) {
+                        Some(Some(vs)) => lookup_enum(vs, abbrev, w, true).map(Value::String),
+                        // A free string written bare.
+                        Some(None) if !quoted && w.starts_with(is_word_start) => {
+                            Some(Value::String(w.to_string()))
+                        }
+                        _ => None,
+                    },
+                };
+                match v {
+                    Some(v) => {
+                        self.pos += w.len();
+                        Ok(v)
+                    }
+                    None => self.error(self.expected_of(p)),
+                }
+            }
+            _ => self.error(self.expected_of(p)),
+        }
+    }
+}
+
+/// Which enum value a written token stands for (bare words must be written bare, others
+/// quoted, so each value has one spelling).
+fn lookup_enum(
+    values: &[String],
+    abbrev: &BTreeMap<String, String>,
+    written: &str,
+    bare: bool,
+) -> Option<String> {
+    values
+        .iter()
+        .find(|v| {
+            let w = abbrev.get(*v).map(String::as_str).unwrap_or(v.as_str());
+            w == written && is_word(w) == bare
+        })
+        .cloned()
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{compile, CompileOptions};
+    use serde_json::json;
+
+    #[test]
+    pub(super) fn deep_nesting_is_an_error_not_a_crash() {
+        let schema = json!({"$defs": {"t": {"type": "array", "items": {"$ref": "#/$defs/t"}}}, "$ref": "#/$defs/t"});
+        let spec = compile(&schema, &CompileOptions::default()).unwrap();
+        let deep = format!("{}{}\n", "[".repeat(50_000), "]".repeat(50_000));
+        let e = spec.expand(&deep).unwrap_err();
+        assert!(e.expected.contains("levels of nesting"), "{e}");
+        let ok = format!("{}{}\n", "[".repeat(100), "]".repeat(100));
+        assert!(spec.expand(&ok).is_ok());
+    }
+
+    #[test]
+    pub(super) fn item_keys_are_not_root_statements() {
+        // A section item may start with `"key":value`; a root property line is
+        // `"key": value`.
+        let schema = json!({"type": "object", "properties": {"rows": {"type": "array",
+            "items": {"type": "object", "additionalProperties": {"type": "integer"}}}},
+            "additionalProperties": {"type": "string"}});
+        let spec = compile(&schema, &CompileOptions::default()).unwrap();
+        let x = json!({"rows": [{"k": 1, "j 2": 2}, {}], "z": "w"});
+        let s = spec.compress(&x).unwrap();
+        assert_eq!(s, "rows:\n\"j 2\":2 k 1\n\n\"z\": w\n");
+        assert_eq!(spec.expand(&s).unwrap(), x);
+    }
+
+    #[test]
+    pub(super) fn duplicate_and_unknown_properties_are_errors() {
+        let schema = json!({"type": "object", "properties": {"a": {"type": "integer"}, "c": {"type": "integer"}}});
+        let spec = compile(&schema, &CompileOptions::default()).unwrap();
+        assert_eq!(
+            spec.compress(&json!({"a": 1, "b": 2})).unwrap(),
+            "a 1 \"b\":2"
+        );
+        assert_eq!(
+            spec.expand("a 1 \"b\":2\n").unwrap(),
+            json!({"a": 1, "b": 2})
+        );
+        // Undeclared properties are joined as in JSON, where `","` is one token.
+        let x = json!({"a": 1, "b": "x", "d": [2]});
+        assert_eq!(spec.compress(&x).unwrap(), "a 1 \"b\":\"x\",\"d\":[2]");
+        assert_eq!(spec.expand("a 1 \"b\":\"x\",\"d\":[2]").unwrap(), x);
+        assert!(
+            spec.expand("a 1 \"b\":\"x\" \"d\":[2]").is_err(),
+            "`,` joins them"
+        );
+        assert!(spec.expand("a 1 \"b\":\"x\",d 3").is_err());
+        assert!(spec.expand("a 1 \"b\":2,\"b\":3\n").is_err());
+        assert!(spec.expand("a 1 \"a\":2\n").is_err());
+        assert!(
+            spec.expand("a 1 \"b\" 2\n").is_err(),
+            "a quoted key takes `:`"
+        );
+        assert!(spec.expand("a 1.5\n").is_err());
+        assert!(
+            spec.expand("c 1 a 2\n").is_err(),
+            "fields in canonical order only"
+        );
+    }
+}

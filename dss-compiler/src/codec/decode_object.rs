@@ -1,0 +1,370 @@
+//! The decoder's objects: block documents (one statement per line), bodies of records and
+//! tagged unions, optional fields found by their first token, and undeclared properties.
+
+use super::decode::{DResult, Tok};
+use super::{Decoder, MAX_DEPTH, NO_ABBREV};
+use crate::notation::{is_section, FieldLayout, FieldMode, First, ObjLayout, RecordLayout};
+use crate::shape::ExprId;
+use serde_json::{Map, Value};
+
+impl Decoder<'_> {
+    pub(super) fn block(&mut self, expr: ExprId) -> DResult<Value> {
+        let r = match self.notation.object(expr) {
+            Some(ObjLayout::Record(r)) => r,
+            _ => return self.error("an object"),
+        };
+        let mut map = Map::new();
+        // Plain lines (`kw value`), then sections (`kw:`), as the encoder writes them.
+        let plain = r.fields.iter().filter(|f| !is_section(self.shapes, f.expr));
+        for f in plain.chain(r.fields.iter().filter(|f| is_section(self.shapes, f.expr))) {
+            if let FieldMode::Const(c) = &f.mode {
+                map.insert(f.name.clone(), c.clone());
+                continue;
+            }
+            let section = is_section(self.shapes, f.expr);
+            let head = if section {
+                self.statement_head().filter(|(kw, _)| *kw == f.keyword)
+            } else {
+                let rest = self.rest();
+                (rest.starts_with(f.keyword.as_str()) && rest[f.keyword.len()..].starts_with(' '))
+                    .then(|| (f.keyword.clone(), f.keyword.len()))
+            };
+            match head {
+                Some((_, len)) => self.pos += len,
+                None if f.mode == FieldMode::Positional => {
+                    return self.error(if section {
+                        format!("`{}:`", f.keyword)
+                    } else {
+                        format!("`{} …`", f.keyword)
+                    })
+                }
+                None => continue,
+            }
+            let v = if section {
+                self.expect('\n', "end of line after a section header")?;
+                let item = self.shapes.items_of(f.expr);
+                let mut items = Vec::new();
+                while !self.at_end() && self.statement_head().is_none() {
+                    items.push(self.line_item(item)?);
+                    self.end_line()?;
+                }
+                self.check_min_items(f.expr, items.len(), "line")?;
+                Value::Array(items)
+            } else {
+                self.expect(' ', "a space after the keyword")?;
+                let v = if self.notation.opens_on_line(self.shapes, f.expr)
+                    && self.peek() != Some('(')
+                {
+                    self.open_body(f.expr)?
+                } else {
+                    self.value(f.expr, &f.abbrev)?
+                };
+                self.end_line()?;
+                v
+            };
+            map.insert(f.name.clone(), v);
+        }
+        self.block_extras(r, &mut map)?;
+        Ok(Value::Object(map))
+    }
+
+    /// The lines after a block's fields: undeclared properties (`"key": value`), else the
+    /// end of input.
+    fn block_extras(&mut self, r: &RecordLayout, map: &mut Map<String, Value>) -> DResult<()> {
+        while !self.at_end() {
+            let start = self.pos;
+            match (self.statement_head(), r.extras) {
+                (Some((kw, len)), Some(e)) if kw.starts_with('"') => {
+                    let key = kw[1..].to_string();
+                    self.check_new_key(r, map, &key, start)?;
+                    self.pos += len;
+                    self.expect(' ', "a space after `:`")?;
+                    let v = self.value(e, &NO_ABBREV)?;
+                    self.end_line()?;
+                    map.insert(key, v);
+                }
+                _ => {
+                    let next: Vec<String> = r
+                        .fields
+                        .iter()
+                        .filter(|f| !map.contains_key(&f.name))
+                        .filter(|f| is_section(self.shapes, f.expr))
+                        .map(|f| format!("`{}:`", f.keyword))
+                        .collect();
+                    return self.error(if next.is_empty() {
+                        "end of input".to_string()
+                    } else {
+                        format!("one of {}", next.join(", "))
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+
+    pub(super) fn line_item(&mut self, expr: ExprId) -> DResult<Value> {
+        if self.shapes.parts(expr).object_only() {
+            self.body(expr, false)
+        } else {
+            self.value(expr, &NO_ABBREV)
+        }
+    }
+
+    /// An object written without parentheses: it ends before the first token that none
+    /// of its fields can take.
+    pub(super) fn open_body(&mut self, expr: ExprId) -> DResult<Value> {
+        if self.depth >= MAX_DEPTH {
+            return self.error(format!("at most {MAX_DEPTH} levels of nesting"));
+        }
+        self.depth += 1;
+        let v = self.body(expr, true);
+        self.depth -= 1;
+        v
+    }
+
+    /// `open`: the object has no closing parenthesis (see [`Decoder::open_body`]).
+    pub(super) fn body(&mut self, expr: ExprId, open: bool) -> DResult<Value> {
+        let mut map = Map::new();
+        let mut slots = 0usize;
+        match self.notation.object(expr) {
+            Some(ObjLayout::Record(r)) => {
+                self.record(r, &mut map, &mut slots, open)?;
+            }
+            Some(ObjLayout::Tagged { key, variants }) => {
+                let start = self.pos;
+                let written = self.token_text();
+                let Some((var, value)) = written.and_then(|w| {
+                    variants
+                        .iter()
+                        .find_map(|v| v.tags.iter().find(|(_, t)| t == w).map(|(val, _)| (v, val)))
+                }) else {
+                    let all: Vec<String> = variants
+                        .iter()
+                        .flat_map(|v| v.tags.iter().map(|(_, t)| t.clone()))
+                        .collect();
+                    return self
+                        .error_at(start, format!("a `{key}` tag: one of {}", all.join(" ")));
+                };
+                self.pos += written.map_or(0, str::len);
+                map.insert(key.clone(), Value::String(value.clone()));
+                slots = 1;
+                self.record(&var.record, &mut map, &mut slots, open)?;
+            }
+            None => return self.error("no object here"),
+        }
+        Ok(Value::Object(map))
+    }
+
+    pub(super) fn record(
+        &mut self,
+        r: &RecordLayout,
+        map: &mut Map<String, Value>,
+        slots: &mut usize,
+        open: bool,
+    ) -> DResult<()> {
+        let mut i = self.leading_fields(r, map, slots)?;
+        // Optional fields in order, then undeclared properties.
+        let mut extras_started = false;
+        loop {
+            let sep_pos = self.pos;
+            // `,` joins undeclared properties with quoted keys: `"a":1,"b":2`.
+            let comma = extras_started && self.peek() == Some(',');
+            if comma {
+                self.pos += 1;
+            } else if *slots > 0 {
+                if self.peek() != Some(' ') {
+                    break;
+                }
+                self.pos += 1;
+            } else if matches!(self.peek(), None | Some(')') | Some('\n')) {
+                break;
+            }
+            let token = self.classify();
+            let found = if extras_started {
+                None
+            } else {
+                token
+                    .as_ref()
+                    .and_then(|t| (i..r.fields.len()).find(|&j| t.selects(&r.fields[j].first)))
+            };
+            if let Some(j) = found {
+                // Const fields between i and j take their value without being written.
+                insert_consts(&r.fields[i..j], map);
+                let f = &r.fields[j];
+                let v = self.optional_field(f)?;
+                map.insert(f.name.clone(), v);
+                i = j + 1;
+                *slots += 1;
+                continue;
+            }
+            let bare_key = !comma && matches!(token, Some(Tok::Word(_))) && r.bare_keys();
+            // After an undeclared property, the next quoted key comes after `,`.
+            let quoted_key = token == Some(Tok::Class(First::Quoted)) && (comma || !extras_started);
+            if comma && !quoted_key {
+                return self.error("a \"quoted\" property name after `,`");
+            }
+            if quoted_key || bare_key {
+                if let Some(e) = r.extras {
+                    self.extra_property(r, e, bare_key, map)?;
+                    extras_started = true;
+                    *slots += 1;
+                    continue;
+                }
+            }
+            if open && *slots > 0 {
+                // What follows belongs to the enclosing object.
+                self.pos = sep_pos;
+                break;
+            }
+            // Nothing fits: say what could come here.
+            let rest = if extras_started {
+                &[][..]
+            } else {
+                &r.fields[i..]
+            };
+            return self.nothing_fits(r, rest, *slots > 0, sep_pos);
+        }
+        insert_consts(&r.fields[i..], map);
+        Ok(())
+    }
+
+    /// The positional and const fields a record starts with; returns how many there are.
+    fn leading_fields(
+        &mut self,
+        r: &RecordLayout,
+        map: &mut Map<String, Value>,
+        slots: &mut usize,
+    ) -> DResult<usize> {
+        let mut i = 0;
+        while i < r.fields.len() {
+            let f = &r.fields[i];
+            match &f.mode {
+                FieldMode::Const(c) => {
+                    map.insert(f.name.clone(), c.clone());
+                }
+                FieldMode::Positional => {
+                    if *slots > 0 {
+                        self.expect(' ', &format!("a space, then `{}`", f.name))?;
+                    }
+                    *slots += 1;
+                    let v = self.value_as(f.expr, &f.abbrev, f.quoted)?;
+                    map.insert(f.name.clone(), v);
+                }
+                _ => break,
+            }
+            i += 1;
+        }
+        Ok(i)
+    }
+
+    /// An undeclared property: `"key":value`, or `key value` (a bare key, in pure maps).
+    fn extra_property(
+        &mut self,
+        r: &RecordLayout,
+        e: ExprId,
+        bare_key: bool,
+        map: &mut Map<String, Value>,
+    ) -> DResult<()> {
+        let start = self.pos;
+        let key = if bare_key {
+            let w = self.token_text().unwrap_or_default();
+            self.pos += w.len();
+            w.to_string()
+        } else {
+            self.quoted()?
+        };
+        self.check_new_key(r, map, &key, start)?;
+        if bare_key {
+            self.expect(' ', "a space, then the value")?;
+        } else {
+            self.expect(':', "`:` right after the quoted key, then the value")?;
+        }
+        let v = self.value(e, &NO_ABBREV)?;
+        map.insert(key, v);
+        Ok(())
+    }
+
+    /// The error where nothing fits in a record: what could come here (`rest`: the fields
+    /// still possible; `after_sep`: a separator at `sep_pos` was read, so something must
+    /// follow it).
+    fn nothing_fits<T>(
+        &self,
+        r: &RecordLayout,
+        rest: &[FieldLayout],
+        after_sep: bool,
+        sep_pos: usize,
+    ) -> DResult<T> {
+        let mut keywords: Vec<String> = Vec::new();
+        let mut values: Vec<String> = Vec::new();
+        for f in rest {
+            match f.mode {
+                FieldMode::Keyed => keywords.push(format!("`{}`", f.keyword)),
+                FieldMode::Keyless => values.push(format!("`{}`", f.name)),
+                _ => {}
+            }
+        }
+        let mut expected: Vec<String> = Vec::new();
+        if !keywords.is_empty() {
+            expected.push(format!("a keyword ({})", keywords.join(", ")));
+        }
+        if !values.is_empty() {
+            expected.push(format!("a value of {}", values.join(", ")));
+        }
+        if r.extras.is_some() {
+            expected.push("a \"quoted\" property name".into());
+        }
+        if after_sep {
+            let what = if expected.is_empty() {
+                "nothing more (remove the space)".to_string()
+            } else {
+                expected.join(" or ")
+            };
+            return self.error_at(sep_pos + 1, what);
+        }
+        expected.push("the end of the object".into());
+        self.error(expected.join(" or "))
+    }
+
+    pub(super) fn optional_field(&mut self, f: &FieldLayout) -> DResult<Value> {
+        if f.mode == FieldMode::Keyless {
+            return self.value(f.expr, &f.abbrev);
+        }
+        self.pos += f.keyword.len();
+        if let Some(c) = self.shapes.parts(f.expr).single_value() {
+            return Ok(c);
+        }
+        self.expect(' ', &format!("a space, then the value of `{}`", f.name))?;
+        if f.open && self.peek() != Some('(') {
+            return self.open_body(f.expr);
+        }
+        self.value(f.expr, &f.abbrev)
+    }
+}
+
+impl Decoder<'_> {
+    /// An undeclared property's key (read at `start`) must be neither declared nor repeated.
+    fn check_new_key(
+        &self,
+        r: &RecordLayout,
+        map: &Map<String, Value>,
+        key: &str,
+        start: usize,
+    ) -> DResult<()> {
+        if r.fields.iter().any(|f| f.name == key) || map.contains_key(key) {
+            return self.error_at(
+                start,
+                format!("a new property (`{key}` is declared or repeated)"),
+            );
+        }
+        Ok(())
+    }
+}
+
+/// Const fields take their value without being written.
+fn insert_consts(fields: &[FieldLayout], map: &mut Map<String, Value>) {
+    for f in fields {
+        if let FieldMode::Const(c) = &f.mode {
+            map.insert(f.name.clone(), c.clone());
+        }
+    }
+}

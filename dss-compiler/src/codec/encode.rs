@@ -1,0 +1,457 @@
+//! The encoder: JSON -> shorthand, checking as it goes what the notation cannot write.
+
+use super::json::{json_eq, type_name, write_json_string, write_number, write_word};
+use super::NO_ABBREV;
+use crate::checks::LocalChecks;
+use crate::grammar::terminal::is_word;
+use crate::notation::{Notation, ObjLayout, RecordIndex, RecordLayout, RootLayout, SlotMode};
+use crate::schema::escape_token;
+use crate::shape::{same_number, ExprId, Kind, Shapes};
+use serde_json::{Map, Value};
+use smallvec::SmallVec;
+use std::collections::BTreeMap;
+
+/// A value that does not fit the notation (only possible for instances the schema rejects).
+#[derive(Debug)]
+pub struct EncodeError {
+    pub pointer: String,
+    pub message: String,
+}
+
+type EResult<T> = Result<T, EncodeError>;
+
+fn eerr<T>(pointer: &Ptr<'_>, message: impl Into<String>) -> EResult<T> {
+    Err(EncodeError {
+        pointer: pointer.render(),
+        message: message.into(),
+    })
+}
+
+/// Where the encoder is in the instance; rendered as a JSON pointer only on error, so the
+/// hot path allocates nothing for it.
+#[derive(Clone, Copy)]
+pub enum Ptr<'p> {
+    Root,
+    Key(&'p Ptr<'p>, &'p str),
+    Index(&'p Ptr<'p>, usize),
+}
+
+impl Ptr<'_> {
+    pub fn render(&self) -> String {
+        match self {
+            Ptr::Root => String::new(),
+            Ptr::Key(parent, k) => format!("{}/{}", parent.render(), escape_token(k)),
+            Ptr::Index(parent, i) => format!("{}/{i}", parent.render()),
+        }
+    }
+}
+
+/// Writes shorthand.
+pub struct Encoder<'a> {
+    shapes: &'a Shapes,
+    notation: &'a Notation,
+    /// Checked at every value that has local assertions, when given.
+    checks: Option<&'a LocalChecks>,
+}
+
+impl<'a> Encoder<'a> {
+    pub fn new(shapes: &'a Shapes, notation: &'a Notation) -> Self {
+        Encoder {
+            shapes,
+            notation,
+            checks: None,
+        }
+    }
+
+    /// Also check each value's local assertions (bounds, `pattern`, `format`…): with
+    /// [`Shapes::encoding_validates`], a successful encode is then a complete validation.
+    pub fn with_checks(mut self, checks: &'a LocalChecks) -> Self {
+        self.checks = Some(checks);
+        self
+    }
+
+    /// The local assertions of `expr` on `v`, called wherever a value is given its
+    /// expression (so once per value, whichever way it is then written or elided).
+    fn check(&self, v: &Value, expr: ExprId, ptr: &Ptr<'_>) -> EResult<()> {
+        match self.checks {
+            Some(c) if self.shapes.kind(expr).has(Kind::CHECKED) => {
+                if c.admits(self.shapes, expr, v) {
+                    Ok(())
+                } else {
+                    eerr(
+                        ptr,
+                        "the value breaks a bound, length, pattern or format of the schema",
+                    )
+                }
+            }
+            _ => Ok(()),
+        }
+    }
+
+    pub fn document(&self, v: &Value) -> EResult<String> {
+        let mut out = String::with_capacity(256);
+        let root = self.shapes.root;
+        self.check(v, root, &Ptr::Root)?;
+        match self.notation.root {
+            RootLayout::Block => self.block(v, root, &mut out)?,
+            // A one-line document has no final newline: it would cost a token (a bare
+            // `true` would be 2 tokens against JSON's 1). The decoder and the grammars
+            // accept it with or without one.
+            RootLayout::Line => self.line_item(v, root, &Ptr::Root, &mut out)?,
+            RootLayout::Lines => {
+                let Value::Array(items) = v else {
+                    return eerr(&Ptr::Root, "expected an array");
+                };
+                let Some(item) = self.shapes.parts(root).array.as_ref().and_then(|a| a.items)
+                else {
+                    return eerr(&Ptr::Root, "expected no items");
+                };
+                for (i, x) in items.iter().enumerate() {
+                    let ptr = Ptr::Index(&Ptr::Root, i);
+                    self.check(x, item, &ptr)?;
+                    self.line_item(x, item, &ptr, &mut out)?;
+                    out.push('\n');
+                }
+            }
+            RootLayout::Value => self.value(v, root, &NO_ABBREV, &Ptr::Root, &mut out)?,
+        }
+        Ok(out)
+    }
+
+    fn record_of(&self, expr: ExprId, ptr: &Ptr<'_>) -> EResult<&'a RecordLayout> {
+        match self.notation.object(expr) {
+            Some(ObjLayout::Record(r)) => Ok(r),
+            _ => eerr(ptr, "expected an object form"),
+        }
+    }
+
+    fn block(&self, v: &Value, expr: ExprId, out: &mut String) -> EResult<()> {
+        let Value::Object(map) = v else {
+            return eerr(&Ptr::Root, "expected an object");
+        };
+        let r = self.record_of(expr, &Ptr::Root)?;
+        let ix = r.lookup(self.shapes);
+        let (present, extra) = self.split_properties(map, r, None, &Ptr::Root)?;
+        // Plain `kw value` lines first, then sections (`kw:` and their item lines), so an
+        // item line is never mistaken for a plain line.
+        let sections = |&&(i, _): &&(usize, &Value)| ix.slots[i].section;
+        let plain = present.iter().filter(|p| !sections(p));
+        for &(i, x) in plain.chain(present.iter().filter(sections)) {
+            let f = &ix.slots[i];
+            let ptr = Ptr::Key(&Ptr::Root, ix.name(i));
+            self.check(x, f.source, &ptr)?;
+            if f.mode == SlotMode::Const {
+                check_const(ix, i, x, &ptr)?;
+                continue;
+            }
+            out.push_str(ix.keyword(f));
+            if f.section {
+                out.push(':');
+                out.push('\n');
+                let item = self.shapes.items_of(f.expr);
+                let Value::Array(items) = x else {
+                    return eerr(&ptr, "expected an array");
+                };
+                for (i, it) in items.iter().enumerate() {
+                    let iptr = Ptr::Index(&ptr, i);
+                    self.check(it, item, &iptr)?;
+                    self.line_item(it, item, &iptr, out)?;
+                    out.push('\n');
+                }
+            } else {
+                out.push(' ');
+                if self.notation.opens_on_line(self.shapes, f.expr) {
+                    self.open_value(x, f.expr, &ptr, out)?;
+                } else {
+                    let abbrev = ix.abbrev(r, i).unwrap_or(&NO_ABBREV);
+                    self.value(x, f.expr, abbrev, &ptr, out)?;
+                }
+                out.push('\n');
+            }
+        }
+        if let Some(e) = r.extras {
+            for (k, x) in extra {
+                let ptr = Ptr::Key(&Ptr::Root, k);
+                self.check(x, r.extras_source.unwrap_or(e), &ptr)?;
+                write_json_string(k, out);
+                out.push_str(": ");
+                self.value(x, e, &NO_ABBREV, &ptr, out)?;
+                out.push('\n');
+            }
+        }
+        Ok(())
+    }
+
+    /// The declared properties present (in field order) and the undeclared ones (sorted by
+    /// key, the canonical order); checks required fields and closed objects. Visits the
+    /// properties present (few), not every declared field (a hundred in merged records).
+    #[allow(clippy::type_complexity)]
+    fn split_properties<'m>(
+        &self,
+        map: &'m Map<String, Value>,
+        r: &RecordLayout,
+        tag_key: Option<&str>,
+        ptr: &Ptr<'_>,
+    ) -> EResult<(
+        SmallVec<[(usize, &'m Value); 16]>,
+        Vec<(&'m String, &'m Value)>,
+    )> {
+        let ix = r.lookup(self.shapes);
+        let mut present: SmallVec<[(usize, &Value); 16]> = SmallVec::new();
+        let mut extra: Vec<(&String, &Value)> = Vec::new();
+        for (k, v) in map {
+            match ix.position(k) {
+                Some(i) => present.push((i, v)),
+                None if Some(k.as_str()) == tag_key => {}
+                None => extra.push((k, v)),
+            }
+        }
+        // Keys are unique, so all required fields are present when as many are found.
+        let found = present
+            .iter()
+            .filter(|&&(i, _)| ix.slots[i].required)
+            .count();
+        if found < ix.required {
+            if let Some(i) = (0..ix.slots.len())
+                .find(|&i| ix.slots[i].required && !present.iter().any(|&(j, _)| j == i))
+            {
+                return eerr(ptr, format!("missing required property `{}`", ix.name(i)));
+            }
+        }
+        present.sort_unstable_by_key(|&(i, _)| i);
+        if !extra.is_empty() {
+            if r.extras.is_none() {
+                return eerr(ptr, format!("property `{}` is not allowed", extra[0].0));
+            }
+            extra.sort_by(|a, b| a.0.cmp(b.0));
+        }
+        Ok((present, extra))
+    }
+
+    /// An object without parentheses; the empty object as `()`.
+    fn open_value(&self, v: &Value, expr: ExprId, ptr: &Ptr<'_>, out: &mut String) -> EResult<()> {
+        let Value::Object(map) = v else {
+            return eerr(ptr, format!("a {} is not allowed here", type_name(v)));
+        };
+        let start = out.len();
+        self.body(map, expr, ptr, out)?;
+        if out.len() == start {
+            out.push_str("()");
+        }
+        Ok(())
+    }
+
+    /// An array item or root on its own line: objects without parentheses.
+    fn line_item(&self, v: &Value, expr: ExprId, ptr: &Ptr<'_>, out: &mut String) -> EResult<()> {
+        if self.shapes.kind(expr).object_only() {
+            let Value::Object(map) = v else {
+                return eerr(ptr, "expected an object");
+            };
+            self.body(map, expr, ptr, out)
+        } else {
+            self.value(v, expr, &NO_ABBREV, ptr, out)
+        }
+    }
+
+    fn body(
+        &self,
+        map: &Map<String, Value>,
+        expr: ExprId,
+        ptr: &Ptr<'_>,
+        out: &mut String,
+    ) -> EResult<()> {
+        let mut slots = 0usize;
+        match self.notation.object(expr) {
+            Some(ObjLayout::Record(r)) => self.record(map, r, None, ptr, &mut slots, out),
+            Some(ObjLayout::Tagged { key, variants }) => {
+                let Some(Value::String(tag)) = map.get(key) else {
+                    return eerr(ptr, format!("expected a string property `{key}` (the tag)"));
+                };
+                for var in variants {
+                    if let Some((_, written)) = var.tags.iter().find(|(v, _)| v == tag) {
+                        out.push_str(written);
+                        slots = 1;
+                        return self.record(map, &var.record, Some(key), ptr, &mut slots, out);
+                    }
+                }
+                eerr(
+                    &Ptr::Key(ptr, key),
+                    format!("`{tag}` is not a known `{key}`"),
+                )
+            }
+            None => eerr(ptr, "objects are not allowed here"),
+        }
+    }
+
+    fn record(
+        &self,
+        map: &Map<String, Value>,
+        r: &RecordLayout,
+        tag_key: Option<&str>,
+        ptr: &Ptr<'_>,
+        slots: &mut usize,
+        out: &mut String,
+    ) -> EResult<()> {
+        let ix = r.lookup(self.shapes);
+        let (present, extra) = self.split_properties(map, r, tag_key, ptr)?;
+        for (i, x) in present {
+            let f = &ix.slots[i];
+            let fptr = Ptr::Key(ptr, ix.name(i));
+            self.check(x, f.source, &fptr)?;
+            let abbrev = ix.abbrev(r, i).unwrap_or(&NO_ABBREV);
+            match f.mode {
+                SlotMode::Const => check_const(ix, i, x, &fptr)?,
+                SlotMode::Positional | SlotMode::Keyless => {
+                    sep(slots, out);
+                    // A keyless field is recognised by its first token, and a line item's
+                    // leading slot must not read as a keyword: a free string stays quoted.
+                    match x {
+                        Value::String(s) if f.quoted && f.free_string => write_json_string(s, out),
+                        _ => self.value(x, f.expr, abbrev, &fptr, out)?,
+                    }
+                }
+                SlotMode::Keyed => {
+                    sep(slots, out);
+                    out.push_str(ix.keyword(f));
+                    let single = if f.single {
+                        ix.single[i].as_ref()
+                    } else {
+                        None
+                    };
+                    match single {
+                        Some(c) if json_eq(c, x) => {}
+                        Some(c) => return eerr(&fptr, format!("expected {c}")),
+                        None if f.open => {
+                            out.push(' ');
+                            self.open_value(x, f.expr, &fptr, out)?;
+                        }
+                        None => {
+                            out.push(' ');
+                            self.value(x, f.expr, abbrev, &fptr, out)?;
+                        }
+                    }
+                }
+            }
+        }
+        if let Some(e) = r.extras {
+            let bare = ix.bare_keys;
+            for (n, (k, x)) in extra.into_iter().enumerate() {
+                let quoted = !(bare && is_word(k));
+                // `"a":1,"b":2` as in JSON, where `":`, `":"` and `","` are single tokens;
+                // a bare key (pure maps) follows a space and is followed by one.
+                if n > 0 && quoted {
+                    out.push(',');
+                    *slots += 1;
+                } else {
+                    sep(slots, out);
+                }
+                if quoted {
+                    write_json_string(k, out);
+                    out.push(':');
+                } else {
+                    out.push_str(k);
+                    out.push(' ');
+                }
+                let kptr = Ptr::Key(ptr, k);
+                self.check(x, r.extras_source.unwrap_or(e), &kptr)?;
+                self.value(x, e, &NO_ABBREV, &kptr, out)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// An inline value.
+    pub fn value(
+        &self,
+        v: &Value,
+        expr: ExprId,
+        abbrev: &BTreeMap<String, String>,
+        ptr: &Ptr<'_>,
+        out: &mut String,
+    ) -> EResult<()> {
+        // Scalars are checked against the kind table; `Parts` (colder, bigger) is read only
+        // for enums, arrays and objects.
+        let k = self.shapes.kind(expr);
+        if k.has(Kind::ANY) {
+            out.push_str(&serde_json::to_string(v).unwrap_or_default());
+            return Ok(());
+        }
+        match v {
+            Value::Null if k.has(Kind::NULL) => out.push_str("null"),
+            Value::Bool(true) if k.has(Kind::TRUE) => out.push_str("true"),
+            Value::Bool(false) if k.has(Kind::FALSE) => out.push_str("false"),
+            Value::Number(n) if k.has(Kind::NUMBER_VALUES) => {
+                let values = self
+                    .shapes
+                    .parts(expr)
+                    .number
+                    .as_ref()
+                    .and_then(|np| np.values.as_ref());
+                match values.and_then(|vs| vs.iter().find(|m| same_number(m, n))) {
+                    Some(m) => write_number(m, out),
+                    None => return eerr(ptr, format!("{n} is not one of the allowed numbers")),
+                }
+            }
+            Value::Number(n) if k.has(Kind::NUMBER) => {
+                if k.has(Kind::INTEGER) && n.as_f64().is_some_and(|f| f.fract() != 0.0) {
+                    return eerr(ptr, format!("{n} is not an integer"));
+                }
+                write_number(n, out);
+            }
+            Value::String(s) if k.has(Kind::STRING_VALUES) => {
+                let values = self
+                    .shapes
+                    .parts(expr)
+                    .string
+                    .as_ref()
+                    .and_then(|sp| sp.values.as_ref());
+                if !values.is_some_and(|vs| vs.contains(s)) {
+                    return eerr(ptr, format!("`{s}` is not one of the allowed values"));
+                }
+                write_word(abbrev.get(s).unwrap_or(s), out);
+            }
+            Value::String(s) if k.has(Kind::STRING) => write_word(s, out),
+            Value::Array(items) if k.has(Kind::ARRAY) => {
+                let Some(a) = self.shapes.parts(expr).array.as_ref() else {
+                    return eerr(ptr, "arrays are not allowed here");
+                };
+                out.push('[');
+                for (i, x) in items.iter().enumerate() {
+                    if i > 0 {
+                        out.push(' ');
+                    }
+                    let Some(e) = a.item_at(i) else {
+                        return eerr(ptr, format!("at most {} items are allowed", a.prefix.len()));
+                    };
+                    let iptr = Ptr::Index(ptr, i);
+                    self.check(x, e, &iptr)?;
+                    self.value(x, e, &NO_ABBREV, &iptr, out)?;
+                }
+                out.push(']');
+            }
+            Value::Object(map) if k.has(Kind::OBJECT) => {
+                out.push('(');
+                self.body(map, expr, ptr, out)?;
+                out.push(')');
+            }
+            _ => return eerr(ptr, format!("a {} is not allowed here", type_name(v))),
+        }
+        Ok(())
+    }
+}
+
+/// A const field's value must be its single value.
+fn check_const(ix: &RecordIndex, i: usize, x: &Value, ptr: &Ptr<'_>) -> EResult<()> {
+    match &ix.single[i] {
+        Some(c) if json_eq(c, x) => Ok(()),
+        Some(c) => eerr(ptr, format!("expected {c}")),
+        None => eerr(ptr, "expected the field's single value"),
+    }
+}
+
+fn sep(slots: &mut usize, out: &mut String) {
+    if *slots > 0 {
+        out.push(' ');
+    }
+    *slots += 1;
+}

@@ -1,0 +1,57 @@
+//! JSON values: equality by value, and writing them as shorthand tokens.
+
+use crate::grammar::terminal::is_word;
+use crate::shape::same_number;
+use serde_json::{Number, Value};
+
+/// JSON values are equal, numbers compared by value.
+pub fn json_eq(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => same_number(x, y),
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| json_eq(p, q))
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .all(|(k, v)| y.get(k).is_some_and(|w| json_eq(v, w)))
+        }
+        _ => a == b,
+    }
+}
+
+/// A string as a token: bare if a word, else quoted.
+pub(super) fn write_word(s: &str, out: &mut String) {
+    if is_word(s) {
+        out.push_str(s);
+    } else {
+        write_json_string(s, out);
+    }
+}
+
+pub(super) fn write_number(n: &Number, out: &mut String) {
+    use std::fmt::Write;
+    let _ = write!(out, "{n}");
+}
+
+/// A JSON string literal, appended without an intermediate allocation.
+pub(super) fn write_json_string(s: &str, out: &mut String) {
+    if s.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\') {
+        out.push('"');
+        out.push_str(s);
+        out.push('"');
+    } else {
+        out.push_str(&serde_json::to_string(s).unwrap_or_default());
+    }
+}
+
+pub(super) fn type_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}

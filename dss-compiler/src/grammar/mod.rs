@@ -1,0 +1,116 @@
+//! Stage 5 — grammars. One grammar IR is built from the notation ([`build`]) and printed as
+//! pest ([`Grammar::to_pest`]) and GBNF ([`Grammar::to_gbnf`]), so both describe exactly the
+//! language the codec reads and writes. A readable BNF for prompts ([`readable`]) is printed
+//! from the notation directly (shorter, with the schema's descriptions as comments, like the
+//! DSS paper's Appendix C). The terminals all of them share, and the decoder's lexers for
+//! them, are one table: [`Terminal`].
+//!
+//! The IR is deterministic with one token of lookahead, so PEG (pest) and CFG (GBNF) read
+//! it the same way. Optional fields in a fixed order use a chain of rules
+//! (`R_j ::= o_j (" " R_j+1)? | R_j+1`) rather than `o? o? o?` chains, which are slow in
+//! llama.cpp and need separators that depend on what was present.
+//!
+//! Files: `build.rs` (notation -> IR), `names.rs` (rule names from schema locations),
+//! `print.rs` (the printer both machine syntaxes share), `pest.rs`, `gbnf.rs`,
+//! `readable.rs`, `terminal.rs`.
+
+mod build;
+mod gbnf;
+mod names;
+mod pest;
+mod print;
+mod readable;
+pub mod terminal;
+
+pub use build::build;
+pub use print::quote_lit;
+pub use readable::readable;
+pub use terminal::Terminal;
+
+use crate::notation::{is_section, FieldLayout, FieldMode, RecordLayout};
+use crate::shape::Shapes;
+use std::collections::BTreeSet;
+
+/// A grammar expression.
+#[derive(Debug, Clone, PartialEq)]
+pub enum G {
+    /// Literal text.
+    Lit(String),
+    /// One of the shared terminals.
+    Term(Terminal),
+    /// A rule of this grammar, by name.
+    Rule(String),
+    /// In sequence.
+    Seq(Vec<G>),
+    /// One of (none: matches nothing).
+    Alt(Vec<G>),
+    /// Optional.
+    Opt(Box<G>),
+    /// Zero or more.
+    Star(Box<G>),
+}
+
+/// A rule of the grammar.
+pub struct Rule {
+    /// Its name (the first rule is printed as the start rule of each syntax).
+    pub name: String,
+    /// What it matches.
+    pub body: G,
+    /// The schema's description of what it matches, printed above it in pest.
+    pub comment: Option<String>,
+}
+
+/// The grammar: rules in order, `document` first.
+pub struct Grammar {
+    /// The rules, the start rule first.
+    pub rules: Vec<Rule>,
+}
+
+impl G {
+    /// Adds the terminals this expression refers to.
+    fn terminals(&self, out: &mut BTreeSet<Terminal>) {
+        match self {
+            G::Term(t) => {
+                out.insert(*t);
+            }
+            G::Lit(_) | G::Rule(_) => {}
+            G::Seq(xs) | G::Alt(xs) => xs.iter().for_each(|x| x.terminals(out)),
+            G::Opt(x) | G::Star(x) => x.terminals(out),
+        }
+    }
+}
+
+impl Grammar {
+    /// The terminals to define: those the rules use and those their definitions use, in
+    /// [`Terminal::ALL`] order.
+    fn terminals(&self) -> Vec<Terminal> {
+        let mut used = BTreeSet::new();
+        for r in &self.rules {
+            r.body.terminals(&mut used);
+        }
+        let mut todo: Vec<Terminal> = used.iter().copied().collect();
+        while let Some(t) = todo.pop() {
+            for &d in t.deps() {
+                if used.insert(d) {
+                    todo.push(d);
+                }
+            }
+        }
+        Terminal::ALL
+            .iter()
+            .copied()
+            .filter(|t| used.contains(t))
+            .collect()
+    }
+}
+
+/// The fields of a block document in the order they are written: plain lines first, then
+/// sections (see `Encoder::block`); const fields are not written.
+fn block_fields<'r>(shapes: &Shapes, r: &'r RecordLayout) -> Vec<&'r FieldLayout> {
+    let (sections, plain): (Vec<&FieldLayout>, Vec<&FieldLayout>) = r
+        .fields
+        .iter()
+        .filter(|f| !matches!(f.mode, FieldMode::Const(_)))
+        .partition(|f| is_section(shapes, f.expr));
+    plain.into_iter().chain(sections).collect()
+}
