@@ -44,30 +44,61 @@ impl TrigramIndex {
         }
     }
 
-    /// Calls `f` on every indexed id that may be within `k` edits (optimal string alignment:
-    /// substitution, insertion, deletion, transposition) of `q`, and others.
+    /// The indexed ids that may be within `k` edits (optimal string alignment: substitution,
+    /// insertion, deletion, transposition) of `q`, and a few others, in `out`.
     ///
-    /// An edit removes at most 4 of `q`'s trigrams (a transposition; the others remove 3), so a
-    /// string within `k` edits shares at least one of any `4k + 1` distinct trigrams of `q`:
-    /// only the `4k + 1` shortest posting lists are read.
-    pub fn candidates(&self, q: &str, k: usize, buf: &mut Vec<Gram>, out: &mut Vec<u32>) {
+    /// An edit removes at most 4 of `q`'s distinct trigrams (a transposition; the others
+    /// remove 3 or 2), so a string within `k` edits shares at least `T - 4k` of `q`'s `T`
+    /// trigrams: the ids of the `4k + 1` shortest posting lists are collected and those that
+    /// reach the count with the other lists (binary search) are kept. When `T - 4k` is under
+    /// `min_shared` (a short query), nothing is returned: the filter would pass every string.
+    pub fn candidates(
+        &self,
+        q: &str,
+        k: usize,
+        min_shared: usize,
+        buf: &mut Vec<Gram>,
+        out: &mut Vec<u32>,
+    ) {
         trigrams(q, buf);
         let mut lists: Vec<&[u32]> = buf
             .iter()
             .map(|g| self.postings.get(g).map_or(&[][..], Vec::as_slice))
             .collect();
         lists.sort_by_key(|l| l.len());
-        let take = if lists.len() > 4 * k {
-            4 * k + 1
-        } else {
-            lists.len()
-        };
         out.clear();
-        for l in &lists[..take] {
-            out.extend_from_slice(l);
+        let need = lists.len().saturating_sub(4 * k);
+        if need == 0 || need < min_shared {
+            return;
         }
-        out.sort_unstable();
-        out.dedup();
+        let scan = lists.len() - need + 1;
+        let mut ids: Vec<u32> = Vec::new();
+        for l in &lists[..scan] {
+            ids.extend_from_slice(l);
+        }
+        ids.sort_unstable();
+        let rest = &lists[scan..];
+        let mut i = 0;
+        while i < ids.len() {
+            let id = ids[i];
+            let mut j = i;
+            while j < ids.len() && ids[j] == id {
+                j += 1;
+            }
+            let mut count = j - i;
+            for (r, l) in rest.iter().enumerate() {
+                if count >= need || count + (rest.len() - r) < need {
+                    break;
+                }
+                if l.binary_search(&id).is_ok() {
+                    count += 1;
+                }
+            }
+            if count >= need {
+                out.push(id);
+            }
+            i = j;
+        }
     }
 
     /// The `k` ids most similar to `q` (Dice coefficient of trigram sets), best first, with
@@ -81,22 +112,27 @@ impl TrigramIndex {
         buf: &mut Vec<Gram>,
     ) -> Vec<(u32, f64)> {
         trigrams(q, buf);
-        let mut counts: HashMap<u32, u32> = HashMap::new();
+        let mut counts = vec![0u16; self.grams.len()];
+        let mut touched: Vec<u32> = Vec::new();
         for g in buf.iter() {
             if let Some(l) = self.postings.get(g) {
                 if l.len() <= max_list {
                     for &id in l {
-                        *counts.entry(id).or_insert(0) += 1;
+                        let c = &mut counts[id as usize];
+                        if *c == 0 {
+                            touched.push(id);
+                        }
+                        *c = c.saturating_add(1);
                     }
                 }
             }
         }
         let nq = buf.len() as f64;
-        let mut scored: Vec<(u32, f64)> = counts
+        let mut scored: Vec<(u32, f64)> = touched
             .into_iter()
-            .map(|(id, c)| {
-                let np = f64::from(self.grams.get(id as usize).copied().unwrap_or(0));
-                (id, 2.0 * f64::from(c) / (nq + np))
+            .map(|id| {
+                let np = f64::from(self.grams[id as usize]);
+                (id, 2.0 * f64::from(counts[id as usize]) / (nq + np))
             })
             .collect();
         scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
@@ -131,7 +167,7 @@ mod tests {
             ("los angles", 2, 3),
             ("tamap", 1, 4),
         ] {
-            ix.candidates(q, k, &mut buf, &mut out);
+            ix.candidates(q, k, 1, &mut buf, &mut out);
             assert!(out.contains(&want), "{q}: {out:?}");
         }
         let near = ix.nearest("bostn", 2, usize::MAX, &mut buf);

@@ -66,7 +66,7 @@ mod fuzzy;
 mod normalize;
 mod numbers;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::ops::Range;
 use std::path::PathBuf;
 
@@ -239,8 +239,12 @@ pub struct EntityIndex {
     /// Aho-Corasick over the stemmed surfaces (`" w1 w2 "`), pattern -> surfaces.
     automaton: Option<AhoCorasick>,
     pattern_surfaces: Vec<Vec<u32>>,
-    /// Typo candidates over surfaces of 4+ characters.
+    /// Trigrams of the surfaces of 3 to 7 characters (typos: 1 edit) …
     trigrams: TrigramIndex,
+    /// … and of 8+ characters (typos: 2 edits).
+    trigrams_long: TrigramIndex,
+    /// The function words that start, and that end, a surface of several words.
+    edge_stopwords: (HashSet<String>, HashSet<String>),
     /// Longest surface (in words) in the trigram index, capped.
     max_fuzzy_words: usize,
     /// Number key -> values whose surface is that number.
@@ -426,6 +430,8 @@ impl EntityIndex {
         let mut patterns: Vec<String> = Vec::new();
         let mut pattern_surfaces: Vec<Vec<u32>> = Vec::new();
         let mut trigrams = TrigramIndex::default();
+        let mut trigrams_long = TrigramIndex::default();
+        let mut edge_stopwords = (HashSet::new(), HashSet::new());
         let mut surface_chars = Vec::with_capacity(surfaces.len());
         let mut max_fuzzy_words = 1;
         let mut buf = Vec::new();
@@ -442,8 +448,20 @@ impl EntityIndex {
             }
             let chars = s.chars().count();
             surface_chars.push(chars as u32);
-            if chars >= 4 {
+            if chars >= 8 {
+                trigrams_long.add(sid, s, &mut buf);
+            } else if chars >= 3 {
                 trigrams.add(sid, s, &mut buf);
+            }
+            if let (Some(first), Some(last)) = (s.split(' ').next(), s.split(' ').next_back()) {
+                if s.contains(' ') && is_stopword(first) {
+                    edge_stopwords.0.insert(first.to_owned());
+                }
+                if s.contains(' ') && is_stopword(last) {
+                    edge_stopwords.1.insert(last.to_owned());
+                }
+            }
+            if chars >= 4 {
                 max_fuzzy_words = max_fuzzy_words.max(s.split(' ').count().min(6));
             }
         }
@@ -466,6 +484,8 @@ impl EntityIndex {
             automaton,
             pattern_surfaces,
             trigrams,
+            trigrams_long,
+            edge_stopwords,
             max_fuzzy_words,
             numeric,
             paper,
@@ -656,6 +676,16 @@ impl EntityIndex {
                 if !open[a..b].iter().any(|&o| o) {
                     continue;
                 }
+                // A window of several words starts (ends) with a function word only if a value
+                // does (`the beatles`, `in the neighbourhood`).
+                if b - a > 1 {
+                    let (first, last) = (n.words(a, a + 1), n.words(b - 1, b));
+                    if (is_stopword(first) && !self.edge_stopwords.0.contains(first))
+                        || (is_stopword(last) && !self.edge_stopwords.1.contains(last))
+                    {
+                        continue;
+                    }
+                }
                 let q = n.words(a, b);
                 // The window as written and with its words' plurals stemmed (`odeszas`).
                 let qs = &stext[ranges[a].0..ranges[b - 1].1];
@@ -663,11 +693,22 @@ impl EntityIndex {
                 if qlen < 4 {
                     continue;
                 }
-                let kq = if qlen >= 6 { 2 } else { 1 };
                 ids.clear();
-                for query in [q, qs] {
-                    self.trigrams.candidates(query, kq, &mut buf, &mut more);
-                    ids.extend_from_slice(&more);
+                let queries: &[&str] = if q == qs { &[q] } else { &[q, qs] };
+                for &query in queries {
+                    // Candidates must share at least 2 trigrams with the query: a query of 7
+                    // characters reaches a surface of 8+ with one edit only.
+                    let len = query.chars().count();
+                    if len <= 8 {
+                        self.trigrams.candidates(query, 1, 2, &mut buf, &mut more);
+                        ids.extend_from_slice(&more);
+                    }
+                    if len >= 7 {
+                        let k = if len >= 8 { 2 } else { 1 };
+                        self.trigrams_long
+                            .candidates(query, k, 2, &mut buf, &mut more);
+                        ids.extend_from_slice(&more);
+                    }
                 }
                 ids.sort_unstable();
                 ids.dedup();
@@ -813,10 +854,11 @@ impl EntityIndex {
             }
             let mut seen: Vec<u32> = Vec::new();
             // Ask for more surfaces than k: several may name one value.
-            for (sid, score) in
-                self.trigrams
-                    .nearest(w, k.saturating_mul(4).max(k), 50_000, &mut buf)
-            {
+            let want = k.saturating_mul(4).max(k);
+            let mut near = self.trigrams.nearest(w, want, 50_000, &mut buf);
+            near.extend(self.trigrams_long.nearest(w, want, 50_000, &mut buf));
+            near.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+            for (sid, score) in near {
                 for tg in &self.surface_targets[sid as usize] {
                     if seen.len() >= k || seen.contains(&tg.value) {
                         continue;
