@@ -22,10 +22,13 @@ pub(crate) fn trigrams(s: &str, out: &mut Vec<Gram>) {
     out.dedup();
 }
 
-/// The index: posting lists of surface ids per trigram.
+/// The index: posting lists of surface ids per (trigram, surface length in characters), so
+/// that a typo query reads only the lists of the lengths it may reach.
 #[derive(Debug, Default)]
 pub(crate) struct TrigramIndex {
-    postings: HashMap<Gram, Vec<u32>>,
+    postings: HashMap<(Gram, u32), Vec<u32>>,
+    /// The longest indexed surface, in characters.
+    max_len: u32,
     /// Distinct trigram count per indexed id (0 when not indexed).
     grams: Vec<u32>,
 }
@@ -39,8 +42,10 @@ impl TrigramIndex {
             self.grams.resize(i + 1, 0);
         }
         self.grams[i] = buf.len() as u32;
+        let len = s.chars().count() as u32;
+        self.max_len = self.max_len.max(len);
         for g in buf.iter() {
-            self.postings.entry(*g).or_default().push(id);
+            self.postings.entry((*g, len)).or_default().push(id);
         }
     }
 
@@ -61,16 +66,24 @@ impl TrigramIndex {
         out: &mut Vec<u32>,
     ) {
         trigrams(q, buf);
-        let mut lists: Vec<&[u32]> = buf
-            .iter()
-            .map(|g| self.postings.get(g).map_or(&[][..], Vec::as_slice))
-            .collect();
-        lists.sort_by_key(|l| l.len());
         out.clear();
-        let need = lists.len().saturating_sub(4 * k);
+        let need = buf.len().saturating_sub(4 * k);
         if need == 0 || need < min_shared {
             return;
         }
+        let qlen = q.chars().count();
+        for len in qlen.saturating_sub(k)..=qlen + k {
+            self.candidates_of_length(buf, len as u32, need, out);
+        }
+    }
+
+    /// [`Self::candidates`] among the surfaces of `len` characters, appended to `out`.
+    fn candidates_of_length(&self, buf: &[Gram], len: u32, need: usize, out: &mut Vec<u32>) {
+        let mut lists: Vec<&[u32]> = buf
+            .iter()
+            .map(|g| self.postings.get(&(*g, len)).map_or(&[][..], Vec::as_slice))
+            .collect();
+        lists.sort_by_key(|l| l.len());
         let scan = lists.len() - need + 1;
         let mut ids: Vec<u32> = Vec::new();
         for l in &lists[..scan] {
@@ -114,8 +127,11 @@ impl TrigramIndex {
         trigrams(q, buf);
         let mut counts = vec![0u16; self.grams.len()];
         let mut touched: Vec<u32> = Vec::new();
-        for g in buf.iter() {
-            if let Some(l) = self.postings.get(g) {
+        for (g, len) in buf
+            .iter()
+            .flat_map(|g| (1..=self.max_len).map(move |len| (g, len)))
+        {
+            if let Some(l) = self.postings.get(&(*g, len)) {
                 if l.len() <= max_list {
                     for &id in l {
                         let c = &mut counts[id as usize];
