@@ -1,7 +1,7 @@
 //! A character-trigram index over normalised surface forms: candidates for typo matching
 //! (confirmed by edit distance) and the nearest values of a word.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 /// Trigram key: three characters packed into 63 bits.
 type Gram = u64;
@@ -26,7 +26,7 @@ pub(crate) fn trigrams(s: &str, out: &mut Vec<Gram>) {
 /// that a typo query reads only the lists of the lengths it may reach.
 #[derive(Debug, Default)]
 pub(crate) struct TrigramIndex {
-    postings: HashMap<(Gram, u32), Vec<u32>>,
+    postings: FxHashMap<(Gram, u32), Vec<u32>>,
     /// The longest indexed surface, in characters.
     max_len: u32,
     /// Distinct trigram count per indexed id (0 when not indexed).

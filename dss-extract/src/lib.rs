@@ -712,19 +712,23 @@ impl EntityIndex {
                 }
                 ids.sort_unstable();
                 ids.dedup();
+                let query_info: Vec<(&str, usize, Option<char>)> = queries
+                    .iter()
+                    .map(|q| (*q, q.chars().count(), q.chars().next()))
+                    .collect();
                 for &sid in &ids {
                     let plen = self.surface_chars[sid as usize] as usize;
                     let k = max_edits(plen);
                     let surface = &self.surfaces[sid as usize];
-                    let d = [q, qs]
-                        .into_iter()
-                        .filter(|query| {
+                    let first = surface.chars().next();
+                    let d = query_info
+                        .iter()
+                        .filter(|(_, len, c)| {
                             // A single typo in a short value is not on its first letter (`find`
                             // is not `wind`).
-                            query.chars().count().abs_diff(plen) <= k
-                                && (k > 1 || query.chars().next() == surface.chars().next())
+                            len.abs_diff(plen) <= k && (k > 1 || *c == first)
                         })
-                        .map(|query| strsim::osa_distance(query, surface))
+                        .map(|(query, _, _)| strsim::osa_distance(query, surface))
                         .min();
                     let Some(d) = d else { continue };
                     if d == 0 || d > k {
