@@ -72,20 +72,32 @@ impl TrigramIndex {
             return;
         }
         let qlen = q.chars().count();
+        let mut ids = Vec::new();
         for len in qlen.saturating_sub(k)..=qlen + k {
-            self.candidates_of_length(buf, len as u32, need, out);
+            self.candidates_of_length(buf, len as u32, need, &mut ids, out);
         }
     }
 
     /// [`Self::candidates`] among the surfaces of `len` characters, appended to `out`.
-    fn candidates_of_length(&self, buf: &[Gram], len: u32, need: usize, out: &mut Vec<u32>) {
+    fn candidates_of_length(
+        &self,
+        buf: &[Gram],
+        len: u32,
+        need: usize,
+        ids: &mut Vec<u32>,
+        out: &mut Vec<u32>,
+    ) {
         let mut lists: Vec<&[u32]> = buf
             .iter()
             .map(|g| self.postings.get(&(*g, len)).map_or(&[][..], Vec::as_slice))
             .collect();
         lists.sort_by_key(|l| l.len());
         let scan = lists.len() - need + 1;
-        let mut ids: Vec<u32> = Vec::new();
+        // An id is in at least `need` lists: fewer non-empty lists, no candidate.
+        if lists.iter().filter(|l| !l.is_empty()).count() < need {
+            return;
+        }
+        ids.clear();
         for l in &lists[..scan] {
             ids.extend_from_slice(l);
         }
