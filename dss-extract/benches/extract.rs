@@ -3,7 +3,7 @@
 //!
 //! `cargo bench -p dss-extract --bench extract`
 
-use criterion::{criterion_group, criterion_main, Criterion};
+use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
 use dss_extract::{EntityIndex, Entry};
 use serde_json::json;
 use std::hint::black_box;
@@ -105,7 +105,11 @@ fn bench(c: &mut Criterion) {
     let mut g = c.benchmark_group("extract");
     g.sample_size(10);
     g.bench_function("build_100k", |b| {
-        b.iter(|| EntityIndex::build(black_box(entries.clone())).expect("builds"));
+        b.iter_batched(
+            || entries.clone(),
+            |e| EntityIndex::build(black_box(e)).expect("builds"),
+            BatchSize::LargeInput,
+        );
     });
     let index = EntityIndex::build(entries.clone()).expect("builds");
     g.sample_size(30);
