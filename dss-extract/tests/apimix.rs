@@ -12,7 +12,8 @@
 //! 3. With one seeded typo in every mention of 5+ characters: recall ≥ 0.95.
 //!
 //! Data: `DSS_DATA_DIR`, else `shared/data` beside the workspace (or beside one of its
-//! parent directories). Absent data skips the tests, except under `CI=true`.
+//! parent directories). Absent data skips the tests, except under `CI=true`. `DEBUG_FP=1`
+//! prints the default mode's false positives.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
