@@ -1,5 +1,5 @@
 //! Local assertions, checked while encoding: the bounds, lengths, `pattern`, `format`… of
-//! one schema node (see [`crate::schema::LOCAL_KEYWORDS`]), each compiled into a small
+//! one schema node (see [`crate::schema::KeywordClass::Local`]), each compiled into a small
 //! validator of its own. They keep the validator's exact semantics (number comparison,
 //! ECMA regexes, format checkers), yet run only on the values at their node, during the
 //! encoder's one walk of the document: where [`Shapes::encoding_validates`], compress

@@ -41,62 +41,309 @@ pub fn formats_assert(root: &Value) -> bool {
     !(dialect.contains("2019-09") || dialect.contains("2020-12"))
 }
 
-/// Assertions about one value alone (no subschema, no other location): bounds, lengths,
-/// `pattern`, `format`, `uniqueItems`, `dependentRequired`. The shapes capture them only
-/// in part, so the encoder checks them at each node where they appear, with a validator
-/// built from just those keywords (see [`local_keywords`]): the validator's own
-/// semantics, without a second walk of the document.
-pub const LOCAL_KEYWORDS: &[&str] = &[
-    "multipleOf",
-    "maximum",
-    "exclusiveMaximum",
-    "minimum",
-    "exclusiveMinimum",
-    "maxLength",
-    "minLength",
-    "pattern",
-    "format",
-    "maxItems",
-    "minItems",
-    "uniqueItems",
-    "maxProperties",
-    "minProperties",
-    "dependentRequired",
-];
+/// How dss treats a JSON Schema keyword: what the shapes make of it and whether the
+/// encoder's walk checks it, which decides where compress may skip the full validator
+/// (see [`encoder_checks_all_assertions`]). Every keyword list of the compiler is a
+/// filter over [`KEYWORDS`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeywordClass {
+    /// A structural assertion the shapes capture and the encoder checks through them (or,
+    /// `patternProperties`, whole at its object, see [`pattern_check`]): `type`,
+    /// `enum`/`const` of scalars, `properties`, `required`, `additionalProperties`,
+    /// `items` (one schema). Beside a `$ref` or a union, any of them makes the node an
+    /// intersection, which the shapes approximate.
+    Structural,
+    /// `anyOf`/`oneOf`: a union, exact where alone on its node and its branches admit
+    /// disjoint JSON types.
+    Union,
+    /// An assertion about one value alone (no subschema, no other location): bounds,
+    /// lengths, `pattern`, `format`, `uniqueItems`, `dependentRequired`. The shapes
+    /// capture them only in part, so the encoder checks them at each node where they
+    /// appear, with a validator built from just those keywords (see [`local_keywords`]):
+    /// the validator's own semantics, without a second walk of the document.
+    Local,
+    /// `$ref`: exact where it points into the document and has no sibling assertion.
+    Reference,
+    /// An assertion neither the shapes nor the local checks capture exactly (tuples,
+    /// `allOf`, `not`, conditionals, `contains`, dynamic references, `unevaluated*`,
+    /// `content*`): the shapes over-approximate it and compress keeps the validator.
+    Approximated,
+    /// Names a resource or its dialect: `$schema`, `$id`, anchors, `$vocabulary`.
+    Identifier,
+    /// `$defs`/`definitions`: subschemas kept to be referred to.
+    Definitions,
+    /// An annotation validators ignore: `title`, `description`, `default`, `examples`…
+    Annotation,
+}
 
-/// Assertion keywords neither the shapes nor the local checks capture exactly. Any other
-/// keyword is captured exactly (see [`encoder_checks_all_assertions`]), local, or an
-/// annotation that validators ignore.
-const INEXACT_KEYWORDS: &[&str] = &[
-    "prefixItems",
-    "additionalItems",
-    "contains",
-    "minContains",
-    "maxContains",
-    "dependencies",
-    "dependentSchemas",
-    "propertyNames",
-    "if",
-    "then",
-    "else",
-    "allOf",
-    "not",
-    "$dynamicRef",
-    "$recursiveRef",
-    "unevaluatedItems",
-    "unevaluatedProperties",
-    "contentEncoding",
-    "contentMediaType",
-    "contentSchema",
-];
+/// What a keyword's value holds: where [`SchemaDoc`] and [`encode_refs`] find subschemas,
+/// and which values [`encoder_checks_all_assertions`] never walks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Holds {
+    /// One subschema.
+    Schema,
+    /// An array of subschemas.
+    Schemas,
+    /// One subschema or (draft-07 tuples) an array of them: `items`.
+    SchemaOrSchemas,
+    /// An object of subschemas by name.
+    SchemaMap,
+    /// A URI reference to a schema.
+    Reference,
+    /// Instance values or names (`enum`, `const`, `default`, `examples`, `required`,
+    /// `type`…): never a schema, never walked for one.
+    Data,
+    /// A value of the keyword's own (a number, a string, a flag). Walked like an unknown
+    /// keyword's: a `$ref` may point anywhere in the document.
+    Value,
+}
 
-/// The local assertions of one schema node (see [`LOCAL_KEYWORDS`]); `format` counts only
+impl Holds {
+    /// Whether the value is an object of subschemas.
+    pub fn schema_map(self) -> bool {
+        self == Holds::SchemaMap
+    }
+
+    /// Whether the value, where it is an array, is an array of subschemas.
+    pub fn schema_array(self) -> bool {
+        matches!(self, Holds::Schemas | Holds::SchemaOrSchemas)
+    }
+
+    /// Whether the value is a subschema.
+    pub fn schema(self) -> bool {
+        matches!(self, Holds::Schema | Holds::SchemaOrSchemas)
+    }
+}
+
+/// The keyword family whose file in `shape::lower` turns a keyword into parts. A node
+/// with none of the [`Family::is_own`] keywords admits every value of its own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Family {
+    /// `type` (`shape/lower/types.rs`).
+    Types,
+    /// `enum`/`const` (`shape/lower/values.rs`).
+    Values,
+    /// `properties`, `required`, … (`shape/lower/objects.rs`).
+    Objects,
+    /// `items`, `prefixItems`, `additionalItems` (`shape/lower/arrays.rs`).
+    Arrays,
+    /// `$ref`, `allOf`, `anyOf`/`oneOf`, which combine other nodes' parts
+    /// (`shape/lower/combinators.rs`).
+    Combinators,
+}
+
+impl Family {
+    /// Whether the family lowers a node's own keywords (every family but the combinators).
+    pub fn is_own(self) -> bool {
+        self != Family::Combinators
+    }
+}
+
+/// A JSON Schema draft, for the [`Drafts`] that define a keyword.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum DraftVersion {
+    /// draft-04.
+    V4,
+    /// draft-06.
+    V6,
+    /// draft-07.
+    V7,
+    /// 2019-09.
+    V2019,
+    /// 2020-12.
+    V2020,
+}
+
+/// The drafts that define a keyword (its meta-schema lists it), a contiguous range; none
+/// for a keyword outside the standard (OpenAPI's `example`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Drafts(Option<(DraftVersion, DraftVersion)>);
+
+impl Drafts {
+    /// No draft defines it.
+    pub const NONE: Drafts = Drafts(None);
+    /// Every draft from draft-04 on.
+    pub const ALL: Drafts = Drafts::range(DraftVersion::V4, DraftVersion::V2020);
+
+    /// The drafts from `first` to `last`.
+    pub const fn range(first: DraftVersion, last: DraftVersion) -> Drafts {
+        Drafts(Some((first, last)))
+    }
+
+    /// The drafts from `first` on.
+    pub const fn since(first: DraftVersion) -> Drafts {
+        Drafts::range(first, DraftVersion::V2020)
+    }
+
+    /// Whether `draft` defines the keyword.
+    pub fn contains(self, draft: DraftVersion) -> bool {
+        self.0.is_some_and(|(a, b)| a <= draft && draft <= b)
+    }
+}
+
+/// One JSON Schema keyword as dss sees it: one row of [`KEYWORDS`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Keyword {
+    /// The keyword.
+    pub name: &'static str,
+    /// What the shapes and the encoder make of it.
+    pub class: KeywordClass,
+    /// What its value holds.
+    pub holds: Holds,
+    /// The lowering family that reads it (`None`: the shapes do not).
+    pub family: Option<Family>,
+    /// The drafts that define it.
+    pub drafts: Drafts,
+}
+
+/// The keyword table: [`KEYWORDS`] and [`keyword`], from one list of rows.
+macro_rules! keyword_table {
+    ($($name:literal => $class:ident, $holds:ident, $family:expr, $drafts:expr;)*) => {
+        /// Every keyword dss knows, with its class, what its value holds, the lowering
+        /// family that reads it and the drafts that define it. Any other keyword is
+        /// ignored, as validators ignore it (but walked: a `$ref` may point into it).
+        pub const KEYWORDS: &[Keyword] = &[$(Keyword {
+            name: $name,
+            class: KeywordClass::$class,
+            holds: Holds::$holds,
+            family: $family,
+            drafts: $drafts,
+        }),*];
+
+        /// The row of [`KEYWORDS`] for `name` (`None`: not a keyword dss knows).
+        pub fn keyword(name: &str) -> Option<&'static Keyword> {
+            match name {
+                $($name => {
+                    const ROW: Keyword = Keyword {
+                        name: $name,
+                        class: KeywordClass::$class,
+                        holds: Holds::$holds,
+                        family: $family,
+                        drafts: $drafts,
+                    };
+                    Some(&ROW)
+                })*
+                _ => None,
+            }
+        }
+    };
+}
+
+use DraftVersion::{V2019, V2020, V4, V6, V7};
+const ALL: Drafts = Drafts::ALL;
+const TYPES: Option<Family> = Some(Family::Types);
+const VALUES: Option<Family> = Some(Family::Values);
+const OBJECTS: Option<Family> = Some(Family::Objects);
+const ARRAYS: Option<Family> = Some(Family::Arrays);
+const COMBINATORS: Option<Family> = Some(Family::Combinators);
+
+keyword_table! {
+    // Core: identifiers, definitions, references.
+    "$schema" => Identifier, Value, None, ALL;
+    "id" => Identifier, Value, None, Drafts::range(V4, V4);
+    "$id" => Identifier, Value, None, Drafts::since(V6);
+    "$anchor" => Identifier, Value, None, Drafts::since(V2019);
+    "$dynamicAnchor" => Identifier, Value, None, Drafts::since(V2020);
+    "$recursiveAnchor" => Identifier, Value, None, Drafts::since(V2019);
+    "$vocabulary" => Identifier, Value, None, Drafts::since(V2019);
+    "$defs" => Definitions, SchemaMap, None, Drafts::since(V2019);
+    "definitions" => Definitions, SchemaMap, None, ALL;
+    // draft-04 takes `$ref` from JSON Reference; its meta-schema does not list it.
+    "$ref" => Reference, Reference, COMBINATORS, ALL;
+    "$dynamicRef" => Approximated, Reference, None, Drafts::since(V2020);
+    "$recursiveRef" => Approximated, Reference, None, Drafts::since(V2019);
+    // Combining subschemas.
+    "allOf" => Approximated, Schemas, COMBINATORS, ALL;
+    "anyOf" => Union, Schemas, COMBINATORS, ALL;
+    "oneOf" => Union, Schemas, COMBINATORS, ALL;
+    "not" => Approximated, Schema, None, ALL;
+    "if" => Approximated, Schema, None, Drafts::since(V7);
+    "then" => Approximated, Schema, None, Drafts::since(V7);
+    "else" => Approximated, Schema, None, Drafts::since(V7);
+    // Any instance.
+    "type" => Structural, Data, TYPES, ALL;
+    "enum" => Structural, Data, VALUES, ALL;
+    "const" => Structural, Data, VALUES, Drafts::since(V6);
+    // Numbers.
+    "multipleOf" => Local, Value, None, ALL;
+    "maximum" => Local, Value, None, ALL;
+    "exclusiveMaximum" => Local, Value, None, ALL;
+    "minimum" => Local, Value, None, ALL;
+    "exclusiveMinimum" => Local, Value, None, ALL;
+    // Strings.
+    "maxLength" => Local, Value, None, ALL;
+    "minLength" => Local, Value, None, ALL;
+    "pattern" => Local, Value, None, ALL;
+    "format" => Local, Value, None, ALL;
+    "contentEncoding" => Approximated, Value, None, Drafts::since(V7);
+    "contentMediaType" => Approximated, Value, None, Drafts::since(V7);
+    "contentSchema" => Approximated, Schema, None, Drafts::since(V2019);
+    // Arrays.
+    "items" => Structural, SchemaOrSchemas, ARRAYS, ALL;
+    "prefixItems" => Approximated, Schemas, ARRAYS, Drafts::since(V2020);
+    "additionalItems" => Approximated, Schema, ARRAYS, Drafts::range(V4, V2019);
+    "contains" => Approximated, Schema, None, Drafts::since(V6);
+    "minContains" => Approximated, Value, None, Drafts::since(V2019);
+    "maxContains" => Approximated, Value, None, Drafts::since(V2019);
+    "unevaluatedItems" => Approximated, Schema, None, Drafts::since(V2019);
+    "maxItems" => Local, Value, None, ALL;
+    "minItems" => Local, Value, None, ALL;
+    "uniqueItems" => Local, Value, None, ALL;
+    // Objects.
+    "properties" => Structural, SchemaMap, OBJECTS, ALL;
+    "required" => Structural, Data, OBJECTS, ALL;
+    "additionalProperties" => Structural, Schema, OBJECTS, ALL;
+    "patternProperties" => Structural, SchemaMap, OBJECTS, ALL;
+    "propertyNames" => Approximated, Schema, None, Drafts::since(V6);
+    "dependencies" => Approximated, SchemaMap, None, ALL;
+    "dependentSchemas" => Approximated, SchemaMap, None, Drafts::since(V2019);
+    "dependentRequired" => Local, Data, None, Drafts::since(V2019);
+    "unevaluatedProperties" => Approximated, Schema, None, Drafts::since(V2019);
+    "maxProperties" => Local, Value, None, ALL;
+    "minProperties" => Local, Value, None, ALL;
+    // Annotations.
+    "title" => Annotation, Value, None, ALL;
+    "description" => Annotation, Value, None, ALL;
+    "default" => Annotation, Data, None, ALL;
+    "examples" => Annotation, Data, None, Drafts::since(V6);
+    "example" => Annotation, Data, None, Drafts::NONE;
+    "$comment" => Annotation, Value, None, Drafts::since(V7);
+    "readOnly" => Annotation, Value, None, Drafts::since(V7);
+    "writeOnly" => Annotation, Value, None, Drafts::since(V7);
+    "deprecated" => Annotation, Value, None, Drafts::since(V2019);
+}
+
+/// The class of keyword `name` (`None`: not a keyword dss knows).
+pub fn keyword_class(name: &str) -> Option<KeywordClass> {
+    keyword(name).map(|k| k.class)
+}
+
+/// Whether `name` is a keyword of class `class`.
+pub fn is_class(name: &str, class: KeywordClass) -> bool {
+    keyword_class(name) == Some(class)
+}
+
+/// The keywords of class `class`, in table order.
+pub fn keywords_of(class: KeywordClass) -> impl Iterator<Item = &'static str> {
+    KEYWORDS
+        .iter()
+        .filter(move |k| k.class == class)
+        .map(|k| k.name)
+}
+
+/// What the value of keyword `name` holds ([`Holds::Value`] for a keyword dss does not
+/// know).
+fn holds(name: &str) -> Holds {
+    keyword(name).map_or(Holds::Value, |k| k.holds)
+}
+
+/// The local assertions of one schema node (see [`KeywordClass::Local`]); `format` counts only
 /// where it asserts (`formats`, see [`formats_assert`]).
 pub fn local_keywords(node: &Value, formats: bool) -> serde_json::Map<String, Value> {
     let mut local = serde_json::Map::new();
     if let Value::Object(m) = node {
         for (k, v) in m {
-            if LOCAL_KEYWORDS.contains(&k.as_str()) && (k != "format" || formats) {
+            if is_class(k, KeywordClass::Local) && (k != "format" || formats) {
                 local.insert(k.clone(), v.clone());
             }
         }
@@ -107,9 +354,9 @@ pub fn local_keywords(node: &Value, formats: bool) -> serde_json::Map<String, Va
 /// Whether a subschema holds no reference (so it means the same copied elsewhere).
 fn self_contained(v: &Value) -> bool {
     match v {
-        Value::Object(m) => m.iter().all(|(k, x)| {
-            !matches!(k.as_str(), "$ref" | "$dynamicRef" | "$recursiveRef") && self_contained(x)
-        }),
+        Value::Object(m) => m
+            .iter()
+            .all(|(k, x)| holds(k) != Holds::Reference && self_contained(x)),
         Value::Array(xs) => xs.iter().all(self_contained),
         _ => true,
     }
@@ -138,26 +385,11 @@ pub fn pattern_check(node: &Value) -> Option<serde_json::Map<String, Value>> {
     Some(check)
 }
 
-/// The structural assertions the encoder checks, through the shapes or whole at their node
-/// (with the [`LOCAL_KEYWORDS`], all it checks). Beside a `$ref` or a union, any of them
-/// makes the node an intersection, which the shapes approximate.
-const CHECKED_STRUCTURE: &[&str] = &[
-    "type",
-    "enum",
-    "const",
-    "properties",
-    "required",
-    "additionalProperties",
-    "patternProperties",
-    "items",
-    "anyOf",
-    "oneOf",
-];
-
-/// Whether the encoder checks every assertion in the schema: the shapes capture `type`,
+/// Whether the encoder checks every assertion in the schema: the shapes capture the
+/// [`KeywordClass::Structural`] keywords, `type`,
 /// `properties`, `required`, `additionalProperties`, `items` (one schema), `enum`/`const`
 /// of scalars and local `$ref`s without sibling assertions exactly, and the
-/// [`LOCAL_KEYWORDS`] are checked node by node. `anyOf`/`oneOf` alone on their node pass
+/// [`KeywordClass::Local`] ones are checked node by node. `anyOf`/`oneOf` alone on their node pass
 /// here; the shape builder then requires their branches to admit disjoint JSON types
 /// (`X` or `null`), where the union of the branches' shapes is exact. Then a successful
 /// encode is a complete validation, and compress needs no second walk with the full
@@ -178,8 +410,10 @@ pub fn encoder_checks_all_assertions(root: &Value) -> bool {
         };
         let mut assertions = 0;
         for (key, value) in map {
+            let row = keyword(key);
+            let class = row.map(|k| k.class);
             let exact = match key.as_str() {
-                k if INEXACT_KEYWORDS.contains(&k) => false,
+                _ if class == Some(KeywordClass::Approximated) => false,
                 "$ref" => value.as_str().is_some_and(|r| r.starts_with('#')),
                 "enum" => value.as_array().is_some_and(|xs| xs.iter().all(scalar)),
                 "const" => scalar(value),
@@ -192,10 +426,19 @@ pub fn encoder_checks_all_assertions(root: &Value) -> bool {
                         .is_some_and(|ps| ps.values().all(self_contained))
                         && map.get("additionalProperties").is_none_or(self_contained)
                 }
-                k @ ("anyOf" | "oneOf") => {
+                // A union alone among the structural keywords of its node.
+                k if class == Some(KeywordClass::Union) => {
                     value.as_array().is_some_and(|xs| !xs.is_empty())
                         && map.keys().all(|o| {
-                            o == k || !(o == "$ref" || CHECKED_STRUCTURE.contains(&o.as_str()))
+                            o == k
+                                || !matches!(
+                                    keyword_class(o),
+                                    Some(
+                                        KeywordClass::Structural
+                                            | KeywordClass::Union
+                                            | KeywordClass::Reference
+                                    )
+                                )
                         })
                 }
                 _ => true,
@@ -203,19 +446,19 @@ pub fn encoder_checks_all_assertions(root: &Value) -> bool {
             if !exact {
                 return false;
             }
-            let asserts = match key.as_str() {
-                "format" => formats,
-                k => LOCAL_KEYWORDS.contains(&k) || CHECKED_STRUCTURE.contains(&k),
+            let asserts = match class {
+                _ if key == "format" => formats,
+                Some(KeywordClass::Local | KeywordClass::Structural | KeywordClass::Union) => true,
+                _ => false,
             };
             if asserts {
                 assertions += 1;
             }
             // Every value that may hold a schema is walked, unknown keywords included: a
             // `$ref` may point anywhere in the document.
-            let ok = match key.as_str() {
-                "enum" | "const" | "default" | "examples" | "example" | "required" | "type"
-                | "dependentRequired" => true,
-                k if SCHEMA_MAP_KEYWORDS.contains(&k) => match value {
+            let ok = match row.map_or(Holds::Value, |k| k.holds) {
+                Holds::Data => true,
+                Holds::SchemaMap => match value {
                     Value::Object(m) => m.values().all(|v| walk(v, formats, depth + 1)),
                     other => walk(other, formats, depth + 1),
                 },
@@ -231,33 +474,6 @@ pub fn encoder_checks_all_assertions(root: &Value) -> bool {
     }
     walk(root, formats_assert(root), 0)
 }
-
-/// Keywords whose value is a subschema.
-const SCHEMA_KEYWORDS: &[&str] = &[
-    "additionalProperties",
-    "additionalItems",
-    "items",
-    "contains",
-    "not",
-    "if",
-    "then",
-    "else",
-    "propertyNames",
-    "unevaluatedProperties",
-    "unevaluatedItems",
-    "contentSchema",
-];
-/// Keywords whose value is an array of subschemas (or, for `items`, possibly one).
-const SCHEMA_ARRAY_KEYWORDS: &[&str] = &["allOf", "anyOf", "oneOf", "prefixItems", "items"];
-/// Keywords whose value is an object of subschemas.
-const SCHEMA_MAP_KEYWORDS: &[&str] = &[
-    "properties",
-    "patternProperties",
-    "$defs",
-    "definitions",
-    "dependentSchemas",
-    "dependencies",
-];
 
 impl<'a> SchemaDoc<'a> {
     pub fn new(root: &'a Value) -> Self {
@@ -326,9 +542,10 @@ impl<'a> SchemaDoc<'a> {
         }
         let len = pointer.len();
         for (key, value) in map {
-            let is_map = SCHEMA_MAP_KEYWORDS.contains(&key.as_str());
-            let is_array = SCHEMA_ARRAY_KEYWORDS.contains(&key.as_str()) && value.is_array();
-            let is_schema = SCHEMA_KEYWORDS.contains(&key.as_str());
+            let holds = holds(key);
+            let is_map = holds.schema_map();
+            let is_array = holds.schema_array() && value.is_array();
+            let is_schema = holds.schema();
             if !(is_map || is_array || is_schema) {
                 continue;
             }
@@ -435,16 +652,19 @@ pub fn encode_refs(v: &mut Value) {
                     *r = out;
                 }
             }
-        } else if SCHEMA_MAP_KEYWORDS.contains(&key.as_str()) {
-            if let Value::Object(children) = value {
-                children.values_mut().for_each(encode_refs);
+        } else {
+            let holds = holds(key);
+            if holds.schema_map() {
+                if let Value::Object(children) = value {
+                    children.values_mut().for_each(encode_refs);
+                }
+            } else if holds.schema_array() && value.is_array() {
+                if let Value::Array(items) = value {
+                    items.iter_mut().for_each(encode_refs);
+                }
+            } else if holds.schema() {
+                encode_refs(value);
             }
-        } else if SCHEMA_ARRAY_KEYWORDS.contains(&key.as_str()) && value.is_array() {
-            if let Value::Array(items) = value {
-                items.iter_mut().for_each(encode_refs);
-            }
-        } else if SCHEMA_KEYWORDS.contains(&key.as_str()) {
-            encode_refs(value);
         }
     }
 }
@@ -572,6 +792,85 @@ fn percent_decode(s: &str) -> String {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// The keywords each draft's meta-schema lists (2019-09 and 2020-12: every vocabulary's).
+    fn vocabulary(draft: DraftVersion) -> std::collections::BTreeSet<String> {
+        use referencing::meta;
+        let metas: Vec<&Value> = match draft {
+            DraftVersion::V4 => vec![&meta::DRAFT4],
+            DraftVersion::V6 => vec![&meta::DRAFT6],
+            DraftVersion::V7 => vec![&meta::DRAFT7],
+            DraftVersion::V2019 => vec![
+                &meta::DRAFT201909,
+                &meta::DRAFT201909_CORE,
+                &meta::DRAFT201909_APPLICATOR,
+                &meta::DRAFT201909_VALIDATION,
+                &meta::DRAFT201909_META_DATA,
+                &meta::DRAFT201909_FORMAT,
+                &meta::DRAFT201909_CONTENT,
+            ],
+            DraftVersion::V2020 => vec![
+                &meta::DRAFT202012,
+                &meta::DRAFT202012_CORE,
+                &meta::DRAFT202012_APPLICATOR,
+                &meta::DRAFT202012_UNEVALUATED,
+                &meta::DRAFT202012_VALIDATION,
+                &meta::DRAFT202012_META_DATA,
+                &meta::DRAFT202012_FORMAT_ANNOTATION,
+                &meta::DRAFT202012_FORMAT_ASSERTION,
+                &meta::DRAFT202012_CONTENT,
+            ],
+        };
+        metas
+            .into_iter()
+            .filter_map(|m| m.get("properties").and_then(Value::as_object))
+            .flat_map(|ps| ps.keys().cloned())
+            .collect()
+    }
+
+    /// Every keyword of every draft's vocabularies (draft-07 and 2020-12 included) has a
+    /// row, and a row names exactly the drafts whose meta-schema lists it.
+    #[test]
+    fn every_vocabulary_keyword_has_a_class() {
+        use DraftVersion::*;
+        for draft in [V4, V6, V7, V2019, V2020] {
+            let listed = vocabulary(draft);
+            assert!(listed.len() > 30, "{draft:?}: {listed:?}");
+            for name in &listed {
+                let row = keyword(name);
+                assert!(row.is_some(), "{draft:?}: `{name}` has no class");
+                assert!(
+                    row.is_some_and(|r| r.drafts.contains(draft)),
+                    "{draft:?} defines `{name}`"
+                );
+            }
+            for row in KEYWORDS.iter().filter(|r| r.drafts.contains(draft)) {
+                // draft-04 takes `$ref` from JSON Reference, outside its meta-schema.
+                let exception = draft == V4 && row.name == "$ref";
+                assert!(
+                    listed.contains(row.name) || exception,
+                    "{draft:?} does not define `{}`",
+                    row.name
+                );
+            }
+        }
+        assert_eq!(keyword_class("minimum"), Some(KeywordClass::Local));
+        assert_eq!(keyword_class("x-vendor"), None);
+    }
+
+    /// [`keyword`] answers each row of [`KEYWORDS`], and no keyword has two rows.
+    #[test]
+    fn keyword_lookup_is_the_table() {
+        let mut names = std::collections::HashSet::new();
+        for row in KEYWORDS {
+            assert!(names.insert(row.name), "`{}` twice", row.name);
+            assert_eq!(keyword(row.name), Some(row));
+        }
+        // The subschema positions the document index and `encode_refs` visit.
+        assert!(holds("items").schema() && holds("items").schema_array());
+        assert!(holds("$defs").schema_map() && !holds("$defs").schema());
+        assert!(!holds("enum").schema() && !holds("x-vendor").schema_map());
+    }
 
     #[test]
     fn checkable_assertions_are_told_apart() {

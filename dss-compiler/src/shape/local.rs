@@ -70,7 +70,7 @@ impl<'a> Builder<'_, 'a> {
             if let Some(check) = crate::schema::pattern_check(v) {
                 local.extend(check);
             }
-            for key in ["anyOf", "oneOf"] {
+            for key in crate::schema::keywords_of(crate::schema::KeywordClass::Union) {
                 if let Some(branches) = self.branch_locals(p, v, key, memo)? {
                     local.insert(key.into(), Value::Array(branches));
                 }

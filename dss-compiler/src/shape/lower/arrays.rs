@@ -5,9 +5,6 @@ use crate::shape::model::{ArrPart, ANY, NEVER};
 use crate::shape::Builder;
 use serde_json::{Map, Value};
 
-/// The keywords of this family (a node without any keyword of any family admits all).
-pub(super) const KEYWORDS: &[&str] = &["items", "prefixItems", "additionalItems"];
-
 impl<'a> Builder<'_, 'a> {
     /// The array the array keywords of the node at `p` describe.
     pub(super) fn lower_array(&mut self, m: &'a Map<String, Value>, p: &str) -> ArrPart {

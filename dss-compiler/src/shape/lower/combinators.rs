@@ -2,7 +2,7 @@
 //! (intersection) and `anyOf`/`oneOf` (union), and whether such a union is exact.
 
 use crate::error::CompileError;
-use crate::schema::Draft;
+use crate::schema::{is_class, keywords_of, Draft, KeywordClass};
 use crate::shape::model::{type_names, ExprId, Parts};
 use crate::shape::Builder;
 use serde_json::{Map, Value};
@@ -20,12 +20,8 @@ impl<'a> Builder<'_, 'a> {
             return Ok(None);
         };
         let only_ref = self.doc.draft == Draft::Legacy
-            || m.keys().all(|k| {
-                matches!(
-                    k.as_str(),
-                    "$ref" | "description" | "title" | "$comment" | "default" | "examples"
-                )
-            });
+            || m.keys()
+                .all(|k| k == "$ref" || is_class(k, KeywordClass::Annotation));
         if !only_ref {
             return Ok(None);
         }
@@ -65,7 +61,7 @@ impl<'a> Builder<'_, 'a> {
                 acc = self.inter_rc(acc, pe);
             }
         }
-        for key in ["anyOf", "oneOf"] {
+        for key in keywords_of(KeywordClass::Union) {
             if let Some(Value::Array(xs)) = m.get(key) {
                 let ids: Vec<ExprId> = xs
                     .iter()

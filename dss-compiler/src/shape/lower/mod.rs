@@ -1,7 +1,8 @@
 //! Lowering: a schema node's keywords to its [`Parts`], one file per keyword family:
 //! [`types`] (`type`, and the bounds and lexical forms a grammar can say), [`values`]
 //! (`enum`/`const`), [`objects`], [`arrays`], and [`combinators`] (`$ref`, `allOf`,
-//! `anyOf`/`oneOf`, which combine other nodes' parts).
+//! `anyOf`/`oneOf`, which combine other nodes' parts). Which keywords a family reads is
+//! its [`Family`] column in the keyword table ([`crate::schema::KEYWORDS`]).
 
 mod arrays;
 mod combinators;
@@ -12,6 +13,7 @@ mod values;
 use super::model::Parts;
 use super::Builder;
 use crate::error::CompileError;
+use crate::schema::{keyword, Family};
 use serde_json::{Map, Value};
 use std::sync::Arc;
 
@@ -35,13 +37,12 @@ impl<'a> Builder<'_, 'a> {
     /// Parts from a node's own keywords (not `$ref`/`allOf`/`anyOf`/`oneOf`): every type
     /// where it has none of them.
     fn own_parts(&mut self, m: &'a Map<String, Value>, p: &str) -> Parts {
-        let families = [
-            types::KEYWORDS,
-            values::KEYWORDS,
-            objects::KEYWORDS,
-            arrays::KEYWORDS,
-        ];
-        if !families.into_iter().flatten().any(|k| m.contains_key(*k)) {
+        let own = |k: &String| {
+            keyword(k)
+                .and_then(|r| r.family)
+                .is_some_and(Family::is_own)
+        };
+        if !m.keys().any(own) {
             return Parts::any();
         }
         let mut parts = Parts::all_types(p);

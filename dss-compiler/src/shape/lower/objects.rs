@@ -7,14 +7,6 @@ use crate::shape::Builder;
 use serde_json::{Map, Value};
 use std::sync::Arc;
 
-/// The keywords of this family (a node without any keyword of any family admits all).
-pub(super) const KEYWORDS: &[&str] = &[
-    "properties",
-    "required",
-    "additionalProperties",
-    "patternProperties",
-];
-
 impl<'a> Builder<'_, 'a> {
     /// The object form the object keywords of the node at `p` declare: its properties in
     /// schema order, then required but undeclared ones (positional fields of the extras'

@@ -5,9 +5,6 @@
 use crate::shape::model::{Lexical, Lower, NumPart, Parts};
 use serde_json::{Map, Value};
 
-/// The keywords of this family (a node without any keyword of any family admits all).
-pub(super) const KEYWORDS: &[&str] = &["type"];
-
 /// Restricts `parts` (every type) to the types `type` names, and gives its numbers and
 /// strings the bounds and lexical forms a grammar can say.
 pub(super) fn lower_type(m: &Map<String, Value>, formats_assert: bool, parts: &mut Parts) {

@@ -6,9 +6,6 @@ use crate::shape::model::{same_number, ArrPart, NumPart, ObjPart, Parts, Record,
 use serde_json::{Map, Value};
 use std::sync::Arc;
 
-/// The keywords of this family (a node without any keyword of any family admits all).
-pub(super) const KEYWORDS: &[&str] = &["enum", "const"];
-
 /// The parts admitting the values `const` (else `enum`) lists: scalars exactly, arrays and
 /// objects as any array or object; numbers only whole ones where `parts` admits integers
 /// only. `None` where the node lists no values.
