@@ -229,6 +229,7 @@ macro_rules! keyword_table {
     };
 }
 
+// Short names for the table's columns.
 use DraftVersion::{V2019, V2020, V4, V6, V7};
 const ALL: Drafts = Drafts::ALL;
 const TYPES: Option<Family> = Some(Family::Types);
