@@ -41,7 +41,7 @@ pub mod spec;
 pub mod typed;
 
 pub use error::{CompileError, CompressError, ExpandError, ExpandIntoError, SpecError};
-pub use grammar::{Restriction, Resume};
+pub use grammar::{Consume, Restriction, Resume};
 pub use notation::NotationConfig;
 pub use request::Progress;
 pub use sites::{Site, SiteKind};

@@ -76,7 +76,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 pub use files::{catalog_entries, read_alias_tsv, read_alias_yaml, read_catalog};
-pub use spec::{Analysis, Catalogs, Consume, PruneTier, SpecIndex, SpecIndexError};
+pub use spec::{Analysis, Catalogs, PruneTier, SpecIndex, SpecIndexError};
 
 use fuzzy::TrigramIndex;
 use normalize::{normalize_pattern, stem_pattern, stemmed, Normalized};

@@ -320,50 +320,6 @@ pub fn restriction_of(extraction: &Extraction, bound: &BTreeSet<String>) -> Rest
     r
 }
 
-/// What `--consume` removes once a line is written.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Consume {
-    /// The (site, value) pair written.
-    #[default]
-    Class,
-    /// The value, at every site.
-    Value,
-    /// Nothing: the grammar stays as first pruned.
-    Off,
-}
-
-/// The restriction left after the (site, value) pairs written so far (one occurrence each).
-pub fn consume(initial: &Restriction, used: &[(String, Value)], how: Consume) -> Restriction {
-    let mut r = initial.clone();
-    if how == Consume::Off {
-        return r;
-    }
-    let same = |a: &Value, b: &Value| match (a, b) {
-        (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
-        _ => a == b,
-    };
-    for (site, v) in used {
-        match how {
-            Consume::Class => {
-                if let Some(list) = r.candidates.get_mut(site) {
-                    if let Some(i) = list.iter().position(|c| same(c, v)) {
-                        list.remove(i);
-                    }
-                }
-            }
-            Consume::Value => {
-                for list in r.candidates.values_mut() {
-                    if let Some(i) = list.iter().position(|c| same(c, v)) {
-                        list.remove(i);
-                    }
-                }
-            }
-            Consume::Off => {}
-        }
-    }
-    r
-}
-
 fn describe(sites: &[Site]) -> String {
     sites
         .iter()
@@ -383,7 +339,7 @@ fn describe(sites: &[Site]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use dss_compiler::{compile, CompileOptions, Resume};
+    use dss_compiler::{compile, CompileOptions, Consume, Resume};
     use serde_json::json;
 
     fn viz() -> CompiledSpec {
@@ -474,15 +430,14 @@ mod tests {
     #[test]
     fn consuming_removes_one_occurrence() {
         let mut r = Restriction::default();
-        r.candidates
-            .insert("/a".into(), vec![json!("x"), json!("x"), json!("y")]);
+        r.candidates.insert("/a".into(), vec![json!("x"), json!("x"), json!("y")]);
         r.candidates.insert("/b".into(), vec![json!("x")]);
         let used = vec![("/a".to_string(), json!("x"))];
-        let c = consume(&r, &used, Consume::Class);
+        let c = r.consumed(&used, Consume::Class);
         assert_eq!(c.at("/a"), [json!("x"), json!("y")]);
         assert_eq!(c.at("/b"), [json!("x")]);
-        let v = consume(&r, &used, Consume::Value);
+        let v = r.consumed(&used, Consume::Value);
         assert_eq!(v.at("/b"), [] as [Value; 0]);
-        assert_eq!(consume(&r, &used, Consume::Off), r);
+        assert_eq!(r.consumed(&used, Consume::Off), r);
     }
 }

@@ -25,7 +25,7 @@ pub mod terminal;
 
 pub use build::{build, build_pruned};
 pub use print::quote_lit;
-pub use prune::{Restriction, Resume};
+pub use prune::{Consume, Restriction, Resume};
 pub use readable::readable;
 pub use terminal::Terminal;
 

@@ -36,6 +36,64 @@ impl Restriction {
     pub fn is_exhausted(&self) -> bool {
         self.candidates.values().all(Vec::is_empty)
     }
+
+    /// Total number of candidate values (with repeats).
+    pub fn len(&self) -> usize {
+        self.candidates.values().map(Vec::len).sum()
+    }
+
+    /// Whether there is no candidate at all.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// What is left once the (site path, value) pairs written so far are used up: one
+    /// occurrence each, of the pair ([`Consume::Class`]) or of the value at every site
+    /// ([`Consume::Value`]).
+    pub fn consumed(&self, used: &[(String, Value)], how: Consume) -> Restriction {
+        let mut r = self.clone();
+        let take = |list: &mut Vec<Value>, v: &Value| {
+            if let Some(i) = list.iter().position(|c| same_value(c, v)) {
+                list.remove(i);
+            }
+        };
+        for (site, v) in used {
+            match how {
+                Consume::Class => {
+                    if let Some(list) = r.candidates.get_mut(site) {
+                        take(list, v);
+                    }
+                }
+                Consume::Value => r.candidates.values_mut().for_each(|l| take(l, v)),
+                Consume::Off => {}
+            }
+        }
+        r
+    }
+}
+
+/// What leaves the candidates once a line is written (`--consume`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Consume {
+    /// The (site, value) pair written.
+    #[default]
+    Class,
+    /// The value, at every site.
+    Value,
+    /// Nothing: the grammar stays as first pruned.
+    Off,
+}
+
+impl Consume {
+    /// By name: `class`, `value`, `off`.
+    pub fn from_name(name: &str) -> Option<Consume> {
+        match name {
+            "class" => Some(Consume::Class),
+            "value" => Some(Consume::Value),
+            "off" => Some(Consume::Off),
+            _ => None,
+        }
+    }
 }
 
 /// Where the rest of a document starts: the lines written so far.
