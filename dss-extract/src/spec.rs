@@ -430,7 +430,8 @@ mod tests {
     #[test]
     fn consuming_removes_one_occurrence() {
         let mut r = Restriction::default();
-        r.candidates.insert("/a".into(), vec![json!("x"), json!("x"), json!("y")]);
+        r.candidates
+            .insert("/a".into(), vec![json!("x"), json!("x"), json!("y")]);
         r.candidates.insert("/b".into(), vec![json!("x")]);
         let used = vec![("/a".to_string(), json!("x"))];
         let c = r.consumed(&used, Consume::Class);
