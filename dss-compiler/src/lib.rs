@@ -33,6 +33,7 @@ pub mod codec;
 pub mod error;
 pub mod grammar;
 pub mod notation;
+pub mod request;
 pub mod schema;
 pub mod shape;
 pub mod sites;
@@ -40,7 +41,10 @@ pub mod spec;
 pub mod typed;
 
 pub use error::{CompileError, CompressError, ExpandError, ExpandIntoError, SpecError};
+pub use grammar::{Consume, Restriction, Resume};
 pub use notation::NotationConfig;
+pub use request::Progress;
+pub use sites::{Site, SiteKind};
 pub use spec::{compile, CompileOptions, CompiledSpec};
 #[cfg(feature = "schemars")]
 pub use typed::compile_type;

@@ -65,6 +65,7 @@ mod files;
 mod fuzzy;
 mod normalize;
 mod numbers;
+pub mod spec;
 
 use std::collections::{HashMap, HashSet};
 use std::ops::Range;
@@ -75,6 +76,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 pub use files::{catalog_entries, read_alias_tsv, read_alias_yaml, read_catalog};
+pub use spec::{Analysis, Catalogs, PruneTier, SpecIndex, SpecIndexError};
 
 use fuzzy::TrigramIndex;
 use normalize::{normalize_pattern, stem_pattern, stemmed, Normalized};

@@ -107,6 +107,22 @@ impl Grammar {
         tok_env: &TokEnv,
         model: &LlamaModel,
     ) -> Result<Self, EngineError> {
+        let factory = match engine {
+            EngineKind::Llguidance => Some(parser_factory(tok_env)?),
+            _ => None,
+        };
+        Self::with_factory(engine, source, factory.as_ref(), model)
+    }
+
+    /// [`new`](Self::new) with llguidance's parser factory built already (one per model:
+    /// building it reads the whole vocabulary, a grammar alone does not). `factory` is
+    /// needed for [`EngineKind::Llguidance`] only.
+    pub fn with_factory(
+        engine: EngineKind,
+        source: &GrammarSource,
+        factory: Option<&ParserFactory>,
+        model: &LlamaModel,
+    ) -> Result<Self, EngineError> {
         let inner = match engine {
             EngineKind::Unconstrained => GrammarInner::None,
             EngineKind::Llguidance => {
@@ -132,9 +148,9 @@ impl Grammar {
                         TopLevelGrammar::from_json_schema(schema)
                     }
                 };
-                let mut factory = ParserFactory::new_simple(tok_env)
-                    .map_err(|e| EngineError::Grammar(e.to_string()))?;
-                factory.quiet();
+                let factory = factory.ok_or_else(|| {
+                    EngineError::Grammar("llguidance needs a parser factory".into())
+                })?;
                 let parser = factory
                     .create_parser(top)
                     .map_err(|e| EngineError::Grammar(e.to_string()))?;
@@ -193,6 +209,14 @@ impl Grammar {
             }
         })
     }
+}
+
+/// llguidance's parser factory for a model's vocabulary (quiet: no parser logs).
+pub fn parser_factory(tok_env: &TokEnv) -> Result<ParserFactory, EngineError> {
+    let mut factory =
+        ParserFactory::new_simple(tok_env).map_err(|e| EngineError::Grammar(e.to_string()))?;
+    factory.quiet();
+    Ok(factory)
 }
 
 /// One request's constraint state. See the module docs.

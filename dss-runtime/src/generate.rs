@@ -33,13 +33,14 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
-use dss_compiler::CompiledSpec;
+use dss_compiler::{CompiledSpec, Consume, Restriction, Resume, Site};
 use llama_cpp_2::context::params::LlamaContextParams;
 use llama_cpp_2::context::LlamaContext;
 use llama_cpp_2::llama_batch::LlamaBatch;
 use llama_cpp_2::model::LlamaModel;
 use llama_cpp_2::sampling::LlamaSampler;
 use llama_cpp_2::token::LlamaToken;
+use llguidance::ParserFactory;
 use serde_json::Value;
 use toktrie::TokEnv;
 
@@ -97,6 +98,9 @@ pub struct LocalModel {
     tok_env: TokEnv,
     eog: Arc<[LlamaToken]>,
     load_ms: f64,
+    /// llguidance's parser factory, built on first use and kept: a per-request (pruned)
+    /// grammar then costs its own compilation, not a pass over the vocabulary.
+    factory: std::sync::OnceLock<Result<ParserFactory, String>>,
 }
 
 impl LocalModel {
@@ -116,6 +120,7 @@ impl LocalModel {
             tok_env,
             eog: eog.into(),
             load_ms: start.elapsed().as_secs_f64() * 1e3,
+            factory: std::sync::OnceLock::new(),
         })
     }
 
@@ -140,7 +145,18 @@ impl LocalModel {
         engine: EngineKind,
         source: &GrammarSource,
     ) -> Result<Grammar, GenerateError> {
-        Ok(Grammar::new(engine, source, &self.tok_env, &self.model)?)
+        let factory = match engine {
+            EngineKind::Llguidance => Some(
+                self.factory
+                    .get_or_init(|| {
+                        crate::engine::parser_factory(&self.tok_env).map_err(|e| e.to_string())
+                    })
+                    .as_ref()
+                    .map_err(|e| EngineError::Grammar(e.clone()))?,
+            ),
+            _ => None,
+        };
+        Ok(Grammar::with_factory(engine, source, factory, &self.model)?)
     }
 
     fn tokens_of(&self, text: &str) -> usize {
@@ -287,6 +303,10 @@ pub struct Stats {
     pub full_masks: usize,
     /// From the request to the validated JSON.
     pub total_ms: f64,
+    /// Time spent building pruned grammars (the first and each rebuild).
+    pub prune_ms: f64,
+    /// Grammars rebuilt after a line (iterative pruning).
+    pub rebuilds: usize,
 }
 
 /// One generated document.
@@ -560,6 +580,98 @@ impl<'m> Generator<'m> {
         })
     }
 
+    /// Generates under the grammar pruned to `pruning.restriction` (the values found in the
+    /// request), rebuilt for the rest of the document each time a line is complete, with
+    /// the values that line used consumed (see [`Pruning`]). `request` is what the prompt
+    /// carries (e.g. the request followed by the items found).
+    pub fn generate_pruned(
+        &mut self,
+        request: &str,
+        pruning: &Pruning,
+    ) -> Result<Generation, GenerateError> {
+        let start = Instant::now();
+        let mut stats = Stats::default();
+        let result = self.run_pruned(request, pruning, start, &mut stats);
+        stats.total_ms = ms(start);
+        self.last_stats = stats.clone();
+        let Output {
+            value,
+            text,
+            cut_repetition,
+        } = result?;
+        Ok(Generation {
+            value,
+            text,
+            cut_repetition,
+            stats,
+        })
+    }
+
+    fn run_pruned(
+        &mut self,
+        request: &str,
+        pruning: &Pruning,
+        start: Instant,
+        stats: &mut Stats,
+    ) -> Result<Output, GenerateError> {
+        let t = Instant::now();
+        let grammar = self.pruned(&pruning.restriction, Resume::Start)?;
+        stats.prune_ms += ms(t);
+        self.evaluate_prompt(request, stats)?;
+        let state = PruneState {
+            initial: pruning.restriction.clone(),
+            consume: pruning.consume,
+            sites: self.spec.sites(),
+            checked: 0,
+        };
+        let decoded = self.decode_with(&grammar, start, stats, Some(state))?;
+        let value = self.finish(&decoded.text)?;
+        Ok(Output {
+            value,
+            text: decoded.text,
+            cut_repetition: decoded.cut_repetition,
+        })
+    }
+
+    /// The grammar pruned to `restriction` from `resume` on, prepared for this model.
+    fn pruned(&self, restriction: &Restriction, resume: Resume) -> Result<Grammar, GenerateError> {
+        let gbnf = self.spec.pruned_grammar(restriction, resume).to_gbnf();
+        self.model
+            .grammar(self.opts.engine, &GrammarSource::Gbnf(gbnf))
+    }
+
+    /// After a complete line (the text ends with a newline), the values it used leave the
+    /// candidates and the constraint continues under the grammar of the rest.
+    fn rebuild(&self, st: &mut Decoding, stats: &mut Stats) -> Result<(), GenerateError> {
+        let Some(p) = st.prune.as_mut() else {
+            return Ok(());
+        };
+        if p.consume == Consume::Off || st.text.last() != Some(&b'\n') || st.text.len() == p.checked
+        {
+            return Ok(());
+        }
+        p.checked = st.text.len();
+        let t = Instant::now();
+        let Ok(text) = std::str::from_utf8(&st.text) else {
+            return Ok(());
+        };
+        // Lines the spec cannot resume after keep the grammar they have.
+        let Ok(progress) = self.spec.progress(text, &p.sites) else {
+            return Ok(());
+        };
+        let Some(resume) = progress.resume else {
+            return Ok(());
+        };
+        let rest = p.initial.consumed(&progress.used, p.consume);
+        let grammar = self.pruned(&rest, resume)?;
+        st.constraint = grammar.start(&self.model.model, self.model.eog.clone())?;
+        stats.rebuilds += 1;
+        let spent = ms(t);
+        stats.prune_ms += spent;
+        st.constraint_time += spent / 1e3;
+        Ok(())
+    }
+
     /// The measurements of the last request, also when it failed.
     pub fn last_stats(&self) -> &Stats {
         &self.last_stats
@@ -575,7 +687,7 @@ impl<'m> Generator<'m> {
         stats: &mut Stats,
     ) -> Result<Output, GenerateError> {
         self.evaluate_prompt(request, stats)?;
-        let decoded = self.decode(grammar, start, stats)?;
+        let decoded = self.decode_with(grammar, start, stats, None)?;
         let value = self.finish(&decoded.text)?;
         Ok(Output {
             value,
@@ -618,11 +730,12 @@ impl<'m> Generator<'m> {
 
     /// The decoding loop: fast-forward forced text, pick the next token under the
     /// constraint, stop at the end of the document, the budget or a repetition.
-    fn decode(
+    fn decode_with(
         &mut self,
         grammar: &Grammar,
         start: Instant,
         stats: &mut Stats,
+        prune: Option<PruneState>,
     ) -> Result<Decoded, GenerateError> {
         let t = Instant::now();
         let mut st = Decoding {
@@ -632,12 +745,14 @@ impl<'m> Generator<'m> {
             text: Vec::new(),
             checked_newlines: 0,
             start,
+            prune,
         };
         let mut logits_buf: Vec<f32> = Vec::new();
         let mut cut_repetition = false;
         loop {
             if self.opts.fast_forward {
                 self.fast_forward(&mut st, stats)?;
+                self.rebuild(&mut st, stats)?;
             }
             let t = Instant::now();
             let finished = st.constraint.is_finished();
@@ -659,6 +774,7 @@ impl<'m> Generator<'m> {
                 cut_repetition = true;
                 break;
             }
+            self.rebuild(&mut st, stats)?;
             stats.generated_tokens = st.out.len();
             stats.constraint_ms = st.constraint_time * 1e3;
             let pos = self.cached.len();
@@ -883,6 +999,27 @@ struct Decoding {
     /// Lines already checked for repetition.
     checked_newlines: usize,
     start: Instant,
+    /// Iterative pruning, when the request is pruned.
+    prune: Option<PruneState>,
+}
+
+/// Grammar pruning for one request: the candidates found in it, and what a written line
+/// consumes (see `dss_compiler::grammar::prune`).
+#[derive(Debug, Clone, Default)]
+pub struct Pruning {
+    /// The values found per site.
+    pub restriction: Restriction,
+    /// What leaves the candidates once a line is written.
+    pub consume: Consume,
+}
+
+/// Iterative pruning during one decoding loop.
+struct PruneState {
+    initial: Restriction,
+    consume: Consume,
+    sites: Vec<Site>,
+    /// Output length when lines were last read.
+    checked: usize,
 }
 
 impl Decoding {

@@ -24,6 +24,6 @@ pub use engine::{EngineKind, Grammar, GrammarSource};
 pub use gbnf::{GbnfChecker, GbnfError, Verdict};
 pub use generate::{
     load_examples, Example, GenerateError, Generation, Generator, GeneratorOptions, LocalModel,
-    OutputFormat, PrefixCache, Stats,
+    OutputFormat, PrefixCache, Pruning, Stats,
 };
 pub use models::{ModelError, ModelRegistry, ModelSpec, DEFAULT_MODEL};

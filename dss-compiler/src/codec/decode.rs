@@ -19,6 +19,9 @@ pub struct Decoder<'a> {
     pub(super) depth: usize,
     pub(super) shapes: &'a Shapes,
     pub(super) notation: &'a Notation,
+    /// Reading a document's complete lines so far: the input may end before required
+    /// lines or items (see [`Decoder::prefix`]).
+    pub(super) partial: bool,
 }
 
 pub(super) type DResult<T> = Result<T, ExpandError>;
@@ -50,7 +53,32 @@ impl<'a> Decoder<'a> {
             depth: 0,
             shapes,
             notation,
+            partial: false,
         }
+    }
+
+    /// A decoder of the complete lines a document starts with (what a model has written
+    /// so far): the input may end where the document could not, before a required line or
+    /// the items an array needs. Everything present is read as strictly as in a document.
+    pub fn prefix(src: &'a str, shapes: &'a Shapes, notation: &'a Notation) -> Self {
+        Decoder {
+            partial: true,
+            ..Decoder::new(src, shapes, notation)
+        }
+    }
+
+    /// Whether `text` is exactly one value of `expr` that reads back as `expected` (`quoted`
+    /// as in [`FieldLayout::quoted`](crate::notation::FieldLayout::quoted)).
+    pub fn reads_as(
+        text: &'a str,
+        shapes: &'a Shapes,
+        notation: &'a Notation,
+        expr: ExprId,
+        quoted: bool,
+        expected: &Value,
+    ) -> bool {
+        let mut d = Decoder::new(text, shapes, notation);
+        matches!(d.value_as(expr, &NO_ABBREV, quoted), Ok(v) if d.at_end() && super::json_eq(&v, expected))
     }
 
     pub(super) fn rest(&self) -> &'a str {
@@ -161,7 +189,7 @@ impl<'a> Decoder<'a> {
     /// schema wants more.
     pub(super) fn check_min_items(&self, expr: ExprId, n: usize, noun: &str) -> DResult<()> {
         let min = self.shapes.min_items(expr);
-        if n < min {
+        if n < min && !(self.partial && self.at_end()) {
             return self.error(format!(
                 "another {noun} (the array needs at least {min} {noun}s, found {n})"
             ));

@@ -31,6 +31,7 @@ impl Decoder<'_> {
             };
             match head {
                 Some((_, len)) => self.pos += len,
+                None if self.partial && self.at_end() => continue,
                 None if f.mode == FieldMode::Positional => {
                     return self.error(if section {
                         format!("`{}:`", f.keyword)

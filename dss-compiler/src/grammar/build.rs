@@ -2,13 +2,17 @@
 //! document line, named from where they are in the schema.
 
 use super::names::{expr_name, RuleNames};
+use super::prune::{same_value, Restriction, Resume, Status};
 use super::terminal::is_word_char;
 use super::{block_fields, Grammar, Rule, Terminal, G};
+use crate::codec::Decoder;
 use crate::notation::{
     is_section, render_word, FieldLayout, FieldMode, Notation, ObjLayout, RecordLayout, RootLayout,
 };
 use crate::shape::{ArrPart, ExprId, Parts, Shapes};
-use std::collections::{BTreeMap, HashMap};
+use crate::sites::escape_segment;
+use serde_json::Value;
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 fn seq(items: Vec<G>) -> G {
     let mut flat = Vec::new();
@@ -60,9 +64,160 @@ struct Builder<'a> {
     names: RuleNames,
     /// Body rule name -> the body with at least one element (None: always empty).
     nonempty: HashMap<String, Option<G>>,
+    /// Pruning by a request's candidates (`None`: the full grammar).
+    prune: Option<Pruner<'a>>,
+    /// The instance path being built (sites' form: `*` for array items).
+    path: String,
+}
+
+/// A restriction and what the builder derives from it.
+struct Pruner<'a> {
+    restriction: &'a Restriction,
+    /// Every prefix of every site path: below these, rules are built per path.
+    prefixes: HashSet<String>,
+    /// (canonical expression, path) -> the status of its sites.
+    status: HashMap<(ExprId, String), Status>,
+    /// Expressions whose status is being computed (a recursive schema stops there).
+    stack: Vec<ExprId>,
 }
 
 impl Builder<'_> {
+    /// Whether rules here are built for this path alone (pruning, within the listed sites).
+    fn specialized(&self) -> bool {
+        self.prune
+            .as_ref()
+            .is_some_and(|p| p.prefixes.contains(&self.path))
+    }
+
+    /// The candidates at the current path, when pruning there.
+    fn candidates(&self) -> Option<&[Value]> {
+        let p = self.prune.as_ref()?;
+        let c = p.restriction.at(&self.path);
+        (!c.is_empty() && p.prefixes.contains(&self.path)).then_some(c)
+    }
+
+    /// Runs `f` with `seg` appended to the current path.
+    fn at<T>(&mut self, seg: &str, f: impl FnOnce(&mut Self) -> T) -> T {
+        let len = self.path.len();
+        self.path.push('/');
+        self.path.push_str(seg);
+        let out = f(self);
+        self.path.truncate(len);
+        out
+    }
+
+    /// What the sites of `expr` at the current path say (neutral when not pruning).
+    fn status(&mut self, expr: ExprId) -> Status {
+        let Some(p) = self.prune.as_mut() else {
+            return Status::default();
+        };
+        let canon = self.notation.canon[expr as usize];
+        if !p.prefixes.contains(&self.path) || p.stack.contains(&canon) {
+            return Status {
+                free: true,
+                ..Status::default()
+            };
+        }
+        let key = (canon, self.path.clone());
+        if let Some(&s) = p.status.get(&key) {
+            return s;
+        }
+        p.stack.push(canon);
+        let s = self.status_of(canon);
+        if let Some(p) = self.prune.as_mut() {
+            p.stack.pop();
+            p.status.insert(key, s);
+        }
+        s
+    }
+
+    fn status_of(&mut self, canon: ExprId) -> Status {
+        let parts = self.shapes.parts(canon).clone();
+        if parts.any {
+            return Status {
+                free: true,
+                ..Status::default()
+            };
+        }
+        let mut st = Status::default();
+        let (restriction, bound_here) = match &self.prune {
+            Some(p) => (p.restriction, p.restriction.bound.contains(&self.path)),
+            None => return st,
+        };
+        let found = restriction.at(&self.path);
+        let mut choice: Vec<Value> = Vec::new();
+        if let Some(s) = &parts.string {
+            match &s.values {
+                Some(vs) => choice.extend(vs.iter().cloned().map(Value::String)),
+                None => st = st.or(free_site(bound_here, !found.is_empty())),
+            }
+        }
+        if let Some(n) = &parts.number {
+            match &n.values {
+                Some(vs) => choice.extend(vs.iter().cloned().map(Value::Number)),
+                None => st = st.or(free_site(bound_here, !found.is_empty())),
+            }
+        }
+        if !choice.is_empty() {
+            st = st.or(Status {
+                bound: true,
+                candidate: found
+                    .iter()
+                    .any(|c| choice.iter().any(|v| same_value(c, v))),
+                free: false,
+            });
+        }
+        if let Some(a) = &parts.array {
+            for (i, &e) in a.prefix.iter().enumerate() {
+                st = st.or(self.at(&i.to_string(), |b| b.status(e)));
+            }
+            if let Some(items) = a.items {
+                st = st.or(self.at("*", |b| b.status(items)));
+            }
+        }
+        if parts.object.is_some() {
+            match self.notation.object(canon).cloned() {
+                Some(ObjLayout::Record(r)) => st = st.or(self.record_status(&r)),
+                Some(ObjLayout::Tagged { key, variants }) => {
+                    for v in &variants {
+                        st = st.or(self.variant_status(&key, &v.tags, &v.record));
+                    }
+                }
+                None => {}
+            }
+        }
+        st
+    }
+
+    fn record_status(&mut self, r: &RecordLayout) -> Status {
+        let mut st = Status::default();
+        for f in &r.fields {
+            if !matches!(f.mode, FieldMode::Const(_)) {
+                st = st.or(self.at(&escape_segment(&f.name), |b| b.status(f.expr)));
+            }
+        }
+        if r.extras.is_some() {
+            st.free = true;
+        }
+        st
+    }
+
+    /// A variant's sites: its tag (a choice) and its record's.
+    fn variant_status(&mut self, key: &str, tags: &[(String, String)], r: &RecordLayout) -> Status {
+        let tag_found = self.at(&escape_segment(key), |b| {
+            b.candidates().is_some_and(|c| {
+                c.iter()
+                    .any(|c| tags.iter().any(|(t, _)| c.as_str() == Some(t.as_str())))
+            })
+        });
+        let tag = Status {
+            bound: true,
+            candidate: tag_found,
+            free: false,
+        };
+        tag.or(self.record_status(r))
+    }
+
     fn fresh(&mut self, base: &str) -> String {
         self.names.fresh(base)
     }
@@ -92,24 +247,31 @@ impl Builder<'_> {
         if p.any {
             return G::Term(Terminal::JsonValue);
         }
+        let literals = self.free_literals(expr, &p, quoted);
         // A scalar that is just one terminal is written in place (`number`, `string`).
         if p.array.is_none() && p.object.is_none() && !p.null && !p.bool_true && !p.bool_false {
-            match (&p.number, &p.string) {
-                (Some(n), None) if n.values.is_none() => return G::Term(Terminal::of_number(n)),
-                (None, Some(s)) if s.values.is_none() => {
+            match (&p.number, &p.string, &literals) {
+                (_, _, Some(lits)) => return lit_alts(lits.clone()),
+                (Some(n), None, _) if n.values.is_none() => return G::Term(Terminal::of_number(n)),
+                (None, Some(s), _) if s.values.is_none() => {
                     return G::Term(Terminal::of_string(s, quoted))
                 }
                 _ => {}
             }
         }
         let quoted = quoted && p.string.as_ref().is_some_and(|s| s.values.is_none());
-        let key = format!("v{expr}:{abbrev:?}:{quoted}");
+        let key = if self.specialized() {
+            format!("v{expr}:{abbrev:?}:{quoted}@{}", self.path)
+        } else {
+            format!("v{expr}:{abbrev:?}:{quoted}")
+        };
         if let Some(n) = self.done.get(&key) {
             return G::Rule(n.clone());
         }
         let name = self.fresh(&self.expr_name(expr));
         self.done.insert(key, name.clone());
-        let mut alts = scalar_alts(&p, abbrev, quoted);
+        let found = self.candidates().map(<[Value]>::to_vec);
+        let mut alts = scalar_alts(&p, abbrev, quoted, found.as_deref(), literals);
         if let Some(a) = &p.array {
             let inner = self.array_tail(a, 0);
             alts.push(match inner {
@@ -137,15 +299,19 @@ impl Builder<'_> {
     fn array_tail(&mut self, a: &ArrPart, i: usize) -> Option<G> {
         let min = a.min_items as usize;
         if i < a.prefix.len() {
-            let head = self.value(a.prefix[i], &BTreeMap::new());
+            let head = self.at(&i.to_string(), |b| b.value(a.prefix[i], &BTreeMap::new()));
             Some(match self.array_tail(a, i + 1) {
                 Some(t) if i + 1 < min => seq(vec![head, lit(" "), t]),
                 Some(t) => seq(vec![head, G::Opt(Box::new(seq(vec![lit(" "), t])))]),
                 None => head,
             })
         } else {
-            a.items.map(|it| {
-                let v = self.value(it, &BTreeMap::new());
+            let items = a.items?;
+            let v = self.at("*", |b| b.value(items, &BTreeMap::new()));
+            let more = self.at("*", |b| b.status(items)).droppable();
+            Some(if more && min > i {
+                exactly(v.clone(), seq(vec![lit(" "), v]), min - i)
+            } else {
                 at_least(v.clone(), seq(vec![lit(" "), v]), min.saturating_sub(i))
             })
         }
@@ -154,7 +320,11 @@ impl Builder<'_> {
     /// Rule for the body of an object (without parentheses).
     fn body(&mut self, expr: ExprId) -> G {
         let expr = self.notation.canon[expr as usize];
-        let key = format!("b{expr}");
+        let key = if self.specialized() {
+            format!("b{expr}@{}", self.path)
+        } else {
+            format!("b{expr}")
+        };
         if let Some(n) = self.done.get(&key) {
             return G::Rule(n.clone());
         }
@@ -162,7 +332,20 @@ impl Builder<'_> {
         self.done.insert(key, name.clone());
         let g = match self.notation.object(expr).cloned() {
             Some(ObjLayout::Record(r)) => self.record(&r, None, &name),
-            Some(ObjLayout::Tagged { variants, .. }) => {
+            Some(ObjLayout::Tagged { key, mut variants }) => {
+                if self.specialized() {
+                    let keep: Vec<bool> = variants
+                        .iter()
+                        .map(|v| {
+                            self.variant_status(&key, &v.tags, &v.record)
+                                .keeps_variant()
+                        })
+                        .collect();
+                    if keep.iter().any(|&k| k) {
+                        let mut k = keep.into_iter();
+                        variants.retain(|_| k.next().unwrap_or(true));
+                    }
+                }
                 let mut alts = Vec::new();
                 for v in variants {
                     let tag = lit_alts(v.tags.iter().map(|(_, w)| w.clone()).collect());
@@ -221,14 +404,18 @@ impl Builder<'_> {
         let mut mandatory: Vec<G> = tag.into_iter().collect();
         let mut optional: Vec<G> = Vec::new();
         for f in &r.fields {
+            let seg = escape_segment(&f.name);
             match f.mode {
                 FieldMode::Const(_) => {}
                 FieldMode::Positional => {
-                    let g = self.value_as(f.expr, &f.abbrev, f.quoted);
+                    let g = self.at(&seg, |b| b.value_as(f.expr, &f.abbrev, f.quoted));
                     mandatory.push(g);
                 }
                 FieldMode::Keyed | FieldMode::Keyless => {
-                    let g = self.field_slot(f);
+                    if self.at(&seg, |b| b.status(f.expr)).droppable() {
+                        continue;
+                    }
+                    let g = self.at(&seg, |b| b.field_slot(f));
                     optional.push(g);
                 }
             }
@@ -236,7 +423,7 @@ impl Builder<'_> {
         // The chain R_j over optional slots, then the repeated undeclared properties.
         let mut next: Option<G> = None;
         if let Some(e) = r.extras {
-            let v = self.value(e, &BTreeMap::new());
+            let v = self.at("*", |b| b.value(e, &BTreeMap::new()));
             // `"a":1,"b":2`; in a pure map a bare key follows a space: `a 1 b 2,"c d":3`.
             let quoted = seq(vec![G::Term(Terminal::String), lit(":"), v.clone()]);
             let (first, rest) = if r.bare_keys() {
@@ -297,41 +484,65 @@ impl Builder<'_> {
     }
 
     /// A block document: one line per field, plain lines first, then sections (see
-    /// `Encoder::block`), then undeclared properties.
-    fn block(&mut self) -> G {
+    /// `Encoder::block`), then undeclared properties. From `resume` on, when given.
+    fn block(&mut self, resume: Option<(usize, usize)>) -> G {
         let root = self.shapes.root;
         let Some(ObjLayout::Record(r)) = self.notation.object(root).cloned() else {
             return G::Alt(Vec::new());
         };
         let mut items = Vec::new();
-        for f in block_fields(self.shapes, &r) {
-            let stmt = if is_section(self.shapes, f.expr) {
+        for (i, f) in block_fields(self.shapes, &r).into_iter().enumerate() {
+            let seg = escape_segment(&f.name);
+            let section = is_section(self.shapes, f.expr);
+            // Lines of this section written already (None: the line is still to write).
+            let written = match resume {
+                Some((at, _)) if i < at => continue,
+                Some((at, _)) if i == at && !section => continue,
+                Some((at, n)) if i == at => Some(n),
+                _ => None,
+            };
+            if written.is_none()
+                && f.mode != FieldMode::Positional
+                && self.at(&seg, |b| b.status(f.expr)).droppable()
+            {
+                continue;
+            }
+            let stmt = if section {
                 let item = self.shapes.items_of(f.expr);
-                let li = seq(vec![self.line_item(item), lit("\n")]);
-                let min = self.shapes.min_items(f.expr);
-                seq(vec![
-                    lit(&format!("{}:\n", f.keyword)),
-                    lines_at_least(li, min),
-                ])
+                let li = self.at(&seg, |b| {
+                    b.at("*", |b| seq(vec![b.line_item(item), lit("\n")]))
+                });
+                let more = !self.at(&seg, |b| b.at("*", |b| b.status(item))).droppable();
+                let min = self
+                    .shapes
+                    .min_items(f.expr)
+                    .saturating_sub(written.unwrap_or(0));
+                let lines = lines_between(li, min, more);
+                match written {
+                    Some(_) => lines,
+                    None => seq(vec![lit(&format!("{}:\n", f.keyword)), lines]),
+                }
             } else {
-                let v = if self.notation.opens_on_line(self.shapes, f.expr) {
-                    self.open_value(f.expr)
-                } else {
-                    self.value(f.expr, &f.abbrev)
-                };
+                let v = self.at(&seg, |b| {
+                    if b.notation.opens_on_line(b.shapes, f.expr) {
+                        b.open_value(f.expr)
+                    } else {
+                        b.value(f.expr, &f.abbrev)
+                    }
+                });
                 seq(vec![lit(&format!("{} ", f.keyword)), v, lit("\n")])
             };
             let sname = self.fresh(&format!("{}_line", f.keyword));
             let comment = self.shapes.doc(f.source).map(str::to_string);
             self.add(sname.clone(), stmt, comment);
-            items.push(if f.mode == FieldMode::Positional {
+            items.push(if f.mode == FieldMode::Positional && written.is_none() {
                 G::Rule(sname)
             } else {
                 G::Opt(Box::new(G::Rule(sname)))
             });
         }
         if let Some(e) = r.extras {
-            let v = self.value(e, &BTreeMap::new());
+            let v = self.at("*", |b| b.value(e, &BTreeMap::new()));
             items.push(G::Star(Box::new(seq(vec![
                 G::Term(Terminal::String),
                 lit(": "),
@@ -342,10 +553,13 @@ impl Builder<'_> {
         seq(items)
     }
 
-    fn document(&mut self) -> G {
+    fn document(&mut self, resume: Resume) -> G {
         let root = self.shapes.root;
         match self.notation.root {
-            RootLayout::Block => self.block(),
+            RootLayout::Block => self.block(match resume {
+                Resume::Block { field, items } => Some((field, items)),
+                _ => None,
+            }),
             // One-line documents: the final newline is optional (the encoder leaves it out).
             RootLayout::Line => {
                 let b = self.body(root);
@@ -353,8 +567,14 @@ impl Builder<'_> {
             }
             RootLayout::Lines => {
                 let item = self.shapes.items_of(root);
-                let li = seq(vec![self.line_item(item), lit("\n")]);
-                lines_at_least(li, self.shapes.min_items(root))
+                let li = self.at("*", |b| seq(vec![b.line_item(item), lit("\n")]));
+                let more = !self.at("*", |b| b.status(item)).droppable();
+                let written = match resume {
+                    Resume::Lines { items } => items,
+                    _ => 0,
+                };
+                let min = self.shapes.min_items(root).saturating_sub(written);
+                lines_between(li, min, more)
             }
             RootLayout::Value => {
                 let v = self.value(root, &BTreeMap::new());
@@ -362,11 +582,61 @@ impl Builder<'_> {
             }
         }
     }
+
+    /// A free string or number at a bound site with candidates: the candidates it admits,
+    /// as written here (checked with the decoder, so each reads back as its value).
+    fn free_literals(&self, expr: ExprId, p: &Parts, quoted: bool) -> Option<Vec<String>> {
+        let found = self.candidates()?;
+        let prune = self.prune.as_ref()?;
+        if !prune.restriction.bound.contains(&self.path) {
+            return None;
+        }
+        let free_string = p.string.as_ref().is_some_and(|s| s.values.is_none());
+        let free_number = p.number.as_ref().is_some_and(|n| n.values.is_none());
+        let mut lits: Vec<String> = Vec::new();
+        for v in found {
+            let text = match v {
+                Value::String(s) if free_string => {
+                    if quoted {
+                        serde_json::to_string(s).unwrap_or_default()
+                    } else {
+                        render_word(s)
+                    }
+                }
+                Value::Number(n) if free_number => n.to_string(),
+                _ => continue,
+            };
+            if Decoder::reads_as(&text, self.shapes, self.notation, expr, quoted, v)
+                && !lits.contains(&text)
+            {
+                lits.push(text);
+            }
+        }
+        (!lits.is_empty()).then_some(lits)
+    }
+}
+
+/// Whether a free site bound by a catalog (or left free) has something.
+fn free_site(bound: bool, found: bool) -> Status {
+    Status {
+        bound,
+        candidate: bound && found,
+        free: !bound,
+    }
 }
 
 /// The scalar alternatives of a value: free numbers and strings as terminals, then the
 /// words (`null`, `true`, `false`, enum values) longest first.
-fn scalar_alts(p: &Parts, abbrev: &BTreeMap<String, String>, quoted: bool) -> Vec<G> {
+///
+/// When pruning, `found` are the candidates here: the enum values among them are the only
+/// ones offered (all of them when none is), and `literals` replace a free terminal.
+fn scalar_alts(
+    p: &Parts,
+    abbrev: &BTreeMap<String, String>,
+    quoted: bool,
+    found: Option<&[Value]>,
+    literals: Option<Vec<String>>,
+) -> Vec<G> {
     let mut alts = Vec::new();
     let mut words = Vec::new();
     if p.null {
@@ -378,17 +648,28 @@ fn scalar_alts(p: &Parts, abbrev: &BTreeMap<String, String>, quoted: bool) -> Ve
     if p.bool_false {
         words.push("false".to_string());
     }
+    let mut free = Vec::new();
     if let Some(n) = &p.number {
         match &n.values {
-            Some(vs) => words.extend(vs.iter().map(|v| v.to_string())),
-            None => alts.push(G::Term(Terminal::of_number(n))),
+            Some(vs) => {
+                let vs = offered(vs, found, |v| Value::Number(v.clone()));
+                words.extend(vs.iter().map(|v| v.to_string()))
+            }
+            None => free.push(G::Term(Terminal::of_number(n))),
         }
     }
     if let Some(s) = &p.string {
         match &s.values {
-            Some(vs) => words.extend(vs.iter().map(|v| render_word(abbrev.get(v).unwrap_or(v)))),
-            None => alts.push(G::Term(Terminal::of_string(s, quoted))),
+            Some(vs) => {
+                let vs = offered(vs, found, |v| Value::String(v.clone()));
+                words.extend(vs.iter().map(|v| render_word(abbrev.get(*v).unwrap_or(v))))
+            }
+            None => free.push(G::Term(Terminal::of_string(s, quoted))),
         }
+    }
+    match literals {
+        Some(lits) => words.extend(lits),
+        None => alts.extend(free),
     }
     if !words.is_empty() {
         match lit_alts(words) {
@@ -397,6 +678,30 @@ fn scalar_alts(p: &Parts, abbrev: &BTreeMap<String, String>, quoted: bool) -> Ve
         }
     }
     alts
+}
+
+/// The enum values offered: those among the candidates, or all when none is.
+fn offered<'v, T>(
+    values: &'v [T],
+    found: Option<&[Value]>,
+    json: impl Fn(&T) -> Value,
+) -> Vec<&'v T> {
+    let all = || values.iter().collect();
+    let Some(found) = found else {
+        return all();
+    };
+    let kept: Vec<&T> = values
+        .iter()
+        .filter(|v| {
+            let j = json(v);
+            found.iter().any(|c| same_value(c, &j))
+        })
+        .collect();
+    if kept.is_empty() {
+        all()
+    } else {
+        kept
+    }
 }
 
 /// Unrolled copies of a mandatory item; beyond this a grammar demands no more (it
@@ -415,6 +720,22 @@ fn at_least(first: G, rest: G, min: usize) -> G {
     seq(xs)
 }
 
+/// Exactly `n ≥ 1` items (`first`, then `rest` with its separator).
+fn exactly(first: G, rest: G, n: usize) -> G {
+    let mut xs = vec![first];
+    xs.extend(std::iter::repeat_n(rest, n.clamp(1, MAX_UNROLL) - 1));
+    seq(xs)
+}
+
+/// At least `min` lines, and more only if `more`.
+fn lines_between(line: G, min: usize, more: bool) -> G {
+    match (min, more) {
+        (_, true) => lines_at_least(line, min),
+        (0, false) => lit(""),
+        (n, false) => exactly(line.clone(), line, n),
+    }
+}
+
 /// `line*` with at least `min` lines.
 fn lines_at_least(line: G, min: usize) -> G {
     if min == 0 {
@@ -430,6 +751,43 @@ fn tag_label(tags: &[(String, String)]) -> String {
 
 /// Build the grammar of a notation.
 pub fn build(shapes: &Shapes, notation: &Notation) -> Grammar {
+    build_with(shapes, notation, None, Resume::Start)
+}
+
+/// Build the grammar of a notation pruned by `restriction` (see [`super::prune`]), for the
+/// whole document or for its rest after `resume`.
+pub fn build_pruned(
+    shapes: &Shapes,
+    notation: &Notation,
+    restriction: &Restriction,
+    resume: Resume,
+) -> Grammar {
+    build_with(shapes, notation, Some(restriction), resume)
+}
+
+fn build_with(
+    shapes: &Shapes,
+    notation: &Notation,
+    restriction: Option<&Restriction>,
+    resume: Resume,
+) -> Grammar {
+    let prune = restriction.map(|restriction| {
+        let mut prefixes = HashSet::new();
+        for site in crate::sites::sites(shapes, notation) {
+            let mut p = site.path.as_str();
+            prefixes.insert(p.to_string());
+            while let Some((head, _)) = p.rsplit_once('/') {
+                prefixes.insert(head.to_string());
+                p = head;
+            }
+        }
+        Pruner {
+            restriction,
+            prefixes,
+            status: HashMap::new(),
+            stack: Vec::new(),
+        }
+    });
     let mut b = Builder {
         shapes,
         notation,
@@ -437,8 +795,10 @@ pub fn build(shapes: &Shapes, notation: &Notation) -> Grammar {
         done: HashMap::new(),
         names: RuleNames::new(),
         nonempty: HashMap::new(),
+        prune,
+        path: String::new(),
     };
-    let doc = b.document();
+    let doc = b.document(resume);
     let mut rules = vec![Rule {
         name: "document".into(),
         body: doc,

@@ -19,11 +19,13 @@ mod gbnf;
 mod names;
 mod pest;
 mod print;
+pub mod prune;
 mod readable;
 pub mod terminal;
 
-pub use build::build;
+pub use build::{build, build_pruned};
 pub use print::quote_lit;
+pub use prune::{Consume, Restriction, Resume};
 pub use readable::readable;
 pub use terminal::Terminal;
 
@@ -106,7 +108,7 @@ impl Grammar {
 
 /// The fields of a block document in the order they are written: plain lines first, then
 /// sections (see `Encoder::block`); const fields are not written.
-fn block_fields<'r>(shapes: &Shapes, r: &'r RecordLayout) -> Vec<&'r FieldLayout> {
+pub(crate) fn block_fields<'r>(shapes: &Shapes, r: &'r RecordLayout) -> Vec<&'r FieldLayout> {
     let (sections, plain): (Vec<&FieldLayout>, Vec<&FieldLayout>) = r
         .fields
         .iter()

@@ -1,0 +1,155 @@
+//! Grammar pruning: the grammar of a notation cut down to the values found in a request
+//! (the Grammar Pruning paper's `G_x = Grammar(I_x)`), and the grammar of the rest of a
+//! document from a line boundary (its iterative form).
+//!
+//! A [`Restriction`] names, per site ([`crate::sites`]), the values a request offers there.
+//! The builder then keeps, at each site, only those of its own values (an `enum` filtered,
+//! a free string or number bound by a catalog written as an alternation of literals); an
+//! optional field or array item whose sites are all bound and have no candidate is left
+//! out; a union variant none of whose sites has a candidate is left out. Where nothing
+//! would remain (a required field, or no variant), the full set stays. Only alternatives
+//! are ever removed, so every pruned sentence is a sentence of the full grammar:
+//! **L(G_x) ⊆ L(G)**, and it expands and validates with the unpruned spec.
+
+use serde_json::Value;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// The values a request offers per site: the paper's `I_x`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Restriction {
+    /// Site path (as [`crate::sites::Site::path`]) -> the values found for it (a value found
+    /// twice is listed twice).
+    pub candidates: BTreeMap<String, Vec<Value>>,
+    /// Free-string and number sites whose values are known (a catalog is bound to them): with
+    /// no candidate they count as "nothing found", like an `enum`. Other free sites are left
+    /// alone.
+    pub bound: BTreeSet<String>,
+}
+
+impl Restriction {
+    /// The candidates at `path` (none: empty).
+    pub fn at(&self, path: &str) -> &[Value] {
+        self.candidates.get(path).map_or(&[], Vec::as_slice)
+    }
+
+    /// Whether no candidate is left anywhere.
+    pub fn is_exhausted(&self) -> bool {
+        self.candidates.values().all(Vec::is_empty)
+    }
+
+    /// Total number of candidate values (with repeats).
+    pub fn len(&self) -> usize {
+        self.candidates.values().map(Vec::len).sum()
+    }
+
+    /// Whether there is no candidate at all.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// What is left once the (site path, value) pairs written so far are used up: one
+    /// occurrence each, of the pair ([`Consume::Class`]) or of the value at every site
+    /// ([`Consume::Value`]).
+    pub fn consumed(&self, used: &[(String, Value)], how: Consume) -> Restriction {
+        let mut r = self.clone();
+        let take = |list: &mut Vec<Value>, v: &Value| {
+            if let Some(i) = list.iter().position(|c| same_value(c, v)) {
+                list.remove(i);
+            }
+        };
+        for (site, v) in used {
+            match how {
+                Consume::Class => {
+                    if let Some(list) = r.candidates.get_mut(site) {
+                        take(list, v);
+                    }
+                }
+                Consume::Value => r.candidates.values_mut().for_each(|l| take(l, v)),
+                Consume::Off => {}
+            }
+        }
+        r
+    }
+}
+
+/// What leaves the candidates once a line is written (`--consume`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Consume {
+    /// The (site, value) pair written.
+    #[default]
+    Class,
+    /// The value, at every site.
+    Value,
+    /// Nothing: the grammar stays as first pruned.
+    Off,
+}
+
+impl Consume {
+    /// By name: `class`, `value`, `off`.
+    pub fn from_name(name: &str) -> Option<Consume> {
+        match name {
+            "class" => Some(Consume::Class),
+            "value" => Some(Consume::Value),
+            "off" => Some(Consume::Off),
+            _ => None,
+        }
+    }
+}
+
+/// Where the rest of a document starts: the lines written so far.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Resume {
+    /// The whole document.
+    #[default]
+    Start,
+    /// A block document after its line for field `field` (in the order the block writes
+    /// its fields); a section with `items` lines so far.
+    Block {
+        /// Index into the block's written fields (plain lines first, then sections).
+        field: usize,
+        /// Lines of that section written so far (0 for a plain line).
+        items: usize,
+    },
+    /// A root array written one item per line, after `items` lines.
+    Lines {
+        /// Lines written so far.
+        items: usize,
+    },
+}
+
+/// What the sites below a place say (see the module docs).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Status {
+    /// A site whose values are known (an enum, a tag, a bound free site).
+    pub bound: bool,
+    /// A bound site with a candidate.
+    pub candidate: bool,
+    /// A free site (or an unlisted, recursive part): anything may be meant.
+    pub free: bool,
+}
+
+impl Status {
+    pub(crate) fn or(self, o: Status) -> Status {
+        Status {
+            bound: self.bound || o.bound,
+            candidate: self.candidate || o.candidate,
+            free: self.free || o.free,
+        }
+    }
+    /// An optional part with nothing for it: left out.
+    pub(crate) fn droppable(self) -> bool {
+        self.bound && !self.candidate && !self.free
+    }
+    /// A union variant is kept when a site of it has a candidate, or it has no known site.
+    pub(crate) fn keeps_variant(self) -> bool {
+        self.candidate || !self.bound
+    }
+}
+
+/// Whether a candidate equals a value of the schema (numbers by value: `1` is `1.0`).
+pub(crate) fn same_value(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
+        _ => a == b,
+    }
+}

@@ -1,0 +1,331 @@
+//! Stage 7 — per request: the sites a request can fill, the grammar pruned to what it
+//! offers, and where a partly written document stands (for iterative pruning).
+//!
+//! A request's path: its values are found (dss-extract) and collected per site into a
+//! [`Restriction`]; [`CompiledSpec::pruned_grammar`] builds `G_x` from the grammar IR (never
+//! by editing grammar text); while the model writes, each complete line's values leave the
+//! restriction ([`CompiledSpec::progress`] reads the lines so far) and the grammar of the
+//! rest is built from [`Resume`].
+
+use crate::codec::Decoder;
+use crate::error::ExpandError;
+use crate::grammar::{self, block_fields, Grammar, Restriction, Resume};
+use crate::notation::{ObjLayout, RootLayout};
+use crate::sites::{self, path_matches, Site};
+use crate::spec::CompiledSpec;
+use serde_json::Value;
+
+/// What the complete lines of a partly written document say.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Progress {
+    /// The JSON of the lines so far (required parts not written yet are absent).
+    pub value: Value,
+    /// Where the rest of the document starts (`None`: it cannot be resumed, e.g. after an
+    /// undeclared property's line; keep the grammar as it is).
+    pub resume: Option<Resume>,
+    /// The (site path, value) pairs written so far, in document order.
+    pub used: Vec<(String, Value)>,
+}
+
+impl CompiledSpec {
+    /// The places where an instance chooses a value (see [`crate::sites`]).
+    pub fn sites(&self) -> Vec<Site> {
+        sites::sites(self.shapes(), self.notation())
+    }
+
+    /// The grammar pruned to `restriction`, for the whole document or its rest after
+    /// `resume`. Its language is a subset of the full grammar's.
+    pub fn pruned_grammar(&self, restriction: &Restriction, resume: Resume) -> Grammar {
+        grammar::build_pruned(self.shapes(), self.notation(), restriction, resume)
+    }
+
+    /// Reads the complete lines a model has written so far (`text` up to its last newline
+    /// is read; what follows is ignored).
+    pub fn progress(&self, text: &str, sites: &[Site]) -> Result<Progress, ExpandError> {
+        let lines = match text.rfind('\n') {
+            Some(i) => &text[..=i],
+            None => "",
+        };
+        let value = Decoder::prefix(lines, self.shapes(), self.notation()).document()?;
+        let resume = if lines.is_empty() {
+            Some(Resume::Start)
+        } else {
+            self.resume_of(&value)
+        };
+        let mut used = Vec::new();
+        collect_used(&value, &mut String::new(), sites, &mut used);
+        Ok(Progress {
+            value,
+            resume,
+            used,
+        })
+    }
+
+    fn resume_of(&self, value: &Value) -> Option<Resume> {
+        match self.notation().root {
+            RootLayout::Lines => Some(Resume::Lines {
+                items: value.as_array()?.len(),
+            }),
+            RootLayout::Block => {
+                let map = value.as_object()?;
+                let Some(ObjLayout::Record(r)) = self.notation().object(self.shapes().root) else {
+                    return None;
+                };
+                let fields = block_fields(self.shapes(), r);
+                if map.keys().any(|k| r.fields.iter().all(|f| &f.name != k)) {
+                    return None;
+                }
+                let last = fields.iter().rposition(|f| map.contains_key(&f.name));
+                Some(match last {
+                    None => Resume::Start,
+                    Some(i) => Resume::Block {
+                        field: i,
+                        items: map
+                            .get(&fields[i].name)
+                            .and_then(Value::as_array)
+                            .map_or(0, Vec::len),
+                    },
+                })
+            }
+            RootLayout::Line | RootLayout::Value => None,
+        }
+    }
+}
+
+/// The scalars of `value` at sites, as (site path, value).
+fn collect_used(value: &Value, path: &mut String, sites: &[Site], out: &mut Vec<(String, Value)>) {
+    let len = path.len();
+    match value {
+        Value::Array(items) => {
+            for (i, v) in items.iter().enumerate() {
+                path.push('/');
+                path.push_str(&i.to_string());
+                collect_used(v, path, sites, out);
+                path.truncate(len);
+            }
+        }
+        Value::Object(map) => {
+            for (k, v) in map {
+                path.push('/');
+                path.push_str(&sites::escape_segment(k));
+                collect_used(v, path, sites, out);
+                path.truncate(len);
+            }
+        }
+        scalar => {
+            for s in sites.iter().filter(|s| path_matches(&s.path, path)) {
+                out.push((s.path.clone(), scalar.clone()));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::grammar::{Restriction, Resume};
+    use crate::{compile, CompileOptions, CompiledSpec};
+    use pest_meta::{optimizer, parser};
+    use pest_vm::Vm;
+    use serde_json::{json, Value};
+
+    fn calls() -> CompiledSpec {
+        let call = |name: &str, slots: Value| {
+            let mut props = serde_json::Map::new();
+            for (k, v) in slots.as_object().into_iter().flatten() {
+                props.insert(k.clone(), json!({"enum": v}));
+            }
+            json!({"type": "object", "properties": {name: {
+                "type": "object", "properties": props, "additionalProperties": false
+            }}, "required": [name], "additionalProperties": false})
+        };
+        compile(
+            &json!({"type": "array", "minItems": 1, "items": {"oneOf": [
+                call("book_flight", json!({"from": ["paris", "rome", "oslo"], "to": ["paris", "rome", "oslo"]})),
+                call("weather", json!({"city": ["paris", "rome", "oslo"], "unit": ["celsius", "fahrenheit"]})),
+                call("play", json!({"song": ["yesterday", "help"]}))
+            ]}}),
+            &CompileOptions::default(),
+        )
+        .expect("compiles")
+    }
+
+    fn accepts(grammar: &str, text: &str) -> bool {
+        let pairs = parser::parse(parser::Rule::grammar_rules, grammar).expect("pest parses");
+        let ast = parser::consume_rules(pairs).expect("pest rules");
+        let vm = Vm::new(optimizer::optimize(ast));
+        vm.parse("document", text)
+            .is_ok_and(|p| p.as_str().len() == text.len())
+    }
+
+    fn restriction(pairs: &[(&str, &str)]) -> Restriction {
+        let mut r = Restriction::default();
+        for (path, v) in pairs {
+            r.candidates
+                .entry(path.to_string())
+                .or_default()
+                .push(json!(v));
+        }
+        r
+    }
+
+    #[test]
+    fn pruning_keeps_the_found_values_and_the_variants_that_use_them() {
+        let spec = calls();
+        let gold = json!([{"weather": {"city": "oslo"}}]);
+        let text = spec.compress(&gold).expect("compresses");
+        let r = restriction(&[("/*/weather/city", "oslo")]);
+        let pruned = spec.pruned_grammar(&r, Resume::Start).to_pest();
+        assert!(accepts(&pruned, &text), "{pruned}\n{text}");
+        // Another city, another function, or a slot nothing was found for: not offered.
+        for other in [
+            json!([{"weather": {"city": "rome"}}]),
+            json!([{"play": {"song": "help"}}]),
+            json!([{"weather": {"city": "oslo", "unit": "celsius"}}]),
+        ] {
+            let t = spec.compress(&other).expect("compresses");
+            assert!(accepts(&spec.grammar_pest(), &t));
+            assert!(!accepts(&pruned, &t), "{t} should be pruned:\n{pruned}");
+        }
+    }
+
+    #[test]
+    fn a_required_site_with_no_candidate_keeps_its_full_set() {
+        let spec = compile(
+            &json!({"type": "object", "properties": {
+                "unit": {"enum": ["celsius", "fahrenheit"]}
+            }, "required": ["unit"]}),
+            &CompileOptions::default(),
+        )
+        .expect("compiles");
+        let pruned = spec
+            .pruned_grammar(&Restriction::default(), Resume::Start)
+            .to_pest();
+        assert!(accepts(&pruned, "celsius"));
+        assert!(accepts(&pruned, "fahrenheit"));
+    }
+
+    #[test]
+    fn a_catalog_bound_free_string_becomes_its_candidates() {
+        let spec = compile(
+            &json!({"type": "object", "properties": {
+                "fields": {"type": "array", "items": {"type": "object", "properties": {
+                    "fieldName": {"type": "string"},
+                    "aggregate": {"enum": ["sum", "mean"]}
+                }, "required": ["fieldName"]}}
+            }, "required": ["fields"]}),
+            &CompileOptions::default(),
+        )
+        .expect("compiles");
+        let mut r = restriction(&[
+            ("/fields/*/fieldName", "Order Date"),
+            ("/fields/*/fieldName", "Sales"),
+            ("/fields/*/aggregate", "sum"),
+        ]);
+        r.bound.insert("/fields/*/fieldName".into());
+        let pruned = spec.pruned_grammar(&r, Resume::Start).to_pest();
+        let ok = spec
+            .compress(&json!({"fields": [{"fieldName": "Order Date"}, {"fieldName": "Sales", "aggregate": "sum"}]}))
+            .expect("compresses");
+        assert!(accepts(&pruned, &ok), "{pruned}\n{ok}");
+        for bad in [
+            json!({"fields": [{"fieldName": "Profit"}]}),
+            json!({"fields": [{"fieldName": "Sales", "aggregate": "mean"}]}),
+        ] {
+            let t = spec.compress(&bad).expect("compresses");
+            assert!(!accepts(&pruned, &t), "{t} should be pruned:\n{pruned}");
+        }
+    }
+
+    #[test]
+    fn progress_reads_the_lines_so_far_and_the_rest_is_resumed() {
+        let spec = calls();
+        let sites = spec.sites();
+        let doc = json!([{"weather": {"city": "oslo"}}, {"book_flight": {"from": "paris", "to": "rome"}}]);
+        let text = spec.compress(&doc).expect("compresses");
+        let first_line = &text[..=text.find('\n').expect("two lines")];
+        let p = spec.progress(first_line, &sites).expect("reads");
+        assert_eq!(p.resume, Some(Resume::Lines { items: 1 }));
+        assert_eq!(p.used, vec![("/*/weather/city".to_string(), json!("oslo"))]);
+        // The rest, with what is left: the second line alone.
+        let r = restriction(&[
+            ("/*/book_flight/from", "paris"),
+            ("/*/book_flight/to", "rome"),
+        ]);
+        let rest = spec
+            .pruned_grammar(&r, Resume::Lines { items: 1 })
+            .to_pest();
+        assert!(accepts(&rest, &text[first_line.len()..]), "{rest}");
+        assert!(!accepts(&rest, first_line));
+        // Nothing left: the rest may only end.
+        let done = spec
+            .pruned_grammar(&Restriction::default(), Resume::Lines { items: 2 })
+            .to_pest();
+        assert!(accepts(&done, ""));
+    }
+
+    /// L(G_x) ⊆ L(G): random restrictions of the viz spec; every document the pruned
+    /// grammar accepts among the bundled examples is accepted by the full grammar, and the
+    /// examples whose values are all offered are accepted by the pruned one.
+    #[test]
+    fn pruned_languages_are_subsets_on_the_bundled_examples() {
+        let schema: Value = serde_json::from_str(
+            &std::fs::read_to_string(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/../specs/viz.schema.json"
+            ))
+            .expect("viz schema"),
+        )
+        .expect("json");
+        let spec = compile(&schema, &CompileOptions::default()).expect("compiles");
+        let sites = spec.sites();
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/viz");
+        let mut docs = Vec::new();
+        for e in std::fs::read_dir(dir).expect("examples") {
+            let path = e.expect("entry").path();
+            if path.extension().is_some_and(|x| x == "json") {
+                let v: Value = serde_json::from_str(&std::fs::read_to_string(&path).expect("read"))
+                    .expect("json");
+                docs.push(v);
+            }
+        }
+        assert!(!docs.is_empty());
+        let full = spec.grammar_pest();
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        for doc in &docs {
+            let text = spec.compress(doc).expect("compresses");
+            let p = spec.progress(&text, &sites).expect("reads");
+            // Its own values: accepted.
+            let mut own = Restriction::default();
+            for (path, v) in &p.used {
+                own.candidates
+                    .entry(path.clone())
+                    .or_default()
+                    .push(v.clone());
+            }
+            let pruned = spec.pruned_grammar(&own, Resume::Start).to_pest();
+            assert!(accepts(&pruned, &text), "{text}\n{pruned}");
+            // Random halves of them: whatever is accepted is in the full language.
+            for _ in 0..4 {
+                let mut r = Restriction::default();
+                for (path, v) in &p.used {
+                    seed ^= seed << 13;
+                    seed ^= seed >> 7;
+                    seed ^= seed << 17;
+                    if seed & 1 == 0 {
+                        r.candidates
+                            .entry(path.clone())
+                            .or_default()
+                            .push(v.clone());
+                    }
+                }
+                let pruned = spec.pruned_grammar(&r, Resume::Start).to_pest();
+                for other in &docs {
+                    let t = spec.compress(other).expect("compresses");
+                    if accepts(&pruned, &t) {
+                        assert!(accepts(&full, &t));
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,444 @@
+//! A compiled spec's entities: its sites' values, the catalogs bound to its free sites and
+//! their aliases, indexed once ([`SpecIndex`]); per request, the mentions found and the
+//! [`Restriction`] they give (the Grammar Pruning paper's `I_x`), with the tiers used when
+//! extraction misses.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use dss_compiler::sites::path_matches;
+use dss_compiler::{CompiledSpec, Restriction, Site, SiteKind};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::{read_alias_tsv, read_alias_yaml, read_catalog, EntityIndex, Entry, ExtractError};
+use crate::{ExtractMode, Extraction, Mention, Tier};
+
+/// The values bound to free sites, and aliases, for one spec.
+#[derive(Debug, Clone, Default)]
+pub struct Catalogs {
+    /// Site path -> its values.
+    pub values: BTreeMap<String, Vec<Value>>,
+    /// Phrases naming values (their `site` is a site path, or `*` for every site that has
+    /// the value).
+    pub aliases: Vec<Entry>,
+}
+
+/// A spec directory's `catalogs.yaml`: site path -> a file (relative to the directory) or
+/// the list of values.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum CatalogSource {
+    File(String),
+    Values(Vec<Value>),
+}
+
+impl Catalogs {
+    /// Adds a catalog `PATH=FILE` (the form of `--catalog`).
+    ///
+    /// # Errors
+    /// A malformed argument, or the file cannot be read ([`ExtractError`] names it).
+    pub fn add_arg(&mut self, arg: &str) -> Result<(), ExtractError> {
+        let Some((path, file)) = arg.split_once('=') else {
+            return Err(ExtractError::File {
+                path: PathBuf::from(arg),
+                line: 0,
+                message: "a catalog is given as PATH=FILE (e.g. /fields/*/fieldName=columns.txt)"
+                    .into(),
+            });
+        };
+        let values = read_catalog(file)?;
+        self.values
+            .entry(path.to_string())
+            .or_default()
+            .extend(values);
+        Ok(())
+    }
+
+    /// Adds an alias file: FoodOrdering's `phrase<TAB>LABEL(value)` (`.txt`, `.tsv`), else the
+    /// YAML form `site: {value: [phrase, …]}`.
+    ///
+    /// # Errors
+    /// The file cannot be read or is malformed (the error names its line).
+    pub fn add_aliases(&mut self, file: &Path) -> Result<(), ExtractError> {
+        let entries = match file.extension().and_then(|e| e.to_str()) {
+            Some("txt" | "tsv") => read_alias_tsv(file)?,
+            _ => read_alias_yaml(file)?,
+        };
+        self.aliases.extend(entries);
+        Ok(())
+    }
+
+    /// Reads what a spec directory carries: `catalogs.yaml` and `aliases.yaml`, when present.
+    ///
+    /// # Errors
+    /// A file that exists but cannot be read or is malformed.
+    pub fn from_dir(dir: &Path) -> Result<Self, ExtractError> {
+        let mut c = Catalogs::default();
+        let file = dir.join("catalogs.yaml");
+        if file.is_file() {
+            let text = std::fs::read_to_string(&file).map_err(|source| ExtractError::Io {
+                path: file.clone(),
+                source,
+            })?;
+            let doc: BTreeMap<String, CatalogSource> =
+                serde_yaml::from_str(&text).map_err(|e| ExtractError::File {
+                    path: file.clone(),
+                    line: e.location().map_or(0, |l| l.line()),
+                    message: format!("expected `site path: FILE` or `site path: [values]`: {e}"),
+                })?;
+            for (site, source) in doc {
+                let values = match source {
+                    CatalogSource::File(f) => read_catalog(dir.join(f))?,
+                    CatalogSource::Values(v) => v,
+                };
+                c.values.entry(site).or_default().extend(values);
+            }
+        }
+        let aliases = dir.join("aliases.yaml");
+        if aliases.is_file() {
+            c.add_aliases(&aliases)?;
+        }
+        Ok(c)
+    }
+}
+
+/// A catalog or alias names a path that is not a site of the spec.
+#[derive(Debug, thiserror::Error)]
+pub enum SpecIndexError {
+    /// A catalog for a path that is no free site.
+    #[error("catalog path `{path}` is not a free-string or number site of this spec; its sites are:\n{sites}")]
+    UnknownSite {
+        /// The path given.
+        path: String,
+        /// The spec's sites, one a line with their kind.
+        sites: String,
+    },
+    /// Building the index failed.
+    #[error(transparent)]
+    Extract(#[from] ExtractError),
+}
+
+/// How a request's restriction was obtained (the weakest tier used).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PruneTier {
+    /// Exact, alias and stem matches only.
+    Exact,
+    /// Typos were read.
+    Fuzzy,
+    /// A required site found nothing; the values nearest to the unmatched words were offered.
+    Nearest,
+}
+
+/// One request's analysis.
+#[derive(Debug, Clone, Serialize)]
+pub struct Analysis {
+    /// The mentions found (numbers and dates included).
+    pub mentions: Vec<Mention>,
+    /// Candidates per site (`I_x`), with the sites bound by catalogs.
+    #[serde(skip)]
+    pub restriction: Restriction,
+    /// The weakest tier the restriction needed.
+    pub tier: PruneTier,
+}
+
+impl Analysis {
+    /// The candidates as `value (site)` items for the prompt ("Items found: …"), in request
+    /// order, each value once per site.
+    pub fn items(&self) -> Vec<String> {
+        let mut seen = BTreeSet::new();
+        let mut out = Vec::new();
+        for m in &self.mentions {
+            if m.site.starts_with('#') {
+                continue;
+            }
+            let v = match &m.value {
+                Value::String(s) => s.clone(),
+                v => v.to_string(),
+            };
+            let field = m.site.rsplit('/').next().unwrap_or(&m.site).to_string();
+            if seen.insert((v.clone(), field.clone())) {
+                out.push(format!("{v} ({field})"));
+            }
+        }
+        out
+    }
+}
+
+/// The entities of a spec and its catalogs, built once; [`SpecIndex::analyze`] per request.
+#[derive(Debug)]
+pub struct SpecIndex {
+    index: EntityIndex,
+    sites: Vec<Site>,
+    /// Free sites a catalog binds.
+    bound: BTreeSet<String>,
+}
+
+impl SpecIndex {
+    /// Indexes the values of `spec`'s sites (enums and union tags), the catalogs bound to
+    /// its free sites, and the aliases.
+    ///
+    /// # Errors
+    /// A catalog path that is no free site of the spec (the error lists the sites), or an
+    /// index that cannot be built.
+    pub fn build(spec: &CompiledSpec, catalogs: &Catalogs) -> Result<Self, SpecIndexError> {
+        let sites = spec.sites();
+        let mut entries: Vec<Entry> = Vec::new();
+        let mut bound = BTreeSet::new();
+        for site in &sites {
+            match &site.kind {
+                SiteKind::Choice { values } => {
+                    entries.extend(values.iter().map(|v| Entry::new(&site.path, v.clone())));
+                }
+                SiteKind::Tag { values } => {
+                    entries.extend(
+                        values
+                            .iter()
+                            .map(|v| Entry::new(&site.path, Value::String(v.clone()))),
+                    );
+                }
+                SiteKind::Text { .. } | SiteKind::Number { .. } => {}
+            }
+        }
+        for (path, values) in &catalogs.values {
+            let matching: Vec<&Site> = sites
+                .iter()
+                .filter(|s| {
+                    path_matches(path, &s.path)
+                        && matches!(s.kind, SiteKind::Text { .. } | SiteKind::Number { .. })
+                })
+                .collect();
+            if matching.is_empty() {
+                return Err(SpecIndexError::UnknownSite {
+                    path: path.clone(),
+                    sites: describe(&sites),
+                });
+            }
+            for s in matching {
+                bound.insert(s.path.clone());
+                entries.extend(values.iter().map(|v| Entry::new(&s.path, v.clone())));
+            }
+        }
+        attach_aliases(&mut entries, &catalogs.aliases);
+        Ok(SpecIndex {
+            index: EntityIndex::build(entries)?,
+            sites,
+            bound,
+        })
+    }
+
+    /// The spec's sites.
+    pub fn sites(&self) -> &[Site] {
+        &self.sites
+    }
+
+    /// The entity index (for the paper's matcher, or extraction alone).
+    pub fn entities(&self) -> &EntityIndex {
+        &self.index
+    }
+
+    /// Extraction for `request`, and the restriction it gives. When a required bound site
+    /// found nothing, the values nearest to the words that matched nothing are offered there
+    /// (at most `nearest` per word; never the whole list).
+    pub fn analyze(&self, request: &str, mode: ExtractMode, nearest: usize) -> Analysis {
+        let extraction = self.index.extract_with(request, mode);
+        let mut tier = if extraction.mentions.iter().any(|m| m.tier == Tier::Fuzzy) {
+            PruneTier::Fuzzy
+        } else {
+            PruneTier::Exact
+        };
+        let mut restriction = restriction_of(&extraction, &self.bound);
+        let missing: Vec<&Site> = self
+            .sites
+            .iter()
+            .filter(|s| s.required && self.is_bound(s) && restriction.at(&s.path).is_empty())
+            .collect();
+        let mut mentions = extraction.mentions.clone();
+        if !missing.is_empty() && nearest > 0 {
+            let near: Vec<Mention> = self
+                .index
+                .nearest(request, &extraction, nearest)
+                .into_iter()
+                .filter(|m| missing.iter().any(|s| s.path == m.site))
+                .collect();
+            if !near.is_empty() {
+                tier = PruneTier::Nearest;
+                for m in &near {
+                    restriction
+                        .candidates
+                        .entry(m.site.clone())
+                        .or_default()
+                        .push(m.value.clone());
+                }
+                mentions.extend(near);
+            }
+        }
+        Analysis {
+            mentions,
+            restriction,
+            tier,
+        }
+    }
+
+    fn is_bound(&self, s: &Site) -> bool {
+        matches!(s.kind, SiteKind::Choice { .. } | SiteKind::Tag { .. })
+            || self.bound.contains(&s.path)
+    }
+}
+
+/// Aliases join the entries of their value: at their site, or at every site for `*`.
+fn attach_aliases(entries: &mut Vec<Entry>, aliases: &[Entry]) {
+    for a in aliases {
+        let mut attached = false;
+        for e in entries.iter_mut() {
+            if (a.site == "*" || path_matches(&a.site, &e.site)) && e.value == a.value {
+                e.aliases.extend(a.aliases.iter().cloned());
+                attached = true;
+            }
+        }
+        if !attached && a.site != "*" && !a.site.is_empty() {
+            entries.push(a.clone());
+        }
+    }
+}
+
+/// The candidates per site of an extraction (numbers and dates are not site values).
+pub fn restriction_of(extraction: &Extraction, bound: &BTreeSet<String>) -> Restriction {
+    let mut r = Restriction {
+        bound: bound.clone(),
+        ..Restriction::default()
+    };
+    for m in &extraction.mentions {
+        if !m.site.starts_with('#') {
+            r.candidates
+                .entry(m.site.clone())
+                .or_default()
+                .push(m.value.clone());
+        }
+    }
+    r
+}
+
+fn describe(sites: &[Site]) -> String {
+    sites
+        .iter()
+        .map(|s| {
+            let kind = match &s.kind {
+                SiteKind::Choice { values } => format!("one of {} values", values.len()),
+                SiteKind::Tag { values } => format!("union tag, {} variants", values.len()),
+                SiteKind::Text { .. } => "free string".to_string(),
+                SiteKind::Number { .. } => "number".to_string(),
+            };
+            format!("  {}  ({kind})", s.path)
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use dss_compiler::{compile, CompileOptions, Consume, Resume};
+    use serde_json::json;
+
+    fn viz() -> CompiledSpec {
+        compile(
+            &json!({"type": "object", "properties": {
+                "fields": {"type": "array", "minItems": 1, "items": {"type": "object", "properties": {
+                    "fieldName": {"type": "string"},
+                    "aggregate": {"enum": ["sum", "mean", "count"]}
+                }, "required": ["fieldName"]}}
+            }, "required": ["fields"]}),
+            &CompileOptions::default(),
+        )
+        .expect("compiles")
+    }
+
+    fn catalogs() -> Catalogs {
+        let mut c = Catalogs::default();
+        c.values.insert(
+            "/fields/*/fieldName".into(),
+            vec![
+                json!("Order Date"),
+                json!("Sales"),
+                json!("Profit"),
+                json!("Region"),
+            ],
+        );
+        c.aliases
+            .push(Entry::new("*", json!("mean")).with_aliases(["average"]));
+        c
+    }
+
+    #[test]
+    fn a_request_gives_candidates_per_site_and_a_pruned_grammar() {
+        let spec = viz();
+        let ix = SpecIndex::build(&spec, &catalogs()).expect("index");
+        let a = ix.analyze("average profit per region", ExtractMode::Full, 3);
+        assert_eq!(a.tier, PruneTier::Exact);
+        assert_eq!(
+            a.restriction.at("/fields/*/fieldName"),
+            [json!("Profit"), json!("Region")]
+        );
+        assert_eq!(a.restriction.at("/fields/*/aggregate"), [json!("mean")]);
+        let g = spec.pruned_grammar(&a.restriction, Resume::Start).to_gbnf();
+        assert!(
+            g.contains("Profit") && g.contains("Region") && g.contains("mean"),
+            "{g}"
+        );
+        assert!(!g.contains("Sales") && !g.contains("sum"), "{g}");
+        assert_eq!(
+            a.items(),
+            [
+                "mean (aggregate)",
+                "Profit (fieldName)",
+                "Region (fieldName)"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_required_site_that_found_nothing_gets_the_nearest_values() {
+        let spec = viz();
+        let ix = SpecIndex::build(&spec, &catalogs()).expect("index");
+        let a = ix.analyze("revenue by regn", ExtractMode::Full, 3);
+        // "regn" is a typo of Region (fuzzy), so the site is not empty: no nearest tier.
+        assert!(a
+            .restriction
+            .at("/fields/*/fieldName")
+            .contains(&json!("Region")));
+        let b = ix.analyze("show me the earnings", ExtractMode::Full, 3);
+        assert_eq!(b.tier, PruneTier::Nearest);
+        let offered = b.restriction.at("/fields/*/fieldName");
+        assert!(!offered.is_empty() && offered.len() < 4, "{offered:?}");
+    }
+
+    #[test]
+    fn a_catalog_for_no_site_is_an_error_listing_the_sites() {
+        let spec = viz();
+        let mut c = Catalogs::default();
+        c.values.insert("/field/*/name".into(), vec![json!("x")]);
+        let e = SpecIndex::build(&spec, &c).expect_err("unknown site");
+        let msg = e.to_string();
+        assert!(
+            msg.contains("/field/*/name") && msg.contains("/fields/*/fieldName"),
+            "{msg}"
+        );
+    }
+
+    #[test]
+    fn consuming_removes_one_occurrence() {
+        let mut r = Restriction::default();
+        r.candidates
+            .insert("/a".into(), vec![json!("x"), json!("x"), json!("y")]);
+        r.candidates.insert("/b".into(), vec![json!("x")]);
+        let used = vec![("/a".to_string(), json!("x"))];
+        let c = r.consumed(&used, Consume::Class);
+        assert_eq!(c.at("/a"), [json!("x"), json!("y")]);
+        assert_eq!(c.at("/b"), [json!("x")]);
+        let v = r.consumed(&used, Consume::Value);
+        assert_eq!(v.at("/b"), [] as [Value; 0]);
+        assert_eq!(r.consumed(&used, Consume::Off), r);
+    }
+}
