@@ -8,6 +8,7 @@ mod bench;
 #[cfg(feature = "runtime")]
 mod bench_generate;
 mod guard;
+mod prune_cmd;
 #[cfg(feature = "runtime")]
 mod runtime_cmd;
 mod tokens;
@@ -68,6 +69,12 @@ enum Command {
         #[arg(long)]
         compact: bool,
     },
+    /// The values a request names, per site of the spec (enum values, union tags, catalog
+    /// entries), as JSON: mentions with span, tier and score, and the candidates per site.
+    Extract(prune_cmd::ExtractArgs),
+    /// Print the grammar pruned to the values a request names (what `dss generate` decodes
+    /// under).
+    Prune(prune_cmd::PruneCmdArgs),
     /// Count tokens of the same documents as pretty JSON, compact JSON, YAML, TOON and dss
     /// shorthand, per tokenizer; or (--grammar) of the grammar against the JSON Schema.
     Tokens(tokens::TokensArgs),
@@ -180,6 +187,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 Ok(ExitCode::SUCCESS)
             }
         }
+        Command::Extract(args) => prune_cmd::run_extract(&args),
+        Command::Prune(args) => prune_cmd::run_prune(&args),
         Command::Tokens(args) => tokens::run(&args),
         Command::Bench(args) => bench::run(&args),
         #[cfg(feature = "runtime")]

@@ -1,0 +1,177 @@
+//! `dss extract` and `dss prune`: the values a request names, per site of a spec, and the
+//! grammar pruned to them. `dss generate` uses the same [`PruneArgs`].
+
+use anyhow::{bail, Context, Result};
+use clap::{Args, ValueEnum};
+use dss_compiler::{CompiledSpec, Resume};
+use dss_extract::{Analysis, Catalogs, ExtractMode, SpecIndex};
+use serde_json::{json, Map, Value};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Instant;
+
+use crate::{load_spec, open_input, run_jsonl, write_stdout};
+
+/// Which matcher finds the values.
+#[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
+pub enum ExtractKind {
+    /// Exact, alias, plural/stem and typo matches, numbers, dates.
+    Full,
+    /// The Grammar Pruning paper's matcher (lowercased word-boundary matching of the
+    /// values, longest first), for comparison with its Table 2.
+    Paper,
+}
+
+/// Where the values come from: the spec's own (enums, union tags), its directory's
+/// `catalogs.yaml` / `aliases.yaml`, and these.
+#[derive(Args, Clone, Debug, Default)]
+pub struct PruneArgs {
+    /// A catalog for a free site: PATH=FILE, PATH an instance path with `*` for array items
+    /// (`/fields/*/fieldName=columns.txt`), FILE one value a line or a JSON array. Repeatable.
+    #[arg(long = "catalog", value_name = "PATH=FILE")]
+    pub catalogs: Vec<String>,
+    /// Aliases: YAML `site: {value: [phrase, …]}` (`*` as site: any site with that value), or
+    /// FoodOrdering's `phrase<TAB>LABEL(value)` (.txt). Repeatable.
+    #[arg(long = "aliases", value_name = "FILE")]
+    pub aliases: Vec<PathBuf>,
+    /// The matcher.
+    #[arg(long = "extract", value_enum, default_value = "full")]
+    pub extract: Option<ExtractKind>,
+    /// When a required site found nothing: offer the values nearest to the words that
+    /// matched nothing, this many per word (0: never).
+    #[arg(long, default_value_t = 3)]
+    pub nearest: usize,
+}
+
+impl PruneArgs {
+    fn mode(&self) -> ExtractMode {
+        match self.extract {
+            Some(ExtractKind::Paper) => ExtractMode::Paper,
+            _ => ExtractMode::Full,
+        }
+    }
+
+    /// The entity index of `spec` (loaded from `spec_path`) with its catalogs and aliases.
+    pub fn index(&self, spec_path: &Path, spec: &CompiledSpec) -> Result<SpecIndex> {
+        let dir = if spec_path.is_dir() {
+            Some(spec_path.to_path_buf())
+        } else {
+            spec_path.parent().map(Path::to_path_buf)
+        };
+        let mut catalogs = match dir {
+            Some(d) if spec_path.is_dir() || spec_path.ends_with("spec.json") => {
+                Catalogs::from_dir(&d)?
+            }
+            _ => Catalogs::default(),
+        };
+        for c in &self.catalogs {
+            catalogs.add_arg(c)?;
+        }
+        for a in &self.aliases {
+            catalogs.add_aliases(a)?;
+        }
+        Ok(SpecIndex::build(spec, &catalogs)?)
+    }
+
+    /// The analysis of one request.
+    pub fn analyze(&self, index: &SpecIndex, request: &str) -> Analysis {
+        index.analyze(request, self.mode(), self.nearest)
+    }
+}
+
+/// The analysis as JSON: mentions, candidates per site, tier.
+pub fn analysis_json(a: &Analysis, extract_ms: f64) -> Value {
+    let mut candidates = Map::new();
+    for (site, values) in &a.restriction.candidates {
+        candidates.insert(site.clone(), Value::Array(values.clone()));
+    }
+    json!({
+        "mentions": a.mentions,
+        "candidates": candidates,
+        "tier": a.tier,
+        "extract_ms": (extract_ms * 1000.0).round() / 1000.0,
+    })
+}
+
+#[derive(Args)]
+pub struct ExtractArgs {
+    /// The compiled spec (directory, spec.json or schema file).
+    #[arg(long, value_name = "PATH")]
+    pub spec: PathBuf,
+    #[command(flatten)]
+    pub prune: PruneArgs,
+    /// The request (not with --jsonl).
+    #[arg(value_name = "REQUEST", required_unless_present = "jsonl")]
+    pub request: Option<String>,
+    /// One request per line (a JSON string) from --input or stdin; one JSON result per line.
+    #[arg(long, conflicts_with = "request")]
+    pub jsonl: bool,
+    /// With --jsonl: the requests file (default: stdin).
+    #[arg(long, value_name = "FILE", requires = "jsonl")]
+    pub input: Option<PathBuf>,
+    /// With --jsonl: report a bad line on stderr and go on.
+    #[arg(long, requires = "jsonl")]
+    pub keep_going: bool,
+}
+
+pub fn run_extract(args: &ExtractArgs) -> Result<ExitCode> {
+    let spec = load_spec(&args.spec, None)?;
+    let index = args.prune.index(&args.spec, &spec)?;
+    let one = |request: &str| {
+        let t = Instant::now();
+        let a = args.prune.analyze(&index, request);
+        analysis_json(&a, t.elapsed().as_secs_f64() * 1e3)
+    };
+    if args.jsonl {
+        let input = open_input(args.input.as_deref())?;
+        return run_jsonl(input, args.keep_going, |line| {
+            match serde_json::from_str::<Value>(line) {
+                Ok(Value::String(r)) => Ok(one(&r).to_string()),
+                Ok(_) => Err("expected a JSON string holding the request".into()),
+                Err(e) => Err(format!("invalid JSON: {e}")),
+            }
+        });
+    }
+    let Some(request) = &args.request else {
+        bail!("give a REQUEST, or --jsonl");
+    };
+    write_stdout(&serde_json::to_string_pretty(&one(request))?)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Grammar syntaxes `dss prune` prints.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum GrammarFormat {
+    /// llama.cpp's GBNF.
+    Gbnf,
+    /// pest.
+    Pest,
+}
+
+#[derive(Args)]
+pub struct PruneCmdArgs {
+    /// The compiled spec (directory, spec.json or schema file).
+    #[arg(long, value_name = "PATH")]
+    pub spec: PathBuf,
+    #[command(flatten)]
+    pub prune: PruneArgs,
+    /// The request.
+    #[arg(value_name = "REQUEST")]
+    pub request: String,
+    /// The grammar syntax.
+    #[arg(long, value_enum, default_value = "gbnf")]
+    pub format: GrammarFormat,
+}
+
+pub fn run_prune(args: &PruneCmdArgs) -> Result<ExitCode> {
+    let spec = load_spec(&args.spec, None)?;
+    let index = args.prune.index(&args.spec, &spec)?;
+    let a = args.prune.analyze(&index, &args.request);
+    let g = spec.pruned_grammar(&a.restriction, Resume::Start);
+    let text = match args.format {
+        GrammarFormat::Gbnf => g.to_gbnf(),
+        GrammarFormat::Pest => g.to_pest(),
+    };
+    write_stdout(text.trim_end()).context("writing the grammar")?;
+    Ok(ExitCode::SUCCESS)
+}
