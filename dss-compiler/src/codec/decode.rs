@@ -1,6 +1,7 @@
 //! The decoder: shorthand -> JSON, left to right with one token of lookahead; the cursor,
 //! errors, tokens and values (objects are in `decode_object.rs`).
 
+use super::tables::Tables;
 use super::NO_ABBREV;
 use crate::error::ExpandError;
 use crate::grammar::terminal::{
@@ -19,6 +20,8 @@ pub struct Decoder<'a> {
     pub(super) depth: usize,
     pub(super) shapes: &'a Shapes,
     pub(super) notation: &'a Notation,
+    /// The lookups of `shapes` and `notation` (built from them).
+    pub(super) tables: &'a Tables,
 }
 
 pub(super) type DResult<T> = Result<T, ExpandError>;
@@ -43,13 +46,20 @@ impl Tok<'_> {
 pub const MAX_DEPTH: usize = 128;
 
 impl<'a> Decoder<'a> {
-    pub fn new(src: &'a str, shapes: &'a Shapes, notation: &'a Notation) -> Self {
+    /// A decoder of `src`, written in `notation` for `shapes`; `tables` are theirs.
+    pub fn new(
+        src: &'a str,
+        shapes: &'a Shapes,
+        notation: &'a Notation,
+        tables: &'a Tables,
+    ) -> Self {
         Decoder {
             src,
             pos: 0,
             depth: 0,
             shapes,
             notation,
+            tables,
         }
     }
 

@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 
 impl Decoder<'_> {
     pub(super) fn block(&mut self, expr: ExprId) -> DResult<Value> {
-        let r = match self.notation.object(expr) {
+        let r = match self.tables.object(expr).map(|o| o.layout) {
             Some(ObjLayout::Record(r)) => r,
             _ => return self.error("an object"),
         };
@@ -52,9 +52,7 @@ impl Decoder<'_> {
                 Value::Array(items)
             } else {
                 self.expect(' ', "a space after the keyword")?;
-                let v = if self.notation.opens_on_line(self.shapes, f.expr)
-                    && self.peek() != Some('(')
-                {
+                let v = if self.tables.opens_on_line(f.expr) && self.peek() != Some('(') {
                     self.open_body(f.expr)?
                 } else {
                     self.value(f.expr, &f.abbrev)?
@@ -126,7 +124,7 @@ impl Decoder<'_> {
     pub(super) fn body(&mut self, expr: ExprId, open: bool) -> DResult<Value> {
         let mut map = Map::new();
         let mut slots = 0usize;
-        match self.notation.object(expr) {
+        match self.tables.object(expr).map(|o| o.layout) {
             Some(ObjLayout::Record(r)) => {
                 self.record(r, &mut map, &mut slots, open)?;
             }
