@@ -101,7 +101,7 @@ impl Decoder<'_> {
     }
 
     pub(super) fn line_item(&mut self, expr: ExprId) -> DResult<Value> {
-        if self.shapes.parts(expr).object_only() {
+        if self.tables.kind(expr).object_only() {
             self.body(expr, false)
         } else {
             self.value(expr, &NO_ABBREV)

@@ -61,7 +61,7 @@ pub struct FieldLayout {
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub open: bool,
     /// Positional fields: a free string here is always JSON-quoted, never a bare word (the
-    /// leading slot of a line item, see [`mark_quoted`](super::design::mark_quoted)). Keyless
+    /// leading slot of a line item, see `design.rs`, `mark_quoted`). Keyless
     /// fields are always quoted.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub quoted: bool,
