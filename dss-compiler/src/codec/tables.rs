@@ -22,11 +22,9 @@ pub struct Tables {
     /// canonical expression), or 0 for none.
     object_slot: Vec<u32>,
     /// The object layouts side by side (copies of the notation's), so a cold schema costs
-    /// few cache lines.
-    layouts: Vec<ObjLayout>,
-    /// Per layout: the number of its first record (records are numbered layout by layout,
-    /// a tagged union's variants in order).
-    first_record: Vec<u32>,
+    /// few cache lines, each after the number of its first record (records are numbered
+    /// layout by layout, a tagged union's variants in order).
+    layouts: Vec<(u32, ObjLayout)>,
     /// Per record: its encoder index, built on first use: merged records (Vega-Lite)
     /// declare a hundred fields where an instance object has three, and most records of a
     /// large schema are never met.
@@ -100,12 +98,10 @@ impl Tables {
             .map(|(i, p)| Kind::of(p, shapes.local_assertion(i as ExprId).is_some()))
             .collect();
         let mut layouts = Vec::with_capacity(notation.objects.len());
-        let mut first_record = Vec::with_capacity(notation.objects.len());
         let mut records = 0u32;
         let mut slot_of: HashMap<ExprId, u32> = HashMap::default();
         for (&k, layout) in &notation.objects {
-            layouts.push(layout.clone());
-            first_record.push(records);
+            layouts.push((records, layout.clone()));
             records += layout.record_count() as u32;
             slot_of.insert(k, layouts.len() as u32);
         }
@@ -124,7 +120,6 @@ impl Tables {
             kinds,
             object_slot,
             layouts,
-            first_record,
             record_index: (0..records).map(|_| OnceLock::new()).collect(),
             line_open,
         }
@@ -138,9 +133,10 @@ impl Tables {
     /// The object layout of `id` (that of its canonical expression), if it has one.
     pub fn object(&self, id: ExprId) -> Option<Obj<'_>> {
         let slot = (*self.object_slot.get(id as usize)? as usize).checked_sub(1)?;
+        let (first, layout) = self.layouts.get(slot)?;
         Some(Obj {
-            layout: self.layouts.get(slot)?,
-            first: *self.first_record.get(slot)?,
+            layout,
+            first: *first,
         })
     }
 
