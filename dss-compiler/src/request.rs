@@ -36,7 +36,13 @@ impl CompiledSpec {
     /// The grammar pruned to `restriction`, for the whole document or its rest after
     /// `resume`. Its language is a subset of the full grammar's.
     pub fn pruned_grammar(&self, restriction: &Restriction, resume: Resume) -> Grammar {
-        grammar::build_pruned(self.shapes(), self.notation(), restriction, resume)
+        grammar::build_pruned(
+            self.shapes(),
+            self.notation(),
+            self.tables(),
+            restriction,
+            resume,
+        )
     }
 
     /// Reads the complete lines a model has written so far (`text` up to its last newline
@@ -46,7 +52,8 @@ impl CompiledSpec {
             Some(i) => &text[..=i],
             None => "",
         };
-        let value = Decoder::prefix(lines, self.shapes(), self.notation()).document()?;
+        let value =
+            Decoder::prefix(lines, self.shapes(), self.notation(), self.tables()).document()?;
         let resume = if lines.is_empty() {
             Some(Resume::Start)
         } else {

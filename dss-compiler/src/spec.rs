@@ -1,8 +1,13 @@
-//! Stage 6 — the compiled artifact (`spec.json`): the schema, its shapes and notation, and
-//! the entry points users call. Loading a spec rebuilds only the validator.
+//! Stage 6 — the compiled artifact and the entry points users call.
+//!
+//! The saved form and the compiled form are apart (as llguidance keeps its saved
+//! `TopLevelGrammar` apart from the `CGrammar` it compiles it to): a [`SpecFile`] is what
+//! `spec.json` holds (the schema, its shapes and notation, versioned); a [`CompiledSpec`]
+//! holds one and builds from it, on first use, what is never saved: the codec's lookup
+//! [`Tables`], the validator and the local checks.
 
 use crate::checks::{build_validator, LocalChecks};
-use crate::codec::{Decoder, EncodeError, Encoder};
+use crate::codec::{Decoder, EncodeError, Encoder, Tables};
 use crate::error::{CompileError, CompressError, ExpandError, SpecError};
 use crate::grammar;
 use crate::notation::{self, Notation, NotationConfig};
@@ -19,24 +24,70 @@ pub struct CompileOptions {
     pub notation: Option<NotationConfig>,
 }
 
-/// The serialized part of a compiled spec.
-#[derive(Serialize, Deserialize)]
-struct SpecFile {
-    dss_spec: u32,
-    schema: Value,
-    shapes: Shapes,
-    notation: Notation,
+/// What `spec.json` holds: the saved form of a [`CompiledSpec`]. Only what the compiler
+/// designed is saved; what is derived from it (lookup tables, validator) is built again by
+/// [`CompiledSpec::from_file`].
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SpecFile {
+    /// The format version: [`SPEC_VERSION`] (older versions are upgraded when read, see
+    /// [`SpecFile::from_json`]).
+    pub dss_spec: u32,
+    /// The schema the spec was compiled from.
+    pub schema: Value,
+    /// Its shapes (stage 2).
+    pub shapes: Shapes,
+    /// Its notation (stage 3).
+    pub notation: Notation,
 }
 
-/// Version 2 added local assertions to the shapes. A version-1 file still loads, with
-/// compress running the full validator (its shapes do not list the local assertions).
-const SPEC_VERSION: u32 = 2;
+/// The `spec.json` format version this dss writes. Version 2 added local assertions to the
+/// shapes. A version-1 file still loads, with compress running the full validator (its
+/// shapes do not list the local assertions); other versions are refused with a message
+/// saying to recompile.
+pub const SPEC_VERSION: u32 = 2;
+
+/// Only the version of a `spec.json`, read before the rest so a file of another version
+/// gets a clear error rather than a complaint about its layout.
+#[derive(Deserialize)]
+struct VersionOnly {
+    dss_spec: u32,
+}
+
+impl SpecFile {
+    /// Read a `spec.json`, upgraded to [`SPEC_VERSION`]: a version-1 file gets
+    /// `encoding_validates = false` (it lists no local assertions).
+    pub fn from_json(text: &str) -> Result<SpecFile, SpecError> {
+        let not_a_spec =
+            |e: serde_json::Error| SpecError::Format(format!("not a dss spec.json: {e}"));
+        let VersionOnly { dss_spec } = serde_json::from_str(text).map_err(not_a_spec)?;
+        if dss_spec != 1 && dss_spec != SPEC_VERSION {
+            return Err(SpecError::Format(format!(
+                "spec version {dss_spec} is not supported (this dss reads version {SPEC_VERSION}); recompile with `dss compile`"
+            )));
+        }
+        let mut file: SpecFile = serde_json::from_str(text).map_err(not_a_spec)?;
+        if file.dss_spec == 1 {
+            file.shapes.encoding_validates = false;
+            file.dss_spec = SPEC_VERSION;
+        }
+        Ok(file)
+    }
+
+    /// Write as `spec.json`.
+    pub fn to_json(&self) -> Result<String, SpecError> {
+        serde_json::to_string(self).map_err(|e| SpecError::Serialize {
+            what: "spec.json",
+            message: e.to_string(),
+        })
+    }
+}
 
 /// A schema compiled to a shorthand notation. Load once, then compress/expand many times.
 pub struct CompiledSpec {
-    schema: Value,
-    shapes: Shapes,
-    notation: Notation,
+    /// The saved form.
+    file: SpecFile,
+    /// The codec's lookups, built on first use from `file` (never saved).
+    tables: OnceLock<Tables>,
     /// Built on first use: designing the notation does not need it, and for a large schema
     /// (Vega-Lite) building it costs more than the whole compile.
     validator: OnceLock<Result<Validated, CompileError>>,
@@ -48,9 +99,9 @@ pub struct CompiledSpec {
 impl std::fmt::Debug for CompiledSpec {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("CompiledSpec")
-            .field("root", &self.notation.root)
-            .field("shapes", &self.shapes.exprs.len())
-            .field("objects", &self.notation.objects.len())
+            .field("root", &self.file.notation.root)
+            .field("shapes", &self.file.shapes.exprs.len())
+            .field("objects", &self.file.notation.objects.len())
             .finish()
     }
 }
@@ -103,21 +154,46 @@ pub fn compile(schema: &Value, opts: &CompileOptions) -> Result<CompiledSpec, Co
     let doc = SchemaDoc::new(schema);
     let shapes = shape::build(&doc)?;
     let notation = notation::design(&shapes, opts.notation.as_ref())?;
-    Ok(CompiledSpec {
+    Ok(CompiledSpec::from_file(SpecFile {
+        dss_spec: SPEC_VERSION,
         schema: schema.clone(),
         shapes,
         notation,
-        validator: OnceLock::new(),
-        checks: OnceLock::new(),
-    })
+    }))
 }
 
 impl CompiledSpec {
+    /// The spec of a saved form (as read by [`SpecFile::from_json`]); what is derived from
+    /// it is built on first use.
+    pub fn from_file(file: SpecFile) -> CompiledSpec {
+        CompiledSpec {
+            file,
+            tables: OnceLock::new(),
+            validator: OnceLock::new(),
+            checks: OnceLock::new(),
+        }
+    }
+
+    /// The saved form (what [`Self::to_json`] writes).
+    pub fn file(&self) -> &SpecFile {
+        &self.file
+    }
+
+    /// The codec's lookup tables, built on first use.
+    pub fn tables(&self) -> &Tables {
+        self.tables
+            .get_or_init(|| Tables::build(&self.file.shapes, &self.file.notation))
+    }
+
+    fn encoder(&self) -> Encoder<'_> {
+        Encoder::new(&self.file.shapes, &self.file.notation, self.tables())
+    }
+
     fn validated(&self) -> Result<&Validated, &CompileError> {
         self.validator
             .get_or_init(|| {
                 let mut warnings = Vec::new();
-                repair(&self.schema, &mut warnings).map(|(_, validator)| Validated {
+                repair(&self.file.schema, &mut warnings).map(|(_, validator)| Validated {
                     validator,
                     warnings,
                 })
@@ -166,9 +242,7 @@ impl CompiledSpec {
             });
         }
         self.validate(instance)?;
-        Encoder::new(&self.shapes, &self.notation)
-            .document(instance)
-            .map_err(notation_error)
+        self.encoder().document(instance).map_err(notation_error)
     }
 
     /// Whether compress validates by encoding alone (see [`Self::encode_validating`]).
@@ -177,11 +251,11 @@ impl CompiledSpec {
     }
 
     fn local_checks(&self) -> Option<&LocalChecks> {
-        if !self.shapes.encoding_validates {
+        if !self.file.shapes.encoding_validates {
             return None;
         }
         self.checks
-            .get_or_init(|| LocalChecks::build(&self.shapes, &self.schema).ok())
+            .get_or_init(|| LocalChecks::build(&self.file.shapes, &self.file.schema).ok())
             .as_ref()
     }
 
@@ -191,33 +265,30 @@ impl CompiledSpec {
     /// validator first. Public so tests can hold it to the validator.
     pub fn encode_validating(&self, instance: &Value) -> Option<Result<String, EncodeError>> {
         let checks = self.local_checks()?;
-        Some(
-            Encoder::new(&self.shapes, &self.notation)
-                .with_checks(checks)
-                .document(instance),
-        )
+        Some(self.encoder().with_checks(checks).document(instance))
     }
 
     /// Shorthand -> JSON (exactly the JSON that was compressed).
     pub fn expand(&self, text: &str) -> Result<Value, ExpandError> {
-        Decoder::new(text, &self.shapes, &self.notation).document()
+        let file = &self.file;
+        Decoder::new(text, &file.shapes, &file.notation, self.tables()).document()
     }
 
     /// Readable CFG with the schema's descriptions as comments (for prompts).
     pub fn grammar_bnf(&self) -> String {
-        grammar::readable(&self.shapes, &self.notation)
+        grammar::readable(&self.file.shapes, &self.file.notation)
     }
     /// pest grammar; the start rule is `document`.
     pub fn grammar_pest(&self) -> String {
-        grammar::build(&self.shapes, &self.notation).to_pest()
+        grammar::build(&self.file.shapes, &self.file.notation).to_pest()
     }
     /// GBNF for llama.cpp; the start rule is `root`.
     pub fn grammar_gbnf(&self) -> String {
-        grammar::build(&self.shapes, &self.notation).to_gbnf()
+        grammar::build(&self.file.shapes, &self.file.notation).to_gbnf()
     }
     /// The notation design as editable YAML (what `dss init` prints).
     pub fn notation_yaml(&self) -> Result<String, SpecError> {
-        let cfg = notation::to_config(&self.notation);
+        let cfg = notation::to_config(&self.file.notation);
         let body = serde_yaml::to_string(&cfg).map_err(|e| SpecError::Serialize {
             what: "notation YAML",
             message: e.to_string(),
@@ -239,18 +310,20 @@ impl CompiledSpec {
     }
     /// The schema this spec was compiled from (after ignoring malformed keywords).
     pub fn schema(&self) -> &Value {
-        &self.schema
+        &self.file.schema
     }
+    /// The shapes of the schema (stage 2).
     pub fn shapes(&self) -> &Shapes {
-        &self.shapes
+        &self.file.shapes
     }
+    /// The notation designed for them (stage 3).
     pub fn notation(&self) -> &Notation {
-        &self.notation
+        &self.file.notation
     }
     /// The files `dss compile -o DIR` writes, by name: `spec.json`, `shorthand.bnf`,
     /// `shorthand.pest`, `shorthand.gbnf`.
     pub fn artifacts(&self) -> Result<Vec<(&'static str, String)>, SpecError> {
-        let g = grammar::build(&self.shapes, &self.notation);
+        let g = grammar::build(&self.file.shapes, &self.file.notation);
         Ok(vec![
             ("spec.json", self.to_json()?),
             ("shorthand.bnf", self.grammar_bnf()),
@@ -259,47 +332,14 @@ impl CompiledSpec {
         ])
     }
 
-    /// Serialize as `spec.json`.
+    /// Serialize as `spec.json` (the [`SpecFile`]).
     pub fn to_json(&self) -> Result<String, SpecError> {
-        let file = SpecFileRef {
-            dss_spec: SPEC_VERSION,
-            schema: &self.schema,
-            shapes: &self.shapes,
-            notation: &self.notation,
-        };
-        serde_json::to_string(&file).map_err(|e| SpecError::Serialize {
-            what: "spec.json",
-            message: e.to_string(),
-        })
+        self.file.to_json()
     }
-    /// Load a `spec.json`.
+    /// Load a `spec.json` (see [`SpecFile::from_json`]).
     pub fn from_json(text: &str) -> Result<Self, SpecError> {
-        let mut file: SpecFile = serde_json::from_str(text)
-            .map_err(|e| SpecError::Format(format!("not a dss spec.json: {e}")))?;
-        if file.dss_spec == 1 {
-            file.shapes.encoding_validates = false;
-        } else if file.dss_spec != SPEC_VERSION {
-            return Err(SpecError::Format(format!(
-                "spec version {} is not supported (this dss reads version {SPEC_VERSION}); recompile with `dss compile`",
-                file.dss_spec
-            )));
-        }
-        Ok(CompiledSpec {
-            schema: file.schema,
-            shapes: file.shapes,
-            notation: file.notation,
-            validator: OnceLock::new(),
-            checks: OnceLock::new(),
-        })
+        SpecFile::from_json(text).map(CompiledSpec::from_file)
     }
-}
-
-#[derive(Serialize)]
-struct SpecFileRef<'a> {
-    dss_spec: u32,
-    schema: &'a Value,
-    shapes: &'a Shapes,
-    notation: &'a Notation,
 }
 
 #[cfg(test)]
@@ -736,7 +776,34 @@ mod tests {
         let loaded = CompiledSpec::from_json(&spec.to_json().unwrap()).unwrap();
         let x = json!({"fields": [{"name": "Sales", "kind": "field"}]});
         assert_eq!(loaded.compress(&x).unwrap(), spec.compress(&x).unwrap());
+        assert_eq!(loaded.to_json().unwrap(), spec.to_json().unwrap());
         assert!(CompiledSpec::from_json("{}").is_err());
+    }
+
+    /// A `spec.json` of another version is refused with a message saying to recompile,
+    /// whatever its layout; a version-1 file is upgraded as it is read.
+    #[test]
+    fn other_spec_versions_say_to_recompile() {
+        let spec = compile(&viz(), &CompileOptions::default()).unwrap();
+        let text = spec.to_json().unwrap();
+        assert!(text.starts_with(&format!("{{\"dss_spec\":{SPEC_VERSION},")));
+        for future in [
+            json!({"dss_spec": SPEC_VERSION + 1, "spec": {}}),
+            json!({"dss_spec": 0, "schema": {}}),
+        ] {
+            let e = SpecFile::from_json(&future.to_string()).unwrap_err();
+            assert!(
+                e.to_string().contains("recompile with `dss compile`"),
+                "{e}"
+            );
+        }
+        let mut old: Value = serde_json::from_str(&text).unwrap();
+        old["dss_spec"] = json!(1);
+        let file = SpecFile::from_json(&old.to_string()).unwrap();
+        assert_eq!(file.dss_spec, SPEC_VERSION);
+        assert!(!file.shapes.encoding_validates);
+        let e = SpecFile::from_json(r#"{"schema": {}}"#).unwrap_err();
+        assert!(e.to_string().contains("not a dss spec.json"), "{e}");
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! The decoder: shorthand -> JSON, left to right with one token of lookahead; the cursor,
 //! errors, tokens and values (objects are in `decode_object.rs`).
 
+use super::tables::Tables;
 use super::NO_ABBREV;
 use crate::error::ExpandError;
 use crate::grammar::terminal::{
@@ -19,6 +20,8 @@ pub struct Decoder<'a> {
     pub(super) depth: usize,
     pub(super) shapes: &'a Shapes,
     pub(super) notation: &'a Notation,
+    /// The lookups of `shapes` and `notation` (built from them).
+    pub(super) tables: &'a Tables,
     /// Reading a document's complete lines so far: the input may end before required
     /// lines or items (see [`Decoder::prefix`]).
     pub(super) partial: bool,
@@ -46,13 +49,20 @@ impl Tok<'_> {
 pub const MAX_DEPTH: usize = 128;
 
 impl<'a> Decoder<'a> {
-    pub fn new(src: &'a str, shapes: &'a Shapes, notation: &'a Notation) -> Self {
+    /// A decoder of `src`, written in `notation` for `shapes`; `tables` are theirs.
+    pub fn new(
+        src: &'a str,
+        shapes: &'a Shapes,
+        notation: &'a Notation,
+        tables: &'a Tables,
+    ) -> Self {
         Decoder {
             src,
             pos: 0,
             depth: 0,
             shapes,
             notation,
+            tables,
             partial: false,
         }
     }
@@ -60,10 +70,15 @@ impl<'a> Decoder<'a> {
     /// A decoder of the complete lines a document starts with (what a model has written
     /// so far): the input may end where the document could not, before a required line or
     /// the items an array needs. Everything present is read as strictly as in a document.
-    pub fn prefix(src: &'a str, shapes: &'a Shapes, notation: &'a Notation) -> Self {
+    pub fn prefix(
+        src: &'a str,
+        shapes: &'a Shapes,
+        notation: &'a Notation,
+        tables: &'a Tables,
+    ) -> Self {
         Decoder {
             partial: true,
-            ..Decoder::new(src, shapes, notation)
+            ..Decoder::new(src, shapes, notation, tables)
         }
     }
 
@@ -73,11 +88,12 @@ impl<'a> Decoder<'a> {
         text: &'a str,
         shapes: &'a Shapes,
         notation: &'a Notation,
+        tables: &'a Tables,
         expr: ExprId,
         quoted: bool,
         expected: &Value,
     ) -> bool {
-        let mut d = Decoder::new(text, shapes, notation);
+        let mut d = Decoder::new(text, shapes, notation, tables);
         matches!(d.value_as(expr, &NO_ABBREV, quoted), Ok(v) if d.at_end() && super::json_eq(&v, expected))
     }
 

@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 
 impl Decoder<'_> {
     pub(super) fn block(&mut self, expr: ExprId) -> DResult<Value> {
-        let r = match self.notation.object(expr) {
+        let r = match self.tables.object(expr).map(|o| o.layout) {
             Some(ObjLayout::Record(r)) => r,
             _ => return self.error("an object"),
         };
@@ -53,9 +53,7 @@ impl Decoder<'_> {
                 Value::Array(items)
             } else {
                 self.expect(' ', "a space after the keyword")?;
-                let v = if self.notation.opens_on_line(self.shapes, f.expr)
-                    && self.peek() != Some('(')
-                {
+                let v = if self.tables.opens_on_line(f.expr) && self.peek() != Some('(') {
                     self.open_body(f.expr)?
                 } else {
                     self.value(f.expr, &f.abbrev)?
@@ -104,7 +102,7 @@ impl Decoder<'_> {
     }
 
     pub(super) fn line_item(&mut self, expr: ExprId) -> DResult<Value> {
-        if self.shapes.parts(expr).object_only() {
+        if self.tables.kind(expr).object_only() {
             self.body(expr, false)
         } else {
             self.value(expr, &NO_ABBREV)
@@ -127,7 +125,7 @@ impl Decoder<'_> {
     pub(super) fn body(&mut self, expr: ExprId, open: bool) -> DResult<Value> {
         let mut map = Map::new();
         let mut slots = 0usize;
-        match self.notation.object(expr) {
+        match self.tables.object(expr).map(|o| o.layout) {
             Some(ObjLayout::Record(r)) => {
                 self.record(r, &mut map, &mut slots, open)?;
             }

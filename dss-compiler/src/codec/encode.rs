@@ -1,10 +1,12 @@
 //! The encoder: JSON -> shorthand, checking as it goes what the notation cannot write.
 
+use super::index::{RecordIndex, SlotMode};
 use super::json::{json_eq, type_name, write_json_string, write_number, write_word};
+use super::tables::{Rec, Tables};
 use super::NO_ABBREV;
 use crate::checks::LocalChecks;
 use crate::grammar::terminal::is_word;
-use crate::notation::{Notation, ObjLayout, RecordIndex, RecordLayout, RootLayout, SlotMode};
+use crate::notation::{Notation, ObjLayout, RecordLayout, RootLayout};
 use crate::schema::escape_token;
 use crate::shape::{same_number, ExprId, Kind, Shapes};
 use serde_json::{Map, Value};
@@ -50,15 +52,19 @@ impl Ptr<'_> {
 pub struct Encoder<'a> {
     shapes: &'a Shapes,
     notation: &'a Notation,
+    /// The lookups of `shapes` and `notation` (built from them).
+    tables: &'a Tables,
     /// Checked at every value that has local assertions, when given.
     checks: Option<&'a LocalChecks>,
 }
 
 impl<'a> Encoder<'a> {
-    pub fn new(shapes: &'a Shapes, notation: &'a Notation) -> Self {
+    /// An encoder of `shapes` written in `notation`; `tables` are theirs.
+    pub fn new(shapes: &'a Shapes, notation: &'a Notation, tables: &'a Tables) -> Self {
         Encoder {
             shapes,
             notation,
+            tables,
             checks: None,
         }
     }
@@ -74,7 +80,7 @@ impl<'a> Encoder<'a> {
     /// expression (so once per value, whichever way it is then written or elided).
     fn check(&self, v: &Value, expr: ExprId, ptr: &Ptr<'_>) -> EResult<()> {
         match self.checks {
-            Some(c) if self.shapes.kind(expr).has(Kind::CHECKED) => {
+            Some(c) if self.tables.kind(expr).has(Kind::CHECKED) => {
                 if c.admits(self.shapes, expr, v) {
                     Ok(())
                 } else {
@@ -118,10 +124,15 @@ impl<'a> Encoder<'a> {
         Ok(out)
     }
 
-    fn record_of(&self, expr: ExprId, ptr: &Ptr<'_>) -> EResult<&'a RecordLayout> {
-        match self.notation.object(expr) {
-            Some(ObjLayout::Record(r)) => Ok(r),
-            _ => eerr(ptr, "expected an object form"),
+    /// The record layout of `expr` and its index.
+    fn record_of(
+        &self,
+        expr: ExprId,
+        ptr: &Ptr<'_>,
+    ) -> EResult<(&'a RecordLayout, &'a RecordIndex)> {
+        match self.tables.object(expr).and_then(|o| o.plain()) {
+            Some(rec) => Ok((rec.layout, self.tables.index(rec, self.shapes))),
+            None => eerr(ptr, "expected an object form"),
         }
     }
 
@@ -129,9 +140,8 @@ impl<'a> Encoder<'a> {
         let Value::Object(map) = v else {
             return eerr(&Ptr::Root, "expected an object");
         };
-        let r = self.record_of(expr, &Ptr::Root)?;
-        let ix = r.lookup(self.shapes);
-        let (present, extra) = self.split_properties(map, r, None, &Ptr::Root)?;
+        let (r, ix) = self.record_of(expr, &Ptr::Root)?;
+        let (present, extra) = self.split_properties(map, r, ix, None, &Ptr::Root)?;
         // Plain `kw value` lines first, then sections (`kw:` and their item lines), so an
         // item line is never mistaken for a plain line.
         let sections = |&&(i, _): &&(usize, &Value)| ix.slots[i].section;
@@ -160,7 +170,7 @@ impl<'a> Encoder<'a> {
                 }
             } else {
                 out.push(' ');
-                if self.notation.opens_on_line(self.shapes, f.expr) {
+                if self.tables.opens_on_line(f.expr) {
                     self.open_value(x, f.expr, &ptr, out)?;
                 } else {
                     let abbrev = ix.abbrev(r, i).unwrap_or(&NO_ABBREV);
@@ -190,13 +200,13 @@ impl<'a> Encoder<'a> {
         &self,
         map: &'m Map<String, Value>,
         r: &RecordLayout,
+        ix: &RecordIndex,
         tag_key: Option<&str>,
         ptr: &Ptr<'_>,
     ) -> EResult<(
         SmallVec<[(usize, &'m Value); 16]>,
         Vec<(&'m String, &'m Value)>,
     )> {
-        let ix = r.lookup(self.shapes);
         let mut present: SmallVec<[(usize, &Value); 16]> = SmallVec::new();
         let mut extra: Vec<(&String, &Value)> = Vec::new();
         for (k, v) in map {
@@ -243,7 +253,7 @@ impl<'a> Encoder<'a> {
 
     /// An array item or root on its own line: objects without parentheses.
     fn line_item(&self, v: &Value, expr: ExprId, ptr: &Ptr<'_>, out: &mut String) -> EResult<()> {
-        if self.shapes.kind(expr).object_only() {
+        if self.tables.kind(expr).object_only() {
             let Value::Object(map) = v else {
                 return eerr(ptr, "expected an object");
             };
@@ -261,39 +271,40 @@ impl<'a> Encoder<'a> {
         out: &mut String,
     ) -> EResult<()> {
         let mut slots = 0usize;
-        match self.notation.object(expr) {
-            Some(ObjLayout::Record(r)) => self.record(map, r, None, ptr, &mut slots, out),
-            Some(ObjLayout::Tagged { key, variants }) => {
+        let Some(obj) = self.tables.object(expr) else {
+            return eerr(ptr, "objects are not allowed here");
+        };
+        match (obj.layout, obj.plain()) {
+            (_, Some(rec)) => self.record(map, rec, None, ptr, &mut slots, out),
+            (ObjLayout::Tagged { key, .. }, None) => {
                 let Some(Value::String(tag)) = map.get(key) else {
                     return eerr(ptr, format!("expected a string property `{key}` (the tag)"));
                 };
-                for var in variants {
-                    if let Some((_, written)) = var.tags.iter().find(|(v, _)| v == tag) {
-                        out.push_str(written);
-                        slots = 1;
-                        return self.record(map, &var.record, Some(key), ptr, &mut slots, out);
-                    }
-                }
-                eerr(
-                    &Ptr::Key(ptr, key),
-                    format!("`{tag}` is not a known `{key}`"),
-                )
+                let Some((rec, written)) = obj.variant(tag) else {
+                    return eerr(
+                        &Ptr::Key(ptr, key),
+                        format!("`{tag}` is not a known `{key}`"),
+                    );
+                };
+                out.push_str(written);
+                slots = 1;
+                self.record(map, rec, Some(key), ptr, &mut slots, out)
             }
-            None => eerr(ptr, "objects are not allowed here"),
+            (ObjLayout::Record(_), None) => eerr(ptr, "objects are not allowed here"),
         }
     }
 
     fn record(
         &self,
         map: &Map<String, Value>,
-        r: &RecordLayout,
+        rec: Rec<'_>,
         tag_key: Option<&str>,
         ptr: &Ptr<'_>,
         slots: &mut usize,
         out: &mut String,
     ) -> EResult<()> {
-        let ix = r.lookup(self.shapes);
-        let (present, extra) = self.split_properties(map, r, tag_key, ptr)?;
+        let (r, ix) = (rec.layout, self.tables.index(rec, self.shapes));
+        let (present, extra) = self.split_properties(map, r, ix, tag_key, ptr)?;
         for (i, x) in present {
             let f = &ix.slots[i];
             let fptr = Ptr::Key(ptr, ix.name(i));
@@ -371,7 +382,7 @@ impl<'a> Encoder<'a> {
     ) -> EResult<()> {
         // Scalars are checked against the kind table; `Parts` (colder, bigger) is read only
         // for enums, arrays and objects.
-        let k = self.shapes.kind(expr);
+        let k = self.tables.kind(expr);
         if k.has(Kind::ANY) {
             out.push_str(&serde_json::to_string(v).unwrap_or_default());
             return Ok(());

@@ -5,18 +5,27 @@
 //! terminal with the lexers of [`crate::grammar::terminal`], so it reads exactly what the
 //! grammars say.
 //!
-//! Files: `encode.rs` (the encoder), `decode.rs` (the decoder: cursor, errors, tokens,
-//! values), `decode_object.rs` (the decoder's objects: block documents, records, undeclared
+//! Both read the notation through [`Tables`], its lookups by expression, derived from the
+//! saved shapes and notation when a spec is compiled or loaded.
+//!
+//! Files: `tables.rs` (the lookup tables: kind, object layout and open line fields by
+//! expression, the per-record indexes), `index.rs` (the encoder's packed per-record index),
+//! `encode.rs` (the encoder), `decode.rs` (the decoder: cursor, errors, tokens, values),
+//! `decode_object.rs` (the decoder's objects: block documents, records, undeclared
 //! properties), `json.rs` (JSON values: equality, writing).
 
 mod decode;
 mod decode_object;
 mod encode;
+mod index;
 mod json;
+mod tables;
 
 pub use decode::{Decoder, MAX_DEPTH};
 pub use encode::{EncodeError, Encoder, Ptr};
+pub use index::{FieldSlot, RecordIndex, SlotMode};
 pub use json::json_eq;
+pub use tables::{Obj, Rec, Tables};
 
 use std::collections::BTreeMap;
 

@@ -5,7 +5,7 @@ use super::names::{expr_name, RuleNames};
 use super::prune::{same_value, Restriction, Resume, Status};
 use super::terminal::is_word_char;
 use super::{block_fields, Grammar, Rule, Terminal, G};
-use crate::codec::Decoder;
+use crate::codec::{Decoder, Tables};
 use crate::notation::{
     is_section, render_word, FieldLayout, FieldMode, Notation, ObjLayout, RecordLayout, RootLayout,
 };
@@ -73,6 +73,8 @@ struct Builder<'a> {
 /// A restriction and what the builder derives from it.
 struct Pruner<'a> {
     restriction: &'a Restriction,
+    /// The codec's lookups, to check that a literal reads back as its value.
+    tables: &'a Tables,
     /// Every prefix of every site path: below these, rules are built per path.
     prefixes: HashSet<String>,
     /// (canonical expression, path) -> the status of its sites.
@@ -606,8 +608,15 @@ impl Builder<'_> {
                 Value::Number(n) if free_number => n.to_string(),
                 _ => continue,
             };
-            if Decoder::reads_as(&text, self.shapes, self.notation, expr, quoted, v)
-                && !lits.contains(&text)
+            if Decoder::reads_as(
+                &text,
+                self.shapes,
+                self.notation,
+                prune.tables,
+                expr,
+                quoted,
+                v,
+            ) && !lits.contains(&text)
             {
                 lits.push(text);
             }
@@ -754,24 +763,28 @@ pub fn build(shapes: &Shapes, notation: &Notation) -> Grammar {
     build_with(shapes, notation, None, Resume::Start)
 }
 
+/// The inputs of a pruned build: the restriction, and the codec's lookups of the notation.
+type PruneInputs<'a> = (&'a Restriction, &'a Tables);
+
 /// Build the grammar of a notation pruned by `restriction` (see [`super::prune`]), for the
 /// whole document or for its rest after `resume`.
 pub fn build_pruned(
     shapes: &Shapes,
     notation: &Notation,
+    tables: &Tables,
     restriction: &Restriction,
     resume: Resume,
 ) -> Grammar {
-    build_with(shapes, notation, Some(restriction), resume)
+    build_with(shapes, notation, Some((restriction, tables)), resume)
 }
 
 fn build_with(
     shapes: &Shapes,
     notation: &Notation,
-    restriction: Option<&Restriction>,
+    prune: Option<PruneInputs<'_>>,
     resume: Resume,
 ) -> Grammar {
-    let prune = restriction.map(|restriction| {
+    let prune = prune.map(|(restriction, tables)| {
         let mut prefixes = HashSet::new();
         for site in crate::sites::sites(shapes, notation) {
             let mut p = site.path.as_str();
@@ -783,6 +796,7 @@ fn build_with(
         }
         Pruner {
             restriction,
+            tables,
             prefixes,
             status: HashMap::new(),
             stack: Vec::new(),

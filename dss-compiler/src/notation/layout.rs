@@ -1,10 +1,12 @@
 //! The notation's result: how the document, each object and each field is written.
+//!
+//! These types are part of the saved `spec.json` ([`crate::spec::SpecFile`]) and hold
+//! only what is saved; the codec's lookup tables derived from them (expression -> layout,
+//! per-record indexes, open fields) are [`crate::codec::Tables`].
 
 use super::first::First;
-use super::index::RecordIndex;
 use super::open::open_layout;
-use crate::shape::{Cache, ExprId, Shapes};
-use rustc_hash::FxHashMap as HashMap;
+use crate::shape::{ExprId, Shapes};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
@@ -59,7 +61,7 @@ pub struct FieldLayout {
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub open: bool,
     /// Positional fields: a free string here is always JSON-quoted, never a bare word (the
-    /// leading slot of a line item, see [`mark_quoted`](super::design::mark_quoted)). Keyless
+    /// leading slot of a line item, see `design.rs`, `mark_quoted`). Keyless
     /// fields are always quoted.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub quoted: bool,
@@ -76,8 +78,6 @@ pub struct RecordLayout {
     /// shared with equal shapes), whose local assertions the encoder checks.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub extras_source: Option<ExprId>,
-    #[serde(skip)]
-    index: Cache<RecordIndex>,
 }
 
 impl RecordLayout {
@@ -88,7 +88,6 @@ impl RecordLayout {
             fields,
             extras: extras.map(|(_, c)| c),
             extras_source: extras.map(|(e, _)| e),
-            index: Cache::default(),
         }
     }
 
@@ -100,10 +99,6 @@ impl RecordLayout {
                 .fields
                 .iter()
                 .all(|f| !matches!(f.mode, FieldMode::Keyed | FieldMode::Keyless))
-    }
-
-    pub fn lookup(&self, shapes: &Shapes) -> &RecordIndex {
-        self.index.get_or_init(|| RecordIndex::build(self, shapes))
     }
 }
 
@@ -133,6 +128,23 @@ impl ObjLayout {
         }
     }
 
+    /// Record `variant` of this layout: a tagged union's variant, or the plain record
+    /// (variant 0).
+    pub fn record(&self, variant: usize) -> Option<&RecordLayout> {
+        match self {
+            ObjLayout::Record(r) => (variant == 0).then_some(r),
+            ObjLayout::Tagged { variants, .. } => variants.get(variant).map(|v| &v.record),
+        }
+    }
+
+    /// How many records this layout has: 1, or a tagged union's variants.
+    pub fn record_count(&self) -> usize {
+        match self {
+            ObjLayout::Record(_) => 1,
+            ObjLayout::Tagged { variants, .. } => variants.len(),
+        }
+    }
+
     /// Record `variant` of this layout (a plain record ignores `variant`).
     pub(super) fn record_mut(&mut self, variant: usize) -> Option<&mut RecordLayout> {
         match self {
@@ -151,14 +163,6 @@ pub struct Notation {
     pub canon: Vec<ExprId>,
     /// Object layouts of canonical expressions with an object part, by expression.
     pub objects: BTreeMap<ExprId, ObjLayout>,
-    /// Expression -> its layout, built on first use (the codec's hot path): one small
-    /// number per expression (1 + the layout's position, 0 for none) and the layouts side by
-    /// side, so a cold schema costs few cache lines.
-    #[serde(skip)]
-    dense: Cache<(Vec<u32>, Vec<ObjLayout>)>,
-    /// Expressions written open on a block line, built on first use.
-    #[serde(skip)]
-    line_open: Cache<rustc_hash::FxHashSet<ExprId>>,
 }
 
 impl Notation {
@@ -167,42 +171,22 @@ impl Notation {
             root,
             canon,
             objects,
-            dense: Cache::default(),
-            line_open: Cache::default(),
         }
     }
 
     /// Whether a block line writes this field's value open: the line end closes it, so
-    /// any object that can be told from `()` qualifies (see [`open_layout`]).
+    /// any object that can be told from `()` qualifies (see [`open_layout`]). Computed on
+    /// each call (grammars ask once per root field); the codec reads
+    /// [`Tables::opens_on_line`](crate::codec::Tables::opens_on_line).
     pub fn opens_on_line(&self, shapes: &Shapes, expr: ExprId) -> bool {
-        self.line_open
-            .get_or_init(|| {
-                self.objects
-                    .keys()
-                    .copied()
-                    .filter(|&e| open_layout(shapes, &self.objects, e).is_some())
-                    .collect()
-            })
-            .contains(&expr)
+        open_layout(shapes, &self.objects, expr).is_some()
     }
 
+    /// The object layout of `id` (that of its canonical expression), if it has one. A
+    /// search of [`Self::objects`]; the codec reads
+    /// [`Tables::object`](crate::codec::Tables::object), one table lookup.
     pub fn object(&self, id: ExprId) -> Option<&ObjLayout> {
-        let (by_expr, layouts) = self.dense.get_or_init(|| {
-            let mut layouts = Vec::with_capacity(self.objects.len());
-            let mut slot_of: HashMap<ExprId, u32> = HashMap::default();
-            for (&k, layout) in &self.objects {
-                layouts.push(layout.clone());
-                slot_of.insert(k, layouts.len() as u32);
-            }
-            let by_expr = self
-                .canon
-                .iter()
-                .map(|c| slot_of.get(c).copied().unwrap_or(0))
-                .collect();
-            (by_expr, layouts)
-        });
-        let slot = *by_expr.get(id as usize)? as usize;
-        layouts.get(slot.checked_sub(1)?)
+        self.objects.get(self.canon.get(id as usize)?)
     }
 }
 

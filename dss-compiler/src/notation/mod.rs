@@ -24,14 +24,14 @@
 //! - `fields.rs`: one record's fields: order, mode, keyword, keyless;
 //! - `tags.rs`: discriminated unions: finding the tag property, short tags;
 //! - `open.rs`: the follow-set analysis deciding which object values are written open;
-//! - `config.rs`: the user-editable YAML ([`NotationConfig`]), reading and checking edits;
-//! - `index.rs`: the encoder's packed per-record lookups ([`RecordIndex`]).
+//! - `config.rs`: the user-editable YAML ([`NotationConfig`]), reading and checking edits.
+//!
+//! The encoder's packed per-record lookups are the codec's (`codec/index.rs`).
 
 mod config;
 mod design;
 mod fields;
 mod first;
-mod index;
 mod layout;
 mod open;
 mod tags;
@@ -40,7 +40,6 @@ mod words;
 pub use config::{to_config, FieldConfig, NotationConfig, ObjectConfig};
 pub use design::design;
 pub use first::{first_set, First};
-pub use index::{FieldSlot, RecordIndex, SlotMode};
 pub use layout::{
     is_section, FieldLayout, FieldMode, Notation, ObjLayout, RecordLayout, RootLayout,
     TaggedVariant,

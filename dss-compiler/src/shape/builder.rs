@@ -1,7 +1,7 @@
 //! The [`Builder`]: the arena of expressions (interning, unions and intersections of
 //! expressions), their materialization into [`Parts`], and the finished [`Shapes`].
 
-use super::model::{Cache, Expr, ExprId, Parts, Record, Shapes, ANY, NEVER};
+use super::model::{Expr, ExprId, Parts, Record, Shapes, ANY, NEVER};
 use crate::error::CompileError;
 use crate::schema::SchemaDoc;
 use rustc_hash::FxHashMap as HashMap;
@@ -94,7 +94,6 @@ impl<'d, 'a> Builder<'d, 'a> {
             encoding_validates,
             local_assertions,
             asserted,
-            kinds: Cache::default(),
         })
     }
 

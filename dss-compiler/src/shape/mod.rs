@@ -19,8 +19,8 @@ mod model;
 
 pub use builder::Builder;
 pub use model::{
-    same_number, ArrPart, Cache, Expr, ExprId, Kind, Lexical, Lower, NumPart, ObjPart, Parts,
-    Record, Shapes, StrPart, ANY, NEVER,
+    same_number, ArrPart, Expr, ExprId, Kind, Lexical, Lower, NumPart, ObjPart, Parts, Record,
+    Shapes, StrPart, ANY, NEVER,
 };
 
 use crate::error::CompileError;

@@ -1,6 +1,10 @@
 //! The data model of shapes: expressions ([`Expr`]), the values each admits by JSON type
 //! ([`Parts`] and its per-type parts), object forms ([`Record`]), and the built arena
-//! ([`Shapes`]) with its per-expression type bits ([`Kind`]).
+//! ([`Shapes`]), and the JSON types of a shape as bits ([`Kind`]).
+//!
+//! These types are part of the saved `spec.json` ([`crate::spec::SpecFile`]); what is
+//! derived from them for the codec (a [`Kind`] per expression…) is in
+//! [`crate::codec::Tables`], built when a spec is compiled or loaded, never saved.
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Number, Value};
@@ -302,14 +306,12 @@ pub struct Shapes {
     /// there are none at all.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub asserted: Vec<u32>,
-    /// The JSON types each expression admits, as bits: what the codec asks of most values,
-    /// in one small table instead of one `Parts` (a few cache lines) per value.
-    #[serde(skip)]
-    pub(super) kinds: Cache<Vec<Kind>>,
 }
 
-/// The JSON types a shape admits, as bits (see [`Shapes::kind`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// The JSON types a shape admits, as bits: what the codec asks of most values, in one
+/// small table ([`Tables::kind`](crate::codec::Tables::kind)) instead of one `Parts` (a few
+/// cache lines) per value. The default admits nothing.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Kind(u16);
 
 impl Kind {
@@ -337,7 +339,8 @@ impl Kind {
         | Self::ARRAY
         | Self::OBJECT;
 
-    fn of(p: &Parts, checked: bool) -> Kind {
+    /// The kind of `p`; `checked`: the expression has local assertions.
+    pub(crate) fn of(p: &Parts, checked: bool) -> Kind {
         let mut k = if checked { Self::CHECKED } else { 0 };
         let mut set = |bit: u16, on: bool| {
             if on {
@@ -374,17 +377,6 @@ impl Shapes {
     pub fn parts(&self, id: ExprId) -> &Parts {
         &self.parts[id as usize]
     }
-    /// The JSON types `id` admits (built for all expressions on first use).
-    pub fn kind(&self, id: ExprId) -> Kind {
-        let kinds = self.kinds.get_or_init(|| {
-            self.parts
-                .iter()
-                .enumerate()
-                .map(|(i, p)| Kind::of(p, self.local_assertion(i as ExprId).is_some()))
-                .collect()
-        });
-        kinds.get(id as usize).copied().unwrap_or(Kind(0))
-    }
     /// The index in `local_assertions` of the local assertions of `id`, if it has any.
     pub fn local_assertion(&self, id: ExprId) -> Option<usize> {
         match self.asserted.get(id as usize) {
@@ -412,34 +404,5 @@ impl Shapes {
 
     pub fn doc(&self, id: ExprId) -> Option<&str> {
         self.docs.get(id as usize).and_then(|d| d.as_deref())
-    }
-}
-
-/// A derived value computed on first use; compares equal and clones empty, so the
-/// structures holding it keep their derived `PartialEq`/`Clone` meaning.
-#[derive(Debug)]
-pub struct Cache<T>(std::sync::OnceLock<T>);
-
-impl<T> Default for Cache<T> {
-    fn default() -> Self {
-        Cache(std::sync::OnceLock::new())
-    }
-}
-
-impl<T> Clone for Cache<T> {
-    fn clone(&self) -> Self {
-        Cache::default()
-    }
-}
-
-impl<T> PartialEq for Cache<T> {
-    fn eq(&self, _: &Self) -> bool {
-        true
-    }
-}
-
-impl<T> Cache<T> {
-    pub fn get_or_init(&self, f: impl FnOnce() -> T) -> &T {
-        self.0.get_or_init(f)
     }
 }

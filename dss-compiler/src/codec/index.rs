@@ -1,17 +1,18 @@
 //! The encoder's per-record lookups ([`RecordIndex`]), packed for cache locality.
 
-use super::layout::{is_section, FieldMode, RecordLayout};
+use crate::notation::{is_section, FieldMode, RecordLayout};
 use crate::shape::{ExprId, Shapes};
 use rustc_hash::FxHashMap as HashMap;
 use serde_json::Value;
 use std::collections::BTreeMap;
 
-/// Lookups the encoder needs per object, built once per record on first use: merged
-/// records (Vega-Lite) declare a hundred fields where an instance object has three.
+/// Lookups the encoder needs per object, built once per record on first use (kept by
+/// [`Tables::index`](super::Tables::index)): merged records (Vega-Lite) declare a hundred
+/// fields where an instance object has three.
 ///
 /// Packed so that encoding one object touches a few contiguous cache lines: with one
 /// document per schema (MaskBench) nothing of a record is in cache, and a
-/// [`FieldLayout`](super::FieldLayout) (~180 bytes, its strings elsewhere on the heap) costs
+/// [`FieldLayout`](crate::notation::FieldLayout) (~180 bytes, its strings elsewhere on the heap) costs
 /// a miss per field read.
 #[derive(Debug, Default)]
 pub struct RecordIndex {
@@ -30,12 +31,12 @@ pub struct RecordIndex {
     pub bare_keys: bool,
 }
 
-/// The part of a [`FieldLayout`](super::FieldLayout) the encoder reads, packed.
+/// The part of a [`FieldLayout`](crate::notation::FieldLayout) the encoder reads, packed.
 #[derive(Debug, Clone, Copy)]
 pub struct FieldSlot {
     pub expr: ExprId,
     /// The field's own schema expression (see
-    /// [`FieldLayout::source`](super::FieldLayout::source)), for its local assertions.
+    /// [`FieldLayout::source`](crate::notation::FieldLayout::source)), for its local assertions.
     pub source: ExprId,
     name: (u32, u32),
     keyword: (u32, u32),
@@ -67,6 +68,7 @@ pub enum SlotMode {
 const SCAN_MAX: usize = 16;
 
 impl RecordIndex {
+    /// The index of record `r`.
     pub(super) fn build(r: &RecordLayout, shapes: &Shapes) -> RecordIndex {
         let mut ix = RecordIndex {
             bare_keys: r.bare_keys(),
@@ -166,7 +168,7 @@ impl RecordIndex {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::notation::ObjLayout;
+    use crate::codec::Tables;
     use crate::{compile, CompileOptions};
     use serde_json::json;
 
@@ -177,10 +179,12 @@ mod tests {
             .collect();
         let schema = json!({"type": "object", "properties": props, "required": ["f00"]});
         let spec = compile(&schema, &CompileOptions::default()).unwrap();
-        let Some(ObjLayout::Record(r)) = spec.notation().object(spec.shapes().root) else {
-            panic!("the root is a record");
-        };
-        let ix = r.lookup(spec.shapes());
+        let tables = Tables::build(spec.shapes(), spec.notation());
+        let rec = tables
+            .object(spec.shapes().root)
+            .and_then(|o| o.plain())
+            .expect("the root is a record");
+        let (r, ix) = (rec.layout, tables.index(rec, spec.shapes()));
         for (i, f) in r.fields.iter().enumerate() {
             assert_eq!(ix.position(&f.name), Some(i), "{n} fields: {}", f.name);
             assert_eq!(ix.name(i), f.name);
@@ -191,7 +195,7 @@ mod tests {
         }
         assert_eq!(ix.required, 1);
         assert!(ix.slots[0].required && !ix.slots[1].required);
-        assert!(spec.shapes().kind(spec.shapes().root).object_only());
+        assert!(tables.kind(spec.shapes().root).object_only());
     }
 
     #[test]
