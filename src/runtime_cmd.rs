@@ -4,15 +4,18 @@ use anyhow::{anyhow, bail, Context, Result};
 use clap::{Args, Subcommand};
 use dss_runtime::models::{FetchProgress, ModelRegistry};
 use dss_runtime::{
-    load_examples, EngineKind, Example, Generation, Generator, GeneratorOptions, LocalModel,
-    OutputFormat, PrefixCache, DEFAULT_MODEL,
+    load_examples, EngineKind, Example, GenerateError, Generation, Generator, GeneratorOptions,
+    LocalModel, OutputFormat, PrefixCache, Pruning, DEFAULT_MODEL,
 };
 use serde_json::{json, Value};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use crate::prune_cmd::PruneArgs;
 use crate::{load_spec, open_input, run_jsonl, write_stdout};
+use dss_compiler::Consume;
+use dss_extract::SpecIndex;
 
 #[derive(Subcommand)]
 pub enum ModelCommand {
@@ -147,6 +150,78 @@ pub struct GenerateArgs {
     /// in DIR, or without DIR in the spec's directory. A stale or foreign file is rewritten.
     #[arg(long, value_name = "DIR", num_args = 0..=1)]
     pub prefix_cache: Option<Option<PathBuf>>,
+    /// Decode under the full grammar (no grammar pruning by the request's values).
+    #[arg(long)]
+    pub no_prune: bool,
+    #[command(flatten)]
+    pub prune: PruneArgs,
+    /// What a written line consumes from the values found: the (site, value) pair, the
+    /// value at every site, or nothing.
+    #[arg(long, default_value = "class", value_parser = parse_consume)]
+    pub consume: Consume,
+    /// Do not add the values found to the prompt ("Items found: …" after the request).
+    #[arg(long)]
+    pub no_items: bool,
+}
+
+fn parse_consume(s: &str) -> Result<Consume, String> {
+    Consume::from_name(s).ok_or_else(|| format!("unknown consume mode `{s}` (class, value, off)"))
+}
+
+/// What pruning added to one request's measurements.
+struct PruneReport {
+    extract_ms: f64,
+    ix_values: usize,
+    ix_sites: usize,
+    tier: String,
+}
+
+/// Generates for `request`: pruned by the values found in it (with the items in the prompt),
+/// falling back once to the full grammar if decoding fails; or under the full grammar.
+fn generate_one(
+    gen: &mut Generator<'_>,
+    index: Option<&SpecIndex>,
+    args: &GenerateArgs,
+    request: &str,
+) -> Result<(Generation, Option<PruneReport>), GenerateError> {
+    let Some(index) = index else {
+        return Ok((gen.generate(request)?, None));
+    };
+    let t = std::time::Instant::now();
+    let a = args.prune.analyze(index, request);
+    let extract_ms = t.elapsed().as_secs_f64() * 1e3;
+    let items = a.items();
+    let prompt_request = if items.is_empty() || args.no_items {
+        request.to_string()
+    } else {
+        format!("{request}\nItems found: {}", items.join(", "))
+    };
+    let mut report = PruneReport {
+        extract_ms,
+        ix_values: a.restriction.len(),
+        ix_sites: a
+            .restriction
+            .candidates
+            .values()
+            .filter(|v| !v.is_empty())
+            .count(),
+        tier: serde_json::to_value(a.tier)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default(),
+    };
+    let pruning = Pruning {
+        restriction: a.restriction,
+        consume: args.consume,
+    };
+    match gen.generate_pruned(&prompt_request, &pruning) {
+        Ok(g) => Ok((g, Some(report))),
+        Err(e) => {
+            eprintln!("warning: decoding under the pruned grammar failed ({e}); retrying under the full grammar");
+            report.tier = "full".into();
+            Ok((gen.generate(request)?, Some(report)))
+        }
+    }
 }
 
 fn parse_engine(s: &str) -> Result<EngineKind, String> {
@@ -197,6 +272,12 @@ pub fn run_generate(args: &GenerateArgs) -> Result<ExitCode> {
         examples,
         end_on_rejection: !args.no_end_on_rejection,
     };
+    let index = if args.no_prune {
+        None
+    } else {
+        let ix = args.prune.index(&args.spec, &spec)?;
+        (!ix.entities().is_empty()).then_some(ix)
+    };
     let mut gen = Generator::new(&model, spec, opts)
         .with_context(|| format!("preparing generation for {}", args.spec.display()))?;
     let load_ms = model.load_ms();
@@ -224,18 +305,24 @@ pub fn run_generate(args: &GenerateArgs) -> Result<ExitCode> {
             Some(outcome)
         }
     };
-    let stats_line = |g: &Generation| -> Result<()> {
+    let stats_line = |g: &Generation, pr: Option<&PruneReport>| -> Result<()> {
         if args.stats {
             let mut v = serde_json::to_value(&g.stats)?;
             if let Value::Object(o) = &mut v {
                 o.insert("load_ms".into(), json!(round(load_ms)));
+                if let Some(p) = pr {
+                    o.insert("extract_ms".into(), json!(round(p.extract_ms)));
+                    o.insert("ix_values".into(), json!(p.ix_values));
+                    o.insert("ix_sites".into(), json!(p.ix_sites));
+                    o.insert("prune_tier".into(), json!(p.tier));
+                }
                 if let Some(p) = &prefix {
                     o.insert("prefix_cache".into(), json!(p.name()));
                     if let PrefixCache::Loaded { ms, .. } | PrefixCache::Saved { ms, .. } = p {
                         o.insert("prefix_ms".into(), json!(round(*ms)));
                     }
                 }
-                for k in ["ttft_ms", "constraint_ms", "total_ms"] {
+                for k in ["ttft_ms", "constraint_ms", "total_ms", "prune_ms"] {
                     if let Some(x) = o.get(k).and_then(Value::as_f64) {
                         o.insert(k.into(), json!(round(x)));
                     }
@@ -255,8 +342,9 @@ pub fn run_generate(args: &GenerateArgs) -> Result<ExitCode> {
             let Value::String(request) = request else {
                 return Err("expected a JSON string holding the request".into());
             };
-            let g = gen.generate(&request).map_err(|e| e.to_string())?;
-            stats_line(&g).map_err(|e| e.to_string())?;
+            let (g, pr) = generate_one(&mut gen, index.as_ref(), args, &request)
+                .map_err(|e| e.to_string())?;
+            stats_line(&g, pr.as_ref()).map_err(|e| e.to_string())?;
             let record = if args.shorthand {
                 json!({"shorthand": g.text, "json": g.value})
             } else {
@@ -268,7 +356,7 @@ pub fn run_generate(args: &GenerateArgs) -> Result<ExitCode> {
     let Some(request) = &args.request else {
         bail!("give a REQUEST, or --jsonl");
     };
-    let g = gen.generate(request)?;
+    let (g, pr) = generate_one(&mut gen, index.as_ref(), args, request)?;
     if args.shorthand {
         write_stdout(&g.text)?;
     }
@@ -278,7 +366,7 @@ pub fn run_generate(args: &GenerateArgs) -> Result<ExitCode> {
         serde_json::to_string_pretty(&g.value)?
     };
     write_stdout(&text)?;
-    stats_line(&g)?;
+    stats_line(&g, pr.as_ref())?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -263,6 +263,24 @@ mod tests {
             .to_pest();
         assert!(accepts(&rest, &text[first_line.len()..]), "{rest}");
         assert!(!accepts(&rest, first_line));
+        // A block section that needs an item still needs it after its header.
+        let viz = compile(
+            &json!({"type": "object", "properties": {
+                "fields": {"type": "array", "minItems": 1, "items": {"enum": ["a", "b"]}}
+            }, "required": ["fields"]}),
+            &CompileOptions::default(),
+        )
+        .expect("compiles");
+        let p = viz.progress("fields:\n", &viz.sites()).expect("reads");
+        assert_eq!(p.resume, Some(Resume::Block { field: 0, items: 0 }));
+        let rest = viz
+            .pruned_grammar(
+                &Restriction::default(),
+                Resume::Block { field: 0, items: 0 },
+            )
+            .to_pest();
+        assert!(!accepts(&rest, ""), "{rest}");
+        assert!(accepts(&rest, "a\n"), "{rest}");
         // Nothing left: the rest may only end.
         let done = spec
             .pruned_grammar(&Restriction::default(), Resume::Lines { items: 2 })

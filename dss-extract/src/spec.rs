@@ -22,6 +22,10 @@ pub struct Catalogs {
     /// Phrases naming values (their `site` is a site path, or `*` for every site that has
     /// the value).
     pub aliases: Vec<Entry>,
+    /// Values that imply another site's value: (site path, value) -> (site path, value).
+    /// A filter value `Furniture` at `/filters/*/values/*` implies the column `Category` at
+    /// `/filters/*/fieldName`: finding the one offers the other.
+    pub implies: Vec<((String, Value), (String, Value))>,
 }
 
 /// A spec directory's `catalogs.yaml`: site path -> a file (relative to the directory) or
@@ -29,6 +33,20 @@ pub struct Catalogs {
 #[derive(Debug, Deserialize)]
 #[serde(untagged)]
 enum CatalogSource {
+    File(String),
+    Values(Vec<Value>),
+    /// Values grouped by a value of another site (`by`): `{by: PATH, groups: {KEY: FILE or
+    /// [values]}}`.
+    Grouped {
+        by: String,
+        groups: BTreeMap<String, ListSource>,
+    },
+}
+
+/// A list of values: a file or the list itself.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum ListSource {
     File(String),
     Values(Vec<Value>),
 }
@@ -87,10 +105,27 @@ impl Catalogs {
                     line: e.location().map_or(0, |l| l.line()),
                     message: format!("expected `site path: FILE` or `site path: [values]`: {e}"),
                 })?;
+            let list = |l: ListSource| match l {
+                ListSource::File(f) => read_catalog(dir.join(f)),
+                ListSource::Values(v) => Ok(v),
+            };
             for (site, source) in doc {
                 let values = match source {
                     CatalogSource::File(f) => read_catalog(dir.join(f))?,
                     CatalogSource::Values(v) => v,
+                    CatalogSource::Grouped { by, groups } => {
+                        let mut all = Vec::new();
+                        for (key, l) in groups {
+                            for v in list(l)? {
+                                c.implies.push((
+                                    (site.clone(), v.clone()),
+                                    (by.clone(), Value::String(key.clone())),
+                                ));
+                                all.push(v);
+                            }
+                        }
+                        all
+                    }
                 };
                 c.values.entry(site).or_default().extend(values);
             }
@@ -171,6 +206,8 @@ impl Analysis {
 pub struct SpecIndex {
     index: EntityIndex,
     sites: Vec<Site>,
+    /// (site, value) found -> (site, value) offered too (site paths resolved).
+    implies: Vec<((String, Value), (String, Value))>,
     /// Free sites a catalog binds.
     bound: BTreeSet<String>,
 }
@@ -221,9 +258,25 @@ impl SpecIndex {
             }
         }
         attach_aliases(&mut entries, &catalogs.aliases);
+        let resolve = |p: &str| -> Vec<String> {
+            sites
+                .iter()
+                .filter(|s| path_matches(p, &s.path))
+                .map(|s| s.path.clone())
+                .collect()
+        };
+        let mut implies = Vec::new();
+        for ((from, v), (to, w)) in &catalogs.implies {
+            for f in resolve(from) {
+                for t in resolve(to) {
+                    implies.push(((f.clone(), v.clone()), (t, w.clone())));
+                }
+            }
+        }
         Ok(SpecIndex {
             index: EntityIndex::build(entries)?,
             sites,
+            implies,
             bound,
         })
     }
@@ -249,6 +302,15 @@ impl SpecIndex {
             PruneTier::Exact
         };
         let mut restriction = restriction_of(&extraction, &self.bound);
+        for ((from, v), (to, w)) in &self.implies {
+            if restriction.at(from).contains(v) && !restriction.at(to).contains(w) {
+                restriction
+                    .candidates
+                    .entry(to.clone())
+                    .or_default()
+                    .push(w.clone());
+            }
+        }
         let missing: Vec<&Site> = self
             .sites
             .iter()

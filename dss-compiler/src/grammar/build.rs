@@ -509,6 +509,8 @@ impl Builder<'_> {
             {
                 continue;
             }
+            // A resumed section still owes lines when its array needs more items.
+            let owes = written.is_some_and(|n| self.shapes.min_items(f.expr) > n);
             let stmt = if section {
                 let item = self.shapes.items_of(f.expr);
                 let li = self.at(&seg, |b| {
@@ -537,11 +539,13 @@ impl Builder<'_> {
             let sname = self.fresh(&format!("{}_line", f.keyword));
             let comment = self.shapes.doc(f.source).map(str::to_string);
             self.add(sname.clone(), stmt, comment);
-            items.push(if f.mode == FieldMode::Positional && written.is_none() {
-                G::Rule(sname)
-            } else {
-                G::Opt(Box::new(G::Rule(sname)))
-            });
+            items.push(
+                if (f.mode == FieldMode::Positional && written.is_none()) || owes {
+                    G::Rule(sname)
+                } else {
+                    G::Opt(Box::new(G::Rule(sname)))
+                },
+            );
         }
         if let Some(e) = r.extras {
             let v = self.at("*", |b| b.value(e, &BTreeMap::new()));
