@@ -275,7 +275,13 @@ pub fn run_generate(args: &GenerateArgs) -> Result<ExitCode> {
     let index = if args.no_prune {
         None
     } else {
-        let ix = args.prune.index(&args.spec, &spec)?;
+        let mut ix = args.prune.index(&args.spec, &spec)?;
+        ix.learn_inferred(
+            &spec,
+            opts.examples
+                .iter()
+                .map(|e| (e.request.as_str(), &e.output)),
+        );
         (!ix.entities().is_empty()).then_some(ix)
     };
     let mut gen = Generator::new(&model, spec, opts)

@@ -210,6 +210,9 @@ pub struct SpecIndex {
     implies: Vec<((String, Value), (String, Value))>,
     /// Free sites a catalog binds.
     bound: BTreeSet<String>,
+    /// Sites left unpruned: the worked examples fill them with values their requests do not
+    /// name ([`SpecIndex::learn_inferred`]).
+    inferred: BTreeSet<String>,
 }
 
 impl SpecIndex {
@@ -278,7 +281,43 @@ impl SpecIndex {
             sites,
             implies,
             bound,
+            inferred: BTreeSet::new(),
         })
+    }
+
+    /// Learns from worked examples (request, output JSON) which sites hold values the writer
+    /// infers rather than reads from the request: a site whose values in the examples' outputs
+    /// are more often not found in their requests than found is left unpruned (a field's role
+    /// or data type, which no request names). Returns those sites.
+    pub fn learn_inferred<'a>(
+        &mut self,
+        spec: &CompiledSpec,
+        examples: impl IntoIterator<Item = (&'a str, &'a Value)>,
+    ) -> &BTreeSet<String> {
+        let mut named: BTreeMap<String, (usize, usize)> = BTreeMap::new();
+        for (request, output) in examples {
+            let Ok(text) = spec.compress(output) else {
+                continue;
+            };
+            let Ok(progress) = spec.progress(&format!("{}\n", text.trim_end()), &self.sites) else {
+                continue;
+            };
+            let found = self.analyze(request, ExtractMode::Full, 0).restriction;
+            for (site, v) in progress.used {
+                let e = named.entry(site.clone()).or_default();
+                if found.at(&site).contains(&v) {
+                    e.0 += 1;
+                } else {
+                    e.1 += 1;
+                }
+            }
+        }
+        self.inferred = named
+            .into_iter()
+            .filter(|(site, (yes, no))| no > yes && !self.bound.contains(site))
+            .map(|(site, _)| site)
+            .collect();
+        &self.inferred
     }
 
     /// The spec's sites.
@@ -302,6 +341,7 @@ impl SpecIndex {
             PruneTier::Exact
         };
         let mut restriction = restriction_of(&extraction, &self.bound);
+        restriction.free = self.inferred.clone();
         for ((from, v), (to, w)) in &self.implies {
             if restriction.at(from).contains(v) && !restriction.at(to).contains(w) {
                 restriction
@@ -314,7 +354,12 @@ impl SpecIndex {
         let missing: Vec<&Site> = self
             .sites
             .iter()
-            .filter(|s| s.required && self.is_bound(s) && restriction.at(&s.path).is_empty())
+            .filter(|s| {
+                s.required
+                    && self.is_bound(s)
+                    && !self.inferred.contains(&s.path)
+                    && restriction.at(&s.path).is_empty()
+            })
             .collect();
         let mut mentions = extraction.mentions.clone();
         if !missing.is_empty() && nearest > 0 {
@@ -487,6 +532,34 @@ mod tests {
             msg.contains("/field/*/name") && msg.contains("/fields/*/fieldName"),
             "{msg}"
         );
+    }
+
+    #[test]
+    fn sites_the_examples_fill_without_their_request_naming_them_are_left_unpruned() {
+        let spec = compile(
+            &json!({"type": "object", "properties": {
+                "fields": {"type": "array", "items": {"type": "object", "properties": {
+                    "fieldName": {"enum": ["Sales", "Profit", "Region"]},
+                    "role": {"enum": ["dimension", "measure"]}
+                }, "required": ["fieldName"]}}
+            }, "required": ["fields"]}),
+            &CompileOptions::default(),
+        )
+        .expect("compiles");
+        let mut ix = SpecIndex::build(&spec, &Catalogs::default()).expect("index");
+        let out = json!({"fields": [
+            {"fieldName": "Region", "role": "dimension"},
+            {"fieldName": "Sales", "role": "measure"}
+        ]});
+        let learned = ix
+            .learn_inferred(&spec, [("sales per region", &out)])
+            .clone();
+        assert_eq!(learned.into_iter().collect::<Vec<_>>(), ["/fields/*/role"]);
+        let a = ix.analyze("profit by region", ExtractMode::Full, 3);
+        let g = spec.pruned_grammar(&a.restriction, Resume::Start).to_gbnf();
+        // The role is offered in full; the field names are pruned.
+        assert!(g.contains("dimension") && g.contains("measure"), "{g}");
+        assert!(!g.contains("Sales"), "{g}");
     }
 
     #[test]

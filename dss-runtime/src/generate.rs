@@ -841,8 +841,13 @@ impl<'m> Generator<'m> {
             Some(g) if st.constraint.allows(g)? => g,
             // Where the document may end and the model wants to write something the
             // grammar does not allow here (typically a section out of order), end it:
-            // the alternative is forcing the model into content it did not intend.
-            _ if self.opts.end_on_rejection && st.constraint.is_accepting() => {
+            // the alternative is forcing the model into content it did not intend. Not
+            // under a pruned grammar: there the model's first choice is often a value the
+            // request does not name, and the best value it does name is what is wanted.
+            _ if self.opts.end_on_rejection
+                && st.prune.is_none()
+                && st.constraint.is_accepting() =>
+            {
                 st.constraint_time += t.elapsed().as_secs_f64();
                 return Ok(None);
             }

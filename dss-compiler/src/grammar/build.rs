@@ -95,7 +95,10 @@ impl Builder<'_> {
     fn candidates(&self) -> Option<&[Value]> {
         let p = self.prune.as_ref()?;
         let c = p.restriction.at(&self.path);
-        (!c.is_empty() && p.prefixes.contains(&self.path)).then_some(c)
+        (!c.is_empty()
+            && p.prefixes.contains(&self.path)
+            && !p.restriction.free.contains(&self.path))
+        .then_some(c)
     }
 
     /// Runs `f` with `seg` appended to the current path.
@@ -160,7 +163,9 @@ impl Builder<'_> {
                 None => st = st.or(free_site(bound_here, !found.is_empty())),
             }
         }
-        if !choice.is_empty() {
+        if !choice.is_empty() && restriction.free.contains(&self.path) {
+            st.free = true;
+        } else if !choice.is_empty() {
             st = st.or(Status {
                 bound: true,
                 candidate: found

@@ -24,6 +24,9 @@ pub struct Restriction {
     /// no candidate they count as "nothing found", like an `enum`. Other free sites are left
     /// alone.
     pub bound: BTreeSet<String>,
+    /// Sites left unpruned although their values are known: values a request does not name
+    /// but the writer infers (a field's role or data type). See `SpecIndex::learn_inferred`.
+    pub free: BTreeSet<String>,
 }
 
 impl Restriction {
