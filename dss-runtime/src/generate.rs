@@ -562,9 +562,17 @@ impl<'m> Generator<'m> {
         request: &str,
         grammar: &Grammar,
     ) -> Result<Generation, GenerateError> {
+        self.timed(|g, start, stats| g.run(request, grammar, start, stats))
+    }
+
+    /// Runs one request, timing it and keeping its stats (also when it fails).
+    fn timed(
+        &mut self,
+        f: impl FnOnce(&mut Self, Instant, &mut Stats) -> Result<Output, GenerateError>,
+    ) -> Result<Generation, GenerateError> {
         let start = Instant::now();
         let mut stats = Stats::default();
-        let result = self.run(request, grammar, start, &mut stats);
+        let result = f(self, start, &mut stats);
         stats.total_ms = ms(start);
         self.last_stats = stats.clone();
         let Output {
@@ -589,22 +597,7 @@ impl<'m> Generator<'m> {
         request: &str,
         pruning: &Pruning,
     ) -> Result<Generation, GenerateError> {
-        let start = Instant::now();
-        let mut stats = Stats::default();
-        let result = self.run_pruned(request, pruning, start, &mut stats);
-        stats.total_ms = ms(start);
-        self.last_stats = stats.clone();
-        let Output {
-            value,
-            text,
-            cut_repetition,
-        } = result?;
-        Ok(Generation {
-            value,
-            text,
-            cut_repetition,
-            stats,
-        })
+        self.timed(|g, start, stats| g.run_pruned(request, pruning, start, stats))
     }
 
     fn run_pruned(
