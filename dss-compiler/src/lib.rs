@@ -28,23 +28,24 @@
 //! assert_eq!(spec.expand(&s).unwrap(), x);
 //! ```
 
-pub mod checks;
-pub mod codec;
-pub mod error;
-pub mod grammar;
-pub mod notation;
-pub mod request;
-pub mod schema;
-pub mod shape;
-pub mod sites;
-pub mod spec;
-pub mod typed;
+mod checks;
+mod codec;
+mod error;
+mod grammar;
+mod notation;
+mod request;
+mod schema;
+mod shape;
+mod sites;
+mod spec;
+mod typed;
 
+pub use codec::EncodeError;
 pub use error::{CompileError, CompressError, ExpandError, ExpandIntoError, SpecError};
-pub use grammar::{Consume, Restriction, Resume};
+pub use grammar::{quote_lit, Consume, Grammar, Restriction, Resume};
 pub use notation::NotationConfig;
 pub use request::Progress;
-pub use sites::{Site, SiteKind};
-pub use spec::{compile, CompileOptions, CompiledSpec};
+pub use sites::{path_matches, Site, SiteKind};
+pub use spec::{compile, CompileOptions, CompiledSpec, SpecFile, SPEC_VERSION};
 #[cfg(feature = "schemars")]
 pub use typed::compile_type;

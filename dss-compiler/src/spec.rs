@@ -35,9 +35,9 @@ pub struct SpecFile {
     /// The schema the spec was compiled from.
     pub schema: Value,
     /// Its shapes (stage 2).
-    pub shapes: Shapes,
+    pub(crate) shapes: Shapes,
     /// Its notation (stage 3).
-    pub notation: Notation,
+    pub(crate) notation: Notation,
 }
 
 /// The `spec.json` format version this dss writes. Version 2 added local assertions to the
@@ -180,7 +180,7 @@ impl CompiledSpec {
     }
 
     /// The codec's lookup tables, built on first use.
-    pub fn tables(&self) -> &Tables {
+    pub(crate) fn tables(&self) -> &Tables {
         self.tables
             .get_or_init(|| Tables::build(&self.file.shapes, &self.file.notation))
     }
@@ -313,11 +313,11 @@ impl CompiledSpec {
         &self.file.schema
     }
     /// The shapes of the schema (stage 2).
-    pub fn shapes(&self) -> &Shapes {
+    pub(crate) fn shapes(&self) -> &Shapes {
         &self.file.shapes
     }
     /// The notation designed for them (stage 3).
-    pub fn notation(&self) -> &Notation {
+    pub(crate) fn notation(&self) -> &Notation {
         &self.file.notation
     }
     /// The files `dss compile -o DIR` writes, by name: `spec.json`, `shorthand.bnf`,

@@ -212,7 +212,7 @@ impl FieldConfig {
 }
 
 /// The notation design as editable YAML.
-pub fn to_config(n: &Notation) -> NotationConfig {
+pub(crate) fn to_config(n: &Notation) -> NotationConfig {
     let mut objects = BTreeMap::new();
     let mut add = |r: &RecordLayout, tag: Option<String>| {
         let fields = r
