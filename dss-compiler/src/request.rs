@@ -28,7 +28,8 @@ pub struct Progress {
 }
 
 impl CompiledSpec {
-    /// The places where an instance chooses a value (see [`crate::sites`]).
+    /// The places where an instance chooses a value: enum values, consts and free strings
+    /// or numbers, each named by its path (see [`Site`]).
     pub fn sites(&self) -> Vec<Site> {
         sites::sites(self.shapes(), self.notation())
     }

@@ -227,7 +227,7 @@ impl CompiledSpec {
     }
 
     /// JSON -> shorthand. Validates the instance against the schema first (by the encoder
-    /// itself where [`Shapes::encoding_validates`] says its checks are the whole validation).
+    /// itself where its checks are the whole validation, see [`Self::encoder_validates`]).
     pub fn compress(&self, instance: &Value) -> Result<String, CompressError> {
         let notation_error = |e: EncodeError| CompressError::Unencodable {
             pointer: e.pointer,
@@ -260,9 +260,10 @@ impl CompiledSpec {
     }
 
     /// Encode with the encoder's own checks as the whole validation: structure through the
-    /// shapes, local assertions through [`LocalChecks`]. `None` where that would not be a
-    /// complete validation (see [`Shapes::encoding_validates`]); compress then runs the full
-    /// validator first. Public so tests can hold it to the validator.
+    /// shapes, local assertions (bounds, patterns, formats) checked as values are written.
+    /// `None` where that would not be a complete validation (the schema asserts something
+    /// the shapes cannot check, or the spec is a version-1 file); compress then runs the
+    /// full validator first. Public so tests can hold it to the validator.
     pub fn encode_validating(&self, instance: &Value) -> Option<Result<String, EncodeError>> {
         let checks = self.local_checks()?;
         Some(self.encoder().with_checks(checks).document(instance))

@@ -14,7 +14,7 @@ use std::collections::{BTreeMap, BTreeSet};
 /// How the whole document is laid out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum RootLayout {
+pub(crate) enum RootLayout {
     /// Root object: one `kw: value` line per field, array fields as `kw:` + one item per line.
     Block,
     /// Root object: its body on one line, without parentheses.

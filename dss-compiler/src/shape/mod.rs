@@ -18,9 +18,10 @@ mod lower;
 mod model;
 
 pub(crate) use builder::Builder;
+pub use model::Lexical;
 pub(crate) use model::{
-    same_number, ArrPart, Expr, ExprId, Kind, Lexical, Lower, NumPart, ObjPart, Parts, Record,
-    Shapes, StrPart, ANY,
+    same_number, ArrPart, Expr, ExprId, Kind, Lower, NumPart, ObjPart, Parts, Record, Shapes,
+    StrPart, ANY,
 };
 
 use crate::error::CompileError;

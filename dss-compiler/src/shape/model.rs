@@ -90,8 +90,11 @@ pub(crate) struct StrPart {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Lexical {
+    /// A string of at least one character.
     NonEmpty,
+    /// A `format: date` string (`2024-01-31`).
     Date,
+    /// A `format: date-time` string (`2024-01-31T12:00:00Z`).
     DateTime,
 }
 
