@@ -228,6 +228,22 @@ impl CompiledSpec {
 
     /// JSON -> shorthand. Validates the instance against the schema first (by the encoder
     /// itself where its checks are the whole validation, see [`Self::encoder_validates`]).
+    ///
+    /// ```
+    /// use dss_compiler::{compile, CompileOptions, CompressError};
+    /// let schema = serde_json::json!({
+    ///     "type": "object",
+    ///     "properties": {"name": {"type": "string"}, "age": {"type": "integer", "minimum": 0}},
+    ///     "required": ["name", "age"]
+    /// });
+    /// let spec = compile(&schema, &CompileOptions::default())?;
+    /// let text = spec.compress(&serde_json::json!({"name": "Ada", "age": 36}))?;
+    /// assert_eq!(spec.expand(&text)?, serde_json::json!({"name": "Ada", "age": 36}));
+    /// // An instance the schema rejects is refused, with where and why.
+    /// let err = spec.compress(&serde_json::json!({"name": "Ada", "age": -1})).unwrap_err();
+    /// assert!(matches!(err, CompressError::Invalid { .. }), "{err}");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn compress(&self, instance: &Value) -> Result<String, CompressError> {
         let notation_error = |e: EncodeError| CompressError::Unencodable {
             pointer: e.pointer,
@@ -270,6 +286,21 @@ impl CompiledSpec {
     }
 
     /// Shorthand -> JSON (exactly the JSON that was compressed).
+    ///
+    /// ```
+    /// use dss_compiler::{compile, CompileOptions};
+    /// let schema = serde_json::json!({
+    ///     "type": "object",
+    ///     "properties": {"city": {"type": "string"}, "unit": {"enum": ["celsius", "fahrenheit"]}},
+    ///     "required": ["city"]
+    /// });
+    /// let spec = compile(&schema, &CompileOptions::default())?;
+    /// assert_eq!(spec.expand("Paris celsius")?, serde_json::json!({"city": "Paris", "unit": "celsius"}));
+    /// // Text the notation cannot read is an error at line:column.
+    /// let err = spec.expand("Paris kelvin").unwrap_err();
+    /// assert_eq!(err.line, 1);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn expand(&self, text: &str) -> Result<Value, ExpandError> {
         let file = &self.file;
         Decoder::new(text, &file.shapes, &file.notation, self.tables()).document()
@@ -338,6 +369,18 @@ impl CompiledSpec {
         self.file.to_json()
     }
     /// Load a `spec.json` (see [`SpecFile::from_json`]).
+    ///
+    /// ```
+    /// use dss_compiler::CompiledSpec;
+    /// // The bundled viz spec, as `dss compile` wrote it.
+    /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../grammars/viz/spec.json");
+    /// let spec = CompiledSpec::from_json(&std::fs::read_to_string(path)?)?;
+    /// let x = serde_json::json!({"fields": [{"fieldName": "Sales"}]});
+    /// assert_eq!(spec.expand(&spec.compress(&x)?)?, x);
+    /// // Anything else is refused with a clear error.
+    /// assert!(CompiledSpec::from_json("{}").is_err());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn from_json(text: &str) -> Result<Self, SpecError> {
         SpecFile::from_json(text).map(CompiledSpec::from_file)
     }
