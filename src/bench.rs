@@ -19,7 +19,7 @@ const VEGA_LITE_COMPILE_TARGET: Duration = Duration::from_millis(50);
 const THROUGHPUT_RATIO_TARGET: f64 = 0.5;
 
 #[derive(Args)]
-pub struct BenchArgs {
+pub(crate) struct BenchArgs {
     /// Corpus directory holding vega-lite/ and maskbench/ [default: $DSS_DATA_DIR, else
     /// ../shared/data from the current directory or beside the workspace it is in];
     /// `--data tests/fixtures` runs on the repository's small samples.
@@ -136,7 +136,7 @@ struct Throughput {
     expand_ratio: f64,
 }
 
-fn measure(docs: &[Doc], reps: u32) -> Throughput {
+fn measure(docs: &[Doc<'_>], reps: u32) -> Throughput {
     let mut serde = Vec::new();
     let mut compress = Vec::new();
     let mut expand = Vec::new();
@@ -191,7 +191,7 @@ fn mb_per_s(bytes: usize, d: Duration) -> f64 {
     bytes as f64 / 1e6 / d.as_secs_f64()
 }
 
-fn report_throughput(label: &str, docs: &[Doc], unusable: usize, reps: u32) {
+fn report_throughput(label: &str, docs: &[Doc<'_>], unusable: usize, reps: u32) {
     if docs.is_empty() {
         println!("throughput {label}: no usable documents ({unusable} failed to round-trip)");
         return;
@@ -220,7 +220,7 @@ fn report_throughput(label: &str, docs: &[Doc], unusable: usize, reps: u32) {
     }
 }
 
-pub fn run(args: &BenchArgs) -> Result<ExitCode> {
+pub(crate) fn run(args: &BenchArgs) -> Result<ExitCode> {
     // Resolved at run time (never the build machine's path).
     let data = args.data.clone().unwrap_or_else(dss_data::data_dir);
     let vl_dir = data.join("vega-lite");

@@ -20,7 +20,7 @@ const QWEN_E2E_TARGET_MS: f64 = 350.0;
 const JSON_SPEEDUP_TARGET: f64 = 3.0;
 
 #[derive(Args)]
-pub struct BenchGenerateArgs {
+pub(crate) struct BenchGenerateArgs {
     /// The compiled spec [default: grammars/viz of the workspace found from the current
     /// directory, resolved at run time].
     #[arg(long, default_value_os_t = dss_data::repo_path("grammars/viz"))]
@@ -110,7 +110,7 @@ fn median(mut v: Vec<f64>) -> f64 {
     }
 }
 
-pub fn run(args: &BenchGenerateArgs) -> Result<ExitCode> {
+pub(crate) fn run(args: &BenchGenerateArgs) -> Result<ExitCode> {
     let text = std::fs::read_to_string(&args.requests)
         .with_context(|| format!("cannot read {}", args.requests.display()))?;
     let mut requests = Vec::new();

@@ -16,7 +16,7 @@ static INSTALL: Once = Once::new();
 
 /// Install the panic hook: inside [`guard`] the panic message is recorded instead of
 /// printed; everywhere else the default hook runs as usual.
-pub fn install_hook() {
+pub(crate) fn install_hook() {
     INSTALL.call_once(|| {
         let default = panic::take_hook();
         panic::set_hook(Box::new(move |info| {
@@ -35,7 +35,7 @@ pub fn install_hook() {
 }
 
 /// Run `f`; a panic becomes `Err("internal error: ...")`.
-pub fn guard<T>(what: &str, f: impl FnOnce() -> T) -> Result<T, String> {
+pub(crate) fn guard<T>(what: &str, f: impl FnOnce() -> T) -> Result<T, String> {
     install_hook();
     let previous = GUARDED.with(|g| g.replace(true));
     let result = panic::catch_unwind(AssertUnwindSafe(f));

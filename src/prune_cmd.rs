@@ -14,7 +14,7 @@ use crate::{load_spec, open_input, run_jsonl, write_stdout};
 
 /// Which matcher finds the values.
 #[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
-pub enum ExtractKind {
+pub(crate) enum ExtractKind {
     /// Exact, alias, plural/stem and typo matches, numbers, dates.
     Full,
     /// The Grammar Pruning paper's matcher (lowercased word-boundary matching of the
@@ -25,7 +25,7 @@ pub enum ExtractKind {
 /// Where the values come from: the spec's own (enums, union tags), its directory's
 /// `catalogs.yaml` / `aliases.yaml`, and these.
 #[derive(Args, Clone, Debug, Default)]
-pub struct PruneArgs {
+pub(crate) struct PruneArgs {
     /// A catalog for a free site: PATH=FILE, PATH an instance path with `*` for array items
     /// (`/fields/*/fieldName=columns.txt`), FILE one value a line or a JSON array. Repeatable.
     #[arg(long = "catalog", value_name = "PATH=FILE")]
@@ -52,7 +52,7 @@ impl PruneArgs {
     }
 
     /// The entity index of `spec` (loaded from `spec_path`) with its catalogs and aliases.
-    pub fn index(&self, spec_path: &Path, spec: &CompiledSpec) -> Result<SpecIndex> {
+    pub(crate) fn index(&self, spec_path: &Path, spec: &CompiledSpec) -> Result<SpecIndex> {
         let dir = if spec_path.is_dir() {
             Some(spec_path.to_path_buf())
         } else {
@@ -74,13 +74,13 @@ impl PruneArgs {
     }
 
     /// The analysis of one request.
-    pub fn analyze(&self, index: &SpecIndex, request: &str) -> Analysis {
+    pub(crate) fn analyze(&self, index: &SpecIndex, request: &str) -> Analysis {
         index.analyze(request, self.mode(), self.nearest)
     }
 }
 
 /// The analysis as JSON: mentions, candidates per site, tier.
-pub fn analysis_json(a: &Analysis, extract_ms: f64) -> Value {
+pub(crate) fn analysis_json(a: &Analysis, extract_ms: f64) -> Value {
     let mut candidates = Map::new();
     for (site, values) in &a.restriction.candidates {
         candidates.insert(site.clone(), Value::Array(values.clone()));
@@ -94,7 +94,7 @@ pub fn analysis_json(a: &Analysis, extract_ms: f64) -> Value {
 }
 
 #[derive(Args)]
-pub struct ExtractArgs {
+pub(crate) struct ExtractArgs {
     /// The compiled spec (directory, spec.json or schema file).
     #[arg(long, value_name = "PATH")]
     pub spec: PathBuf,
@@ -114,7 +114,7 @@ pub struct ExtractArgs {
     pub keep_going: bool,
 }
 
-pub fn run_extract(args: &ExtractArgs) -> Result<ExitCode> {
+pub(crate) fn run_extract(args: &ExtractArgs) -> Result<ExitCode> {
     let spec = load_spec(&args.spec, None)?;
     let index = args.prune.index(&args.spec, &spec)?;
     let one = |request: &str| {
@@ -141,7 +141,7 @@ pub fn run_extract(args: &ExtractArgs) -> Result<ExitCode> {
 
 /// Grammar syntaxes `dss prune` prints.
 #[derive(Clone, Copy, Debug, ValueEnum)]
-pub enum GrammarFormat {
+pub(crate) enum GrammarFormat {
     /// llama.cpp's GBNF.
     Gbnf,
     /// pest.
@@ -149,7 +149,7 @@ pub enum GrammarFormat {
 }
 
 #[derive(Args)]
-pub struct PruneCmdArgs {
+pub(crate) struct PruneCmdArgs {
     /// The compiled spec (directory, spec.json or schema file).
     #[arg(long, value_name = "PATH")]
     pub spec: PathBuf,
@@ -163,7 +163,7 @@ pub struct PruneCmdArgs {
     pub format: GrammarFormat,
 }
 
-pub fn run_prune(args: &PruneCmdArgs) -> Result<ExitCode> {
+pub(crate) fn run_prune(args: &PruneCmdArgs) -> Result<ExitCode> {
     let spec = load_spec(&args.spec, None)?;
     let index = args.prune.index(&args.spec, &spec)?;
     let a = args.prune.analyze(&index, &args.request);

@@ -18,7 +18,7 @@ use dss_compiler::Consume;
 use dss_extract::SpecIndex;
 
 #[derive(Subcommand)]
-pub enum ModelCommand {
+pub(crate) enum ModelCommand {
     /// List the pinned models and whether they are downloaded.
     List,
     /// Download, assemble and sha256-check a pinned model into the cache.
@@ -33,7 +33,7 @@ pub enum ModelCommand {
     },
 }
 
-pub fn run_model(cmd: &ModelCommand) -> Result<ExitCode> {
+pub(crate) fn run_model(cmd: &ModelCommand) -> Result<ExitCode> {
     let registry = ModelRegistry::new()?;
     match cmd {
         ModelCommand::List => {
@@ -90,7 +90,7 @@ pub fn run_model(cmd: &ModelCommand) -> Result<ExitCode> {
 }
 
 #[derive(Args)]
-pub struct GenerateArgs {
+pub(crate) struct GenerateArgs {
     /// The compiled spec (directory from `dss compile -o`, spec.json, or a schema file).
     #[arg(long, value_name = "PATH")]
     pub spec: PathBuf,
@@ -229,7 +229,11 @@ fn parse_engine(s: &str) -> Result<EngineKind, String> {
 }
 
 /// The examples for a spec: `--examples`, else `DIR/examples.jsonl` (or beside spec.json).
-pub fn spec_examples(spec: &Path, explicit: Option<&Path>, none: bool) -> Result<Vec<Example>> {
+pub(crate) fn spec_examples(
+    spec: &Path,
+    explicit: Option<&Path>,
+    none: bool,
+) -> Result<Vec<Example>> {
     if none {
         return Ok(Vec::new());
     }
@@ -249,7 +253,7 @@ pub fn spec_examples(spec: &Path, explicit: Option<&Path>, none: bool) -> Result
     }
 }
 
-pub fn load_model(name_or_path: &str) -> Result<LocalModel> {
+pub(crate) fn load_model(name_or_path: &str) -> Result<LocalModel> {
     let path = dss_runtime::models::resolve(name_or_path)?;
     LocalModel::load(&path).map_err(|e| {
         anyhow!(
@@ -258,7 +262,7 @@ pub fn load_model(name_or_path: &str) -> Result<LocalModel> {
     })
 }
 
-pub fn run_generate(args: &GenerateArgs) -> Result<ExitCode> {
+pub(crate) fn run_generate(args: &GenerateArgs) -> Result<ExitCode> {
     let spec = load_spec(&args.spec, None)?;
     let examples = spec_examples(&args.spec, args.examples.as_deref(), args.no_examples)?;
     let model = load_model(&args.model)?;

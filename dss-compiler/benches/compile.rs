@@ -11,6 +11,9 @@
 //! (default `../shared/data` beside the workspace), else the samples in `tests/fixtures/`
 //! (which ran is printed; under `CI=true` missing full corpora are an error).
 
+// `criterion_group!` generates an undocumented public function.
+#![allow(missing_docs)]
+
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use dss_compiler::{compile, CompileOptions, CompiledSpec};
 use serde_json::Value;
@@ -77,7 +80,7 @@ fn docs<'a>(items: impl IntoIterator<Item = (&'a CompiledSpec, &'a Value)>) -> V
         .collect()
 }
 
-fn throughput(c: &mut Criterion, label: &str, docs: &[Doc]) {
+fn throughput(c: &mut Criterion, label: &str, docs: &[Doc<'_>]) {
     if docs.is_empty() {
         eprintln!("{label}: no documents round-trip; throughput not measured");
         return;

@@ -10,14 +10,14 @@ use crate::shape::{ExprId, Shapes};
 use serde_json::Value;
 
 /// The validators of a spec's local assertions, by index in `Shapes::local_assertions`.
-pub struct LocalChecks {
+pub(crate) struct LocalChecks {
     validators: Vec<jsonschema::Validator>,
 }
 
 impl LocalChecks {
     /// Build one validator per distinct local assertion; fails if any keyword is malformed
     /// (the full validator then decides, ignoring it the way lenient validators do).
-    pub fn build(shapes: &Shapes, root: &Value) -> Result<LocalChecks, CompileError> {
+    pub(crate) fn build(shapes: &Shapes, root: &Value) -> Result<LocalChecks, CompileError> {
         let validators = shapes
             .local_assertions
             .iter()
@@ -27,7 +27,7 @@ impl LocalChecks {
     }
 
     /// Whether `v`, a value at expression `expr`, meets that expression's local assertions.
-    pub fn admits(&self, shapes: &Shapes, expr: ExprId, v: &Value) -> bool {
+    pub(crate) fn admits(&self, shapes: &Shapes, expr: ExprId, v: &Value) -> bool {
         match shapes.local_assertion(expr) {
             Some(i) => self.validators.get(i).is_some_and(|x| x.is_valid(v)),
             None => true,
@@ -36,7 +36,7 @@ impl LocalChecks {
 }
 
 /// A validator for `schema` with the options `root` (the schema document) calls for.
-pub fn build_validator(
+pub(crate) fn build_validator(
     root: &Value,
     schema: &Value,
 ) -> Result<jsonschema::Validator, CompileError> {

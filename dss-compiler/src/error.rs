@@ -11,11 +11,21 @@ use thiserror::Error;
 pub enum CompileError {
     /// The schema is malformed at `pointer` (a JSON pointer into the schema).
     #[error("schema at {pointer}: {message}")]
-    Schema { pointer: String, message: String },
+    Schema {
+        /// Where in the schema (a JSON pointer).
+        pointer: String,
+        /// What is wrong there.
+        message: String,
+    },
     /// A `$ref` (or `$schema`) names a document that is not part of the schema; remote
     /// documents are never fetched.
     #[error("remote $ref `{reference}` at {pointer} is not fetched; inline the referenced schema or use a local `#/...` reference")]
-    RemoteRef { pointer: String, reference: String },
+    RemoteRef {
+        /// Where the reference is (a JSON pointer into the schema).
+        pointer: String,
+        /// The reference as written.
+        reference: String,
+    },
     /// A notation edit cannot be applied (unknown object, field or mode).
     #[error("notation: {0}")]
     Notation(String),

@@ -1,18 +1,29 @@
 //! dss-compiler: JSON Schema -> domain-specific shorthand.
 //!
-//! Pipeline (one stage per module, each only calls the ones above it):
-//! 1. [`schema`]: read a JSON Schema document: drafts, `$ref`/`$id`/anchors, keywords.
-//! 2. [`shape`]: abstract every subschema into a type-partitioned *shape* (the set of JSON
+//! [`compile`] turns a JSON Schema into a [`CompiledSpec`]: a compact notation designed for
+//! the schema, an exact mapper between JSON and that notation ([`CompiledSpec::compress`],
+//! [`CompiledSpec::expand`]) and its grammars (readable BNF, pest, GBNF). A spec is saved as
+//! `spec.json` ([`CompiledSpec::to_json`], [`SpecFile`]) and loaded again with
+//! [`CompiledSpec::from_json`]. Per request, [`CompiledSpec::pruned_grammar`] builds the
+//! grammar restricted to the values a request names (a [`Restriction`] over the spec's
+//! [`Site`]s), and [`CompiledSpec::progress`] reads a partly written document. With the
+//! `schemars` feature, `compile_type::<T>()` compiles a Rust type.
+//!
+//! Pipeline (one private module per stage, each only calls the ones above it):
+//! 1. `schema`: read a JSON Schema document: drafts, `$ref`/`$id`/anchors, keywords.
+//! 2. `shape`: abstract every subschema into a type-partitioned *shape* (the set of JSON
 //!    values it may describe, over-approximated where JSON Schema is richer than a notation).
-//! 3. [`notation`]: design the shorthand for those shapes: field order, positional /
-//!    keyless / keyed fields, keywords, tags, layout. Editable as YAML.
-//! 4. [`codec`]: the exact mapper: JSON -> shorthand (`Encoder`) and back (`Decoder`);
-//!    [`checks`]: the local assertions (bounds, patterns, formats) the encoder checks.
-//! 5. [`grammar`]: one grammar IR built from the notation, printed as readable BNF, pest
+//! 3. `notation`: design the shorthand for those shapes: field order, positional /
+//!    keyless / keyed fields, keywords, tags, layout. Editable as YAML ([`NotationConfig`]).
+//! 4. `codec`: the exact mapper: JSON -> shorthand (encoder) and back (decoder);
+//!    `checks`: the local assertions (bounds, patterns, formats) the encoder checks.
+//! 5. `grammar`: one grammar IR built from the notation, printed as readable BNF, pest
 //!    and GBNF.
-//! 6. [`spec`]: the compiled artifact (`spec.json`) tying it together, plus validation;
-//!    [`typed`]: the same from Rust types (`compile_type::<T>()` through `schemars`,
+//! 6. `spec`: the compiled artifact (`spec.json`) tying it together, plus validation;
+//!    `typed`: the same from Rust types (`compile_type::<T>()` through `schemars`,
 //!    `compress_value` / `expand_into` through serde).
+//! 7. `sites` and `request`: where an instance chooses a value, and the grammar pruned
+//!    to a request.
 //!
 //! ```
 //! use dss_compiler::{compile, CompileOptions};
@@ -28,23 +39,25 @@
 //! assert_eq!(spec.expand(&s).unwrap(), x);
 //! ```
 
-pub mod checks;
-pub mod codec;
-pub mod error;
-pub mod grammar;
-pub mod notation;
-pub mod request;
-pub mod schema;
-pub mod shape;
-pub mod sites;
-pub mod spec;
-pub mod typed;
+mod checks;
+mod codec;
+mod error;
+mod grammar;
+mod notation;
+mod request;
+mod schema;
+mod shape;
+mod sites;
+mod spec;
+mod typed;
 
+pub use codec::EncodeError;
 pub use error::{CompileError, CompressError, ExpandError, ExpandIntoError, SpecError};
-pub use grammar::{Consume, Restriction, Resume};
+pub use grammar::{quote_lit, Consume, Grammar, Restriction, Resume};
 pub use notation::NotationConfig;
 pub use request::Progress;
-pub use sites::{Site, SiteKind};
-pub use spec::{compile, CompileOptions, CompiledSpec};
+pub use shape::Lexical;
+pub use sites::{path_matches, Site, SiteKind};
+pub use spec::{compile, CompileOptions, CompiledSpec, SpecFile, SPEC_VERSION};
 #[cfg(feature = "schemars")]
 pub use typed::compile_type;

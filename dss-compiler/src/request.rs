@@ -28,13 +28,32 @@ pub struct Progress {
 }
 
 impl CompiledSpec {
-    /// The places where an instance chooses a value (see [`crate::sites`]).
+    /// The places where an instance chooses a value: enum values, consts and free strings
+    /// or numbers, each named by its path (see [`Site`]).
     pub fn sites(&self) -> Vec<Site> {
         sites::sites(self.shapes(), self.notation())
     }
 
     /// The grammar pruned to `restriction`, for the whole document or its rest after
     /// `resume`. Its language is a subset of the full grammar's.
+    ///
+    /// ```
+    /// use dss_compiler::{compile, CompileOptions, Restriction, Resume};
+    /// let schema = serde_json::json!({
+    ///     "type": "object",
+    ///     "properties": {"unit": {"enum": ["celsius", "fahrenheit", "kelvin"]}},
+    ///     "required": ["unit"]
+    /// });
+    /// let spec = compile(&schema, &CompileOptions::default())?;
+    /// assert_eq!(spec.sites()[0].path, "/unit");
+    /// // The request named only "kelvin".
+    /// let mut r = Restriction::default();
+    /// r.candidates.insert("/unit".into(), vec![serde_json::json!("kelvin")]);
+    /// let gbnf = spec.pruned_grammar(&r, Resume::Start).to_gbnf();
+    /// assert!(gbnf.contains("kelvin"), "{gbnf}");
+    /// assert!(!gbnf.contains("celsius") && !gbnf.contains("fahrenheit"), "{gbnf}");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn pruned_grammar(&self, restriction: &Restriction, resume: Resume) -> Grammar {
         grammar::build_pruned(
             self.shapes(),

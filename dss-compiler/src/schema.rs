@@ -11,7 +11,7 @@ use std::collections::HashMap;
 
 /// Which family of keyword semantics applies.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Draft {
+pub(crate) enum Draft {
     /// draft-04/06/07: `$ref` siblings are ignored, `items: [..]` is a tuple, `definitions`.
     Legacy,
     /// 2019-09 / 2020-12 (and the default): `$ref` is one more conjunct, `prefixItems`.
@@ -19,7 +19,7 @@ pub enum Draft {
 }
 
 /// A schema document with its resource index.
-pub struct SchemaDoc<'a> {
+pub(crate) struct SchemaDoc<'a> {
     pub root: &'a Value,
     pub draft: Draft,
     /// Absolute or document-relative resource URI (no fragment) -> pointer of its root.
@@ -36,7 +36,7 @@ pub struct SchemaDoc<'a> {
 /// `format` asserts, as structured-output users expect, except where the schema declares a
 /// dialect in which it is only an annotation (2019-09 and 2020-12). The validator and the
 /// grammars follow the same rule.
-pub fn formats_assert(root: &Value) -> bool {
+pub(crate) fn formats_assert(root: &Value) -> bool {
     let dialect = root.get("$schema").and_then(Value::as_str).unwrap_or("");
     !(dialect.contains("2019-09") || dialect.contains("2020-12"))
 }
@@ -46,7 +46,7 @@ pub fn formats_assert(root: &Value) -> bool {
 /// (see [`encoder_checks_all_assertions`]). Every keyword list of the compiler is a
 /// filter over [`KEYWORDS`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum KeywordClass {
+pub(crate) enum KeywordClass {
     /// A structural assertion the shapes capture and the encoder checks through them (or,
     /// `patternProperties`, whole at its object, see [`pattern_check`]): `type`,
     /// `enum`/`const` of scalars, `properties`, `required`, `additionalProperties`,
@@ -79,7 +79,7 @@ pub enum KeywordClass {
 /// What a keyword's value holds: where [`SchemaDoc`] and [`encode_refs`] find subschemas,
 /// and which values [`encoder_checks_all_assertions`] never walks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Holds {
+pub(crate) enum Holds {
     /// One subschema.
     Schema,
     /// An array of subschemas.
@@ -100,17 +100,17 @@ pub enum Holds {
 
 impl Holds {
     /// Whether the value is an object of subschemas.
-    pub fn schema_map(self) -> bool {
+    pub(crate) fn schema_map(self) -> bool {
         self == Holds::SchemaMap
     }
 
     /// Whether the value, where it is an array, is an array of subschemas.
-    pub fn schema_array(self) -> bool {
+    pub(crate) fn schema_array(self) -> bool {
         matches!(self, Holds::Schemas | Holds::SchemaOrSchemas)
     }
 
     /// Whether the value is a subschema.
-    pub fn schema(self) -> bool {
+    pub(crate) fn schema(self) -> bool {
         matches!(self, Holds::Schema | Holds::SchemaOrSchemas)
     }
 }
@@ -118,7 +118,7 @@ impl Holds {
 /// The keyword family whose file in `shape::lower` turns a keyword into parts. A node
 /// with none of the [`Family::is_own`] keywords admits every value of its own.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Family {
+pub(crate) enum Family {
     /// `type` (`shape/lower/types.rs`).
     Types,
     /// `enum`/`const` (`shape/lower/values.rs`).
@@ -134,14 +134,14 @@ pub enum Family {
 
 impl Family {
     /// Whether the family lowers a node's own keywords (every family but the combinators).
-    pub fn is_own(self) -> bool {
+    pub(crate) fn is_own(self) -> bool {
         self != Family::Combinators
     }
 }
 
 /// A JSON Schema draft, for the [`Drafts`] that define a keyword.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum DraftVersion {
+pub(crate) enum DraftVersion {
     /// draft-04.
     V4,
     /// draft-06.
@@ -157,33 +157,34 @@ pub enum DraftVersion {
 /// The drafts that define a keyword (its meta-schema lists it), a contiguous range; none
 /// for a keyword outside the standard (OpenAPI's `example`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Drafts(Option<(DraftVersion, DraftVersion)>);
+pub(crate) struct Drafts(Option<(DraftVersion, DraftVersion)>);
 
 impl Drafts {
     /// No draft defines it.
-    pub const NONE: Drafts = Drafts(None);
+    pub(crate) const NONE: Drafts = Drafts(None);
     /// Every draft from draft-04 on.
-    pub const ALL: Drafts = Drafts::range(DraftVersion::V4, DraftVersion::V2020);
+    pub(crate) const ALL: Drafts = Drafts::range(DraftVersion::V4, DraftVersion::V2020);
 
     /// The drafts from `first` to `last`.
-    pub const fn range(first: DraftVersion, last: DraftVersion) -> Drafts {
+    pub(crate) const fn range(first: DraftVersion, last: DraftVersion) -> Drafts {
         Drafts(Some((first, last)))
     }
 
     /// The drafts from `first` on.
-    pub const fn since(first: DraftVersion) -> Drafts {
+    pub(crate) const fn since(first: DraftVersion) -> Drafts {
         Drafts::range(first, DraftVersion::V2020)
     }
 
     /// Whether `draft` defines the keyword.
-    pub fn contains(self, draft: DraftVersion) -> bool {
+    #[cfg(test)]
+    pub(crate) fn contains(self, draft: DraftVersion) -> bool {
         self.0.is_some_and(|(a, b)| a <= draft && draft <= b)
     }
 }
 
 /// One JSON Schema keyword as dss sees it: one row of [`KEYWORDS`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Keyword {
+pub(crate) struct Keyword {
     /// The keyword.
     pub name: &'static str,
     /// What the shapes and the encoder make of it.
@@ -202,7 +203,7 @@ macro_rules! keyword_table {
         /// Every keyword dss knows, with its class, what its value holds, the lowering
         /// family that reads it and the drafts that define it. Any other keyword is
         /// ignored, as validators ignore it (but walked: a `$ref` may point into it).
-        pub const KEYWORDS: &[Keyword] = &[$(Keyword {
+        pub(crate) const KEYWORDS: &[Keyword] = &[$(Keyword {
             name: $name,
             class: KeywordClass::$class,
             holds: Holds::$holds,
@@ -211,7 +212,7 @@ macro_rules! keyword_table {
         }),*];
 
         /// The row of [`KEYWORDS`] for `name` (`None`: not a keyword dss knows).
-        pub fn keyword(name: &str) -> Option<&'static Keyword> {
+        pub(crate) fn keyword(name: &str) -> Option<&'static Keyword> {
             match name {
                 $($name => {
                     const ROW: Keyword = Keyword {
@@ -315,17 +316,17 @@ keyword_table! {
 }
 
 /// The class of keyword `name` (`None`: not a keyword dss knows).
-pub fn keyword_class(name: &str) -> Option<KeywordClass> {
+pub(crate) fn keyword_class(name: &str) -> Option<KeywordClass> {
     keyword(name).map(|k| k.class)
 }
 
 /// Whether `name` is a keyword of class `class`.
-pub fn is_class(name: &str, class: KeywordClass) -> bool {
+pub(crate) fn is_class(name: &str, class: KeywordClass) -> bool {
     keyword_class(name) == Some(class)
 }
 
 /// The keywords of class `class`, in table order.
-pub fn keywords_of(class: KeywordClass) -> impl Iterator<Item = &'static str> {
+pub(crate) fn keywords_of(class: KeywordClass) -> impl Iterator<Item = &'static str> {
     KEYWORDS
         .iter()
         .filter(move |k| k.class == class)
@@ -340,7 +341,7 @@ fn holds(name: &str) -> Holds {
 
 /// The local assertions of one schema node (see [`KeywordClass::Local`]); `format` counts only
 /// where it asserts (`formats`, see [`formats_assert`]).
-pub fn local_keywords(node: &Value, formats: bool) -> serde_json::Map<String, Value> {
+pub(crate) fn local_keywords(node: &Value, formats: bool) -> serde_json::Map<String, Value> {
     let mut local = serde_json::Map::new();
     if let Value::Object(m) = node {
         for (k, v) in m {
@@ -368,7 +369,7 @@ fn self_contained(v: &Value) -> bool {
 /// `additionalProperties`. The shapes only approximate it (undeclared values get the union
 /// of the schemas they might need), so the encoder checks it whole at the object; the
 /// schema walk has made sure the schemas in it hold no reference.
-pub fn pattern_check(node: &Value) -> Option<serde_json::Map<String, Value>> {
+pub(crate) fn pattern_check(node: &Value) -> Option<serde_json::Map<String, Value>> {
     let pats = node.get("patternProperties").filter(|p| p.is_object())?;
     let mut check = serde_json::Map::new();
     check.insert("patternProperties".into(), pats.clone());
@@ -396,7 +397,7 @@ pub fn pattern_check(node: &Value) -> Option<serde_json::Map<String, Value>> {
 /// encode is a complete validation, and compress needs no second walk with the full
 /// validator. Conservative: anything else (`allOf`, tuples, a remote or unusual
 /// reference) answers false.
-pub fn encoder_checks_all_assertions(root: &Value) -> bool {
+pub(crate) fn encoder_checks_all_assertions(root: &Value) -> bool {
     fn scalar(v: &Value) -> bool {
         !matches!(v, Value::Array(_) | Value::Object(_))
     }
@@ -477,7 +478,7 @@ pub fn encoder_checks_all_assertions(root: &Value) -> bool {
 }
 
 impl<'a> SchemaDoc<'a> {
-    pub fn new(root: &'a Value) -> Self {
+    pub(crate) fn new(root: &'a Value) -> Self {
         let draft04 = root
             .get("$schema")
             .and_then(Value::as_str)
@@ -506,7 +507,7 @@ impl<'a> SchemaDoc<'a> {
     }
 
     /// The node at a pointer (pointers come from this module, so they exist).
-    pub fn node(&self, pointer: &str) -> &'a Value {
+    pub(crate) fn node(&self, pointer: &str) -> &'a Value {
         static TRUE: Value = Value::Bool(true);
         self.root.pointer(pointer).unwrap_or(&TRUE)
     }
@@ -579,7 +580,7 @@ impl<'a> SchemaDoc<'a> {
 
     /// The base URI in force at a pointer: the nearest enclosing `$id`. A `$ref` resolves
     /// to the same target wherever this base is the same.
-    pub fn base_at(&self, pointer: &str) -> &str {
+    pub(crate) fn base_at(&self, pointer: &str) -> &str {
         self.bases
             .iter()
             .filter(|(p, _)| {
@@ -592,7 +593,7 @@ impl<'a> SchemaDoc<'a> {
     }
 
     /// Resolve a `$ref` found at `pointer` to the pointer of its target.
-    pub fn resolve(&self, pointer: &str, reference: &str) -> Result<String, CompileError> {
+    pub(crate) fn resolve(&self, pointer: &str, reference: &str) -> Result<String, CompileError> {
         let base = self.base_at(pointer);
         let target = join_uri(base, reference);
         let (resource, fragment) = split_fragment(&target);
@@ -633,7 +634,7 @@ impl<'a> SchemaDoc<'a> {
 /// Percent-encode characters that are not allowed in a URI reference inside every `$ref`
 /// (Vega-Lite writes `#/definitions/Foo<Bar|null>`). Same target, and strict validators
 /// accept it. Only schema positions are visited, never `const`/`enum`/`default` data.
-pub fn encode_refs(v: &mut Value) {
+pub(crate) fn encode_refs(v: &mut Value) {
     let Value::Object(map) = v else { return };
     for (key, value) in map.iter_mut() {
         if key == "$ref" {
@@ -678,12 +679,12 @@ fn needs_encoding(c: char) -> bool {
 }
 
 /// Append a key as a JSON-pointer token.
-pub fn push_token(out: &mut String, key: &str) {
+pub(crate) fn push_token(out: &mut String, key: &str) {
     out.push_str(&escape_token(key));
 }
 
 /// Escape a key as a JSON-pointer token (borrowed unless it has `~` or `/`).
-pub fn escape_token(key: &str) -> Cow<'_, str> {
+pub(crate) fn escape_token(key: &str) -> Cow<'_, str> {
     if key.contains(['~', '/']) {
         Cow::Owned(key.replace('~', "~0").replace('/', "~1"))
     } else {

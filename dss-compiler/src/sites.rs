@@ -58,7 +58,7 @@ const MAX_SITES: usize = 20_000;
 
 /// The sites of a notation, in document order, one per path (a path reached through
 /// several variants of a union merges their values).
-pub fn sites(shapes: &Shapes, notation: &Notation) -> Vec<Site> {
+pub(crate) fn sites(shapes: &Shapes, notation: &Notation) -> Vec<Site> {
     let mut w = Walker {
         shapes,
         notation,
@@ -75,7 +75,7 @@ pub fn sites(shapes: &Shapes, notation: &Notation) -> Vec<Site> {
 }
 
 /// Escapes one instance-path segment as in a JSON pointer.
-pub fn escape_segment(s: &str) -> String {
+pub(crate) fn escape_segment(s: &str) -> String {
     s.replace('~', "~0").replace('/', "~1")
 }
 

@@ -35,9 +35,9 @@ pub struct SpecFile {
     /// The schema the spec was compiled from.
     pub schema: Value,
     /// Its shapes (stage 2).
-    pub shapes: Shapes,
+    pub(crate) shapes: Shapes,
     /// Its notation (stage 3).
-    pub notation: Notation,
+    pub(crate) notation: Notation,
 }
 
 /// The `spec.json` format version this dss writes. Version 2 added local assertions to the
@@ -180,7 +180,7 @@ impl CompiledSpec {
     }
 
     /// The codec's lookup tables, built on first use.
-    pub fn tables(&self) -> &Tables {
+    pub(crate) fn tables(&self) -> &Tables {
         self.tables
             .get_or_init(|| Tables::build(&self.file.shapes, &self.file.notation))
     }
@@ -227,7 +227,23 @@ impl CompiledSpec {
     }
 
     /// JSON -> shorthand. Validates the instance against the schema first (by the encoder
-    /// itself where [`Shapes::encoding_validates`] says its checks are the whole validation).
+    /// itself where its checks are the whole validation, see [`Self::encoder_validates`]).
+    ///
+    /// ```
+    /// use dss_compiler::{compile, CompileOptions, CompressError};
+    /// let schema = serde_json::json!({
+    ///     "type": "object",
+    ///     "properties": {"name": {"type": "string"}, "age": {"type": "integer", "minimum": 0}},
+    ///     "required": ["name", "age"]
+    /// });
+    /// let spec = compile(&schema, &CompileOptions::default())?;
+    /// let text = spec.compress(&serde_json::json!({"name": "Ada", "age": 36}))?;
+    /// assert_eq!(spec.expand(&text)?, serde_json::json!({"name": "Ada", "age": 36}));
+    /// // An instance the schema rejects is refused, with where and why.
+    /// let err = spec.compress(&serde_json::json!({"name": "Ada", "age": -1})).unwrap_err();
+    /// assert!(matches!(err, CompressError::Invalid { .. }), "{err}");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn compress(&self, instance: &Value) -> Result<String, CompressError> {
         let notation_error = |e: EncodeError| CompressError::Unencodable {
             pointer: e.pointer,
@@ -260,15 +276,31 @@ impl CompiledSpec {
     }
 
     /// Encode with the encoder's own checks as the whole validation: structure through the
-    /// shapes, local assertions through [`LocalChecks`]. `None` where that would not be a
-    /// complete validation (see [`Shapes::encoding_validates`]); compress then runs the full
-    /// validator first. Public so tests can hold it to the validator.
+    /// shapes, local assertions (bounds, patterns, formats) checked as values are written.
+    /// `None` where that would not be a complete validation (the schema asserts something
+    /// the shapes cannot check, or the spec is a version-1 file); compress then runs the
+    /// full validator first. Public so tests can hold it to the validator.
     pub fn encode_validating(&self, instance: &Value) -> Option<Result<String, EncodeError>> {
         let checks = self.local_checks()?;
         Some(self.encoder().with_checks(checks).document(instance))
     }
 
     /// Shorthand -> JSON (exactly the JSON that was compressed).
+    ///
+    /// ```
+    /// use dss_compiler::{compile, CompileOptions};
+    /// let schema = serde_json::json!({
+    ///     "type": "object",
+    ///     "properties": {"city": {"type": "string"}, "unit": {"enum": ["celsius", "fahrenheit"]}},
+    ///     "required": ["city"]
+    /// });
+    /// let spec = compile(&schema, &CompileOptions::default())?;
+    /// assert_eq!(spec.expand("Paris celsius")?, serde_json::json!({"city": "Paris", "unit": "celsius"}));
+    /// // Text the notation cannot read is an error at line:column.
+    /// let err = spec.expand("Paris kelvin").unwrap_err();
+    /// assert_eq!(err.line, 1);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn expand(&self, text: &str) -> Result<Value, ExpandError> {
         let file = &self.file;
         Decoder::new(text, &file.shapes, &file.notation, self.tables()).document()
@@ -313,11 +345,11 @@ impl CompiledSpec {
         &self.file.schema
     }
     /// The shapes of the schema (stage 2).
-    pub fn shapes(&self) -> &Shapes {
+    pub(crate) fn shapes(&self) -> &Shapes {
         &self.file.shapes
     }
     /// The notation designed for them (stage 3).
-    pub fn notation(&self) -> &Notation {
+    pub(crate) fn notation(&self) -> &Notation {
         &self.file.notation
     }
     /// The files `dss compile -o DIR` writes, by name: `spec.json`, `shorthand.bnf`,
@@ -337,6 +369,18 @@ impl CompiledSpec {
         self.file.to_json()
     }
     /// Load a `spec.json` (see [`SpecFile::from_json`]).
+    ///
+    /// ```
+    /// use dss_compiler::CompiledSpec;
+    /// // The bundled viz spec, as `dss compile` wrote it.
+    /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../grammars/viz/spec.json");
+    /// let spec = CompiledSpec::from_json(&std::fs::read_to_string(path)?)?;
+    /// let x = serde_json::json!({"fields": [{"fieldName": "Sales"}]});
+    /// assert_eq!(spec.expand(&spec.compress(&x)?)?, x);
+    /// // Anything else is refused with a clear error.
+    /// assert!(CompiledSpec::from_json("{}").is_err());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn from_json(text: &str) -> Result<Self, SpecError> {
         SpecFile::from_json(text).map(CompiledSpec::from_file)
     }

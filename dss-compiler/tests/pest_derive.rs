@@ -2,6 +2,9 @@
 //! viz grammar (`grammars/viz/shorthand.pest`, kept fresh by the `grammars` test) derives a
 //! parser at compile time, which parses what the mapper writes and rejects what it cannot.
 
+// `#[derive(Parser)]` generates an undocumented public `Rule` enum.
+#![allow(missing_docs)]
+
 use pest::Parser;
 use pest_derive::Parser;
 

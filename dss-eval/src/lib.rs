@@ -113,7 +113,7 @@ pub(crate) mod testdata {
     /// The shared data folder: env `DSS_DATA_DIR`, else `../shared/data` beside the workspace
     /// root. `None` (with a note on stderr) when absent, unless `CI=true`, then it panics.
     // TODO: dss-data
-    pub fn data_dir() -> Option<PathBuf> {
+    pub(crate) fn data_dir() -> Option<PathBuf> {
         let dir = match std::env::var_os("DSS_DATA_DIR") {
             Some(d) => PathBuf::from(d),
             None => {
@@ -142,7 +142,7 @@ pub(crate) mod testdata {
     }
 
     /// Every gold validates against the suite's schema and compresses and expands back equal.
-    pub fn assert_golds_round_trip(suite: &Suite) {
+    pub(crate) fn assert_golds_round_trip(suite: &Suite) {
         let spec = dss_compiler::compile(&suite.schema, &Default::default()).unwrap();
         for c in suite.cases.iter().chain(&suite.examples) {
             spec.validate(&c.gold)

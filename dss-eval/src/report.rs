@@ -207,7 +207,7 @@ mod ordered_results {
     use serde::ser::SerializeMap;
     use serde::{Deserialize, Deserializer, Serializer};
 
-    pub fn serialize<S: Serializer>(
+    pub(super) fn serialize<S: Serializer>(
         v: &[(String, ConditionResult)],
         s: S,
     ) -> Result<S::Ok, S::Error> {
@@ -218,7 +218,7 @@ mod ordered_results {
         m.end()
     }
 
-    pub fn deserialize<'de, D: Deserializer<'de>>(
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
         d: D,
     ) -> Result<Vec<(String, ConditionResult)>, D::Error> {
         let m = serde_json::Map::<String, serde_json::Value>::deserialize(d)?;

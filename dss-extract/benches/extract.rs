@@ -3,6 +3,9 @@
 //!
 //! `cargo bench -p dss-extract --bench extract`
 
+// `criterion_group!` generates an undocumented public function.
+#![allow(missing_docs)]
+
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
 use dss_extract::{EntityIndex, Entry};
 use serde_json::json;

@@ -35,7 +35,7 @@ pub(crate) struct TrigramIndex {
 
 impl TrigramIndex {
     /// Indexes surface `id` with text `s`.
-    pub fn add(&mut self, id: u32, s: &str, buf: &mut Vec<Gram>) {
+    pub(crate) fn add(&mut self, id: u32, s: &str, buf: &mut Vec<Gram>) {
         trigrams(s, buf);
         let i = id as usize;
         if self.grams.len() <= i {
@@ -57,7 +57,7 @@ impl TrigramIndex {
     /// trigrams: the ids of the `4k + 1` shortest posting lists are collected and those that
     /// reach the count with the other lists (binary search) are kept. When `T - 4k` is under
     /// `min_shared` (a short query), nothing is returned: the filter would pass every string.
-    pub fn candidates(
+    pub(crate) fn candidates(
         &self,
         q: &str,
         k: usize,
@@ -129,7 +129,7 @@ impl TrigramIndex {
     /// The `k` ids most similar to `q` (Dice coefficient of trigram sets), best first, with
     /// their similarity; ties keep the lower id. Posting lists longer than `max_list` (very
     /// common trigrams) are skipped.
-    pub fn nearest(
+    pub(crate) fn nearest(
         &self,
         q: &str,
         k: usize,

@@ -34,7 +34,7 @@ fn is_apostrophe(c: char) -> bool {
 
 impl Normalized {
     /// Normalises `input`.
-    pub fn new(input: &str) -> Self {
+    pub(crate) fn new(input: &str) -> Self {
         let chars: Vec<(usize, char)> = input.char_indices().collect();
         let mut text = String::with_capacity(input.len() + 2);
         text.push(' ');
@@ -104,7 +104,7 @@ impl Normalized {
     }
 
     /// The normalised words `a..b` joined by single spaces.
-    pub fn words(&self, a: usize, b: usize) -> &str {
+    pub(crate) fn words(&self, a: usize, b: usize) -> &str {
         if a >= b {
             return "";
         }
@@ -112,7 +112,7 @@ impl Normalized {
     }
 
     /// The normalised words of the text, without the surrounding spaces.
-    pub fn joined(&self) -> &str {
+    pub(crate) fn joined(&self) -> &str {
         if self.tokens.is_empty() {
             ""
         } else {

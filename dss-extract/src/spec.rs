@@ -6,8 +6,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use dss_compiler::sites::path_matches;
-use dss_compiler::{CompiledSpec, Restriction, Site, SiteKind};
+use dss_compiler::{path_matches, CompiledSpec, Restriction, Site, SiteKind};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 

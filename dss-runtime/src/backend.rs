@@ -30,7 +30,12 @@ pub enum BackendError {
     ModelMissing(PathBuf),
     /// llama.cpp refused the file.
     #[error("llama.cpp could not load model {}: {reason}", path.display())]
-    ModelLoad { path: PathBuf, reason: String },
+    ModelLoad {
+        /// The model file.
+        path: PathBuf,
+        /// llama.cpp's message.
+        reason: String,
+    },
 }
 
 /// The process-wide llama.cpp backend, initialised (with log routing) on first use.

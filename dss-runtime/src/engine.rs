@@ -5,7 +5,7 @@
 //! - [`Constraint::allows`]: may this one token come next? Asked first for the model's
 //!   greedy token, which is nearly always right, so the full mask is rarely needed;
 //! - [`Constraint::mask`]: the full mask, only when the greedy token was rejected;
-//! - [`Constraint::forced`]: text the grammar forces (fast-forward, no sampling needed);
+//! - [`Constraint::forced_bytes`]: text the grammar forces (fast-forward, no sampling needed);
 //! - [`Constraint::is_accepting`] / [`Constraint::is_finished`]: may / must the model stop.
 //!
 //! The engines:

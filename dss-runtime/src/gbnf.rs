@@ -36,22 +36,36 @@ pub enum GbnfError {
     NulByte,
     /// The grammar does not define the root rule.
     #[error("the grammar has no rule `{root}`")]
-    MissingRoot { root: String },
+    MissingRoot {
+        /// The root rule's name.
+        root: String,
+    },
     /// llama.cpp's parser or validator rejected the grammar; `reason` is its message.
     #[error("llama.cpp rejected the grammar: {reason}")]
-    Rejected { reason: String },
+    Rejected {
+        /// llama.cpp's message.
+        reason: String,
+    },
     /// The model's tokenizer does not reproduce the text byte for byte (for example it
     /// adds a leading space), so the grammar would see other text than was given.
     #[error(
         "the model's tokenizer does not round-trip the text (it would be checked as {seen:?})"
     )]
-    Tokenization { seen: String },
+    Tokenization {
+        /// The text as the tokenizer gives it back.
+        seen: String,
+    },
     /// The model has no end-of-generation token, so completeness cannot be asked.
     #[error("model {} has no end-of-generation token", .0.display())]
     NoEogToken(PathBuf),
     /// llama.cpp threw while accepting a token that its own `apply` had allowed.
     #[error("llama.cpp's grammar engine failed on token {token} at byte {offset}")]
-    Engine { token: i32, offset: usize },
+    Engine {
+        /// The token being accepted.
+        token: i32,
+        /// Its byte offset in the text.
+        offset: usize,
+    },
 }
 
 /// How a text relates to a grammar.

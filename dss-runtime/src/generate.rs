@@ -51,10 +51,13 @@ use crate::prompt::{self, PromptError, PromptTemplate, Shot};
 /// Errors from loading a model for generation or from one request.
 #[derive(Debug, thiserror::Error)]
 pub enum GenerateError {
+    /// Loading the model failed.
     #[error(transparent)]
     Backend(#[from] BackendError),
+    /// The grammar engine failed.
     #[error(transparent)]
     Engine(#[from] EngineError),
+    /// The prompt could not be rendered.
     #[error(transparent)]
     Prompt(#[from] PromptError),
     /// The model has no end-of-generation token, so it could never stop.
@@ -66,8 +69,11 @@ pub enum GenerateError {
     /// The prompt plus the output budget does not fit the context.
     #[error("the request is too long: the prompt is {prompt_tokens} tokens and up to {max_tokens} may be generated, but the context holds {n_ctx} (shorten the request or raise --ctx)")]
     PromptTooLong {
+        /// The prompt's length in tokens.
         prompt_tokens: usize,
+        /// The output budget in tokens.
         max_tokens: usize,
+        /// The context size in tokens.
         n_ctx: usize,
     },
     /// llama.cpp failed to evaluate a batch.
@@ -78,17 +84,35 @@ pub enum GenerateError {
     NoAllowedToken(String),
     /// The output budget ran out before the document was complete.
     #[error("generation reached the limit of {max_tokens} tokens before the document was complete (raise --max-tokens); partial output: {partial:?}")]
-    MaxTokens { max_tokens: usize, partial: String },
+    MaxTokens {
+        /// The output budget in tokens.
+        max_tokens: usize,
+        /// What was written until then.
+        partial: String,
+    },
     /// The model went into a loop.
     #[error("the model repeated itself without finishing; partial output: {partial:?}")]
-    Repetition { partial: String },
+    Repetition {
+        /// What was written until then.
+        partial: String,
+    },
     /// The output does not expand or validate (should not happen under a grammar; with
     /// no constraint it is the expected failure).
     #[error("the model's output is not valid: {message}; output: {output:?}")]
-    Invalid { output: String, message: String },
+    Invalid {
+        /// What the model wrote.
+        output: String,
+        /// Why it does not expand or validate.
+        message: String,
+    },
     /// An examples file could not be read.
     #[error("examples {}: {message}", path.display())]
-    Examples { path: PathBuf, message: String },
+    Examples {
+        /// The examples file.
+        path: PathBuf,
+        /// What is wrong with it.
+        message: String,
+    },
 }
 
 /// A model loaded with its weights, ready to generate. Load once, share by reference.
@@ -180,7 +204,9 @@ pub enum OutputFormat {
 /// A worked example for the prompt: a request and the JSON it should give.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Example {
+    /// The user's request.
     pub request: String,
+    /// The JSON it should give.
     pub output: Value,
 }
 
@@ -220,11 +246,26 @@ pub fn load_examples(path: &Path) -> Result<Vec<Example>, GenerateError> {
 #[derive(Debug, Clone, PartialEq)]
 pub enum PrefixCache {
     /// The prefix's KV cache was read from the file.
-    Loaded { path: PathBuf, ms: f64 },
+    Loaded {
+        /// The cache file.
+        path: PathBuf,
+        /// How long it took, in milliseconds.
+        ms: f64,
+    },
     /// The prefix was evaluated and written to the file.
-    Saved { path: PathBuf, ms: f64 },
+    Saved {
+        /// The cache file.
+        path: PathBuf,
+        /// How long it took, in milliseconds.
+        ms: f64,
+    },
     /// The prefix was evaluated; the file could not be written.
-    NotSaved { path: PathBuf, reason: String },
+    NotSaved {
+        /// The cache file.
+        path: PathBuf,
+        /// Why it could not be written.
+        reason: String,
+    },
     /// The prompt has no shared prefix to cache.
     Empty,
 }
@@ -318,6 +359,7 @@ pub struct Generation {
     pub text: String,
     /// The model repeated a line; the output was cut before the repetition.
     pub cut_repetition: bool,
+    /// Timings and token counts of the request.
     pub stats: Stats,
 }
 
@@ -1002,7 +1044,7 @@ struct Decoding {
 }
 
 /// Grammar pruning for one request: the candidates found in it, and what a written line
-/// consumes (see `dss_compiler::grammar::prune`).
+/// consumes (see `dss_compiler::CompiledSpec::pruned_grammar`).
 #[derive(Debug, Clone, Default)]
 pub struct Pruning {
     /// The values found per site.

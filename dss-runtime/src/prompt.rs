@@ -27,7 +27,9 @@ code fence. Include only what the request asks for.";
 /// A worked example for the prompt: a request and the answer as the model should write it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Shot {
+    /// The user's request.
     pub request: String,
+    /// The answer as the model should write it.
     pub answer: String,
 }
 
@@ -45,6 +47,7 @@ const SLOT: &str = "\u{2063}DSS-REQUEST-SLOT\u{2063}";
 /// Errors from rendering the chat template.
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum PromptError {
+    /// The model's chat template failed to render (its message).
     #[error("the chat template failed: {0}")]
     Template(String),
 }

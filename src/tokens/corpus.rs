@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// One document to measure.
-pub struct Doc {
+pub(super) struct Doc {
     /// Where it is, for messages and reports: `file`, `file:LINE` (JSONL) or
     /// `file#/tests/N/data` (schema test files).
     pub name: String,
@@ -30,14 +30,14 @@ pub struct Doc {
 
 /// A document that could not be read or measured, reported as `name: message`.
 #[derive(Debug, Clone)]
-pub struct Failure {
+pub(super) struct Failure {
     pub name: String,
     pub message: String,
 }
 
 /// What reading one file gives.
 #[derive(Default)]
-pub struct Loaded {
+pub(super) struct Loaded {
     pub docs: Vec<Doc>,
     pub failures: Vec<Failure>,
     /// Documents left out by `--skip-if-present`.
@@ -48,13 +48,13 @@ pub struct Loaded {
 
 /// `--skip-if-present`: a JSON pointer (`/data/values`) or an RFC 9535 JSONPath query
 /// (`$..data.values`); a document is skipped when it selects anything.
-pub enum SkipRule {
+pub(super) enum SkipRule {
     Pointer(String),
     Path(Box<JsonPath>),
 }
 
 impl SkipRule {
-    pub fn parse(text: &str) -> Result<Self> {
+    pub(super) fn parse(text: &str) -> Result<Self> {
         if text.is_empty() || text.starts_with('/') {
             Ok(SkipRule::Pointer(text.to_string()))
         } else if text.starts_with('$') {
@@ -69,7 +69,7 @@ impl SkipRule {
         }
     }
 
-    pub fn matches(&self, value: &Value) -> bool {
+    pub(super) fn matches(&self, value: &Value) -> bool {
         match self {
             SkipRule::Pointer(p) => value.pointer(p).is_some(),
             SkipRule::Path(path) => !path.query(value).is_empty(),
@@ -78,7 +78,7 @@ impl SkipRule {
 }
 
 /// A file to read, and the subtotal its documents count in.
-pub struct Source {
+pub(super) struct Source {
     pub path: PathBuf,
     pub group: String,
 }
@@ -142,7 +142,7 @@ fn schema_test_source(path: &Path) -> String {
 /// Every file under `paths` (folders recursively: `*.json`, `*.jsonl`), in a stable order,
 /// with its group: its folder; with `schema_tests`, its source (prefixed by its folder when
 /// the files come from several folders).
-pub fn sources(paths: &[PathBuf], schema_tests: bool) -> Result<Vec<Source>> {
+pub(super) fn sources(paths: &[PathBuf], schema_tests: bool) -> Result<Vec<Source>> {
     let mut files = Vec::new();
     for p in paths {
         walk(p, &mut files)?;
@@ -204,7 +204,11 @@ impl Loaded {
 }
 
 /// Read one file of documents of `spec`: a JSON document, or JSONL.
-pub fn load_documents(source: &Source, spec: &Arc<CompiledSpec>, skip: &[SkipRule]) -> Loaded {
+pub(super) fn load_documents(
+    source: &Source,
+    spec: &Arc<CompiledSpec>,
+    skip: &[SkipRule],
+) -> Loaded {
     let mut out = Loaded::default();
     let file = source.path.display().to_string();
     let Some(text) = out.read(source) else {
@@ -244,7 +248,7 @@ pub fn load_documents(source: &Source, spec: &Arc<CompiledSpec>, skip: &[SkipRul
 }
 
 /// Read one schema test file: compile each schema, keep its valid tests.
-pub fn load_schema_tests(source: &Source, skip: &[SkipRule]) -> Loaded {
+pub(super) fn load_schema_tests(source: &Source, skip: &[SkipRule]) -> Loaded {
     let mut out = Loaded::default();
     let file = source.path.display().to_string();
     let Some(text) = out.read(source) else {

@@ -7,17 +7,17 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 /// The formats compared, in report order.
-pub const FORMATS: [&str; 5] = ["pretty", "compact", "yaml", "toon", "dss"];
+pub(super) const FORMATS: [&str; 5] = ["pretty", "compact", "yaml", "toon", "dss"];
 /// Their names in the terminal table.
-pub const FORMAT_TITLES: [&str; 5] = ["pretty JSON", "compact JSON", "YAML", "TOON", "dss"];
-pub const COMPACT: usize = 1;
-pub const DSS: usize = 4;
+pub(super) const FORMAT_TITLES: [&str; 5] = ["pretty JSON", "compact JSON", "YAML", "TOON", "dss"];
+pub(super) const COMPACT: usize = 1;
+pub(super) const DSS: usize = 4;
 
 /// Token counts of one document in each format, for one tokenizer.
-pub type Counts = [usize; FORMATS.len()];
+pub(super) type Counts = [usize; FORMATS.len()];
 
 /// One measured document.
-pub struct Measured {
+pub(super) struct Measured {
     pub name: String,
     pub group: String,
     /// One entry per tokenizer, in `--tokenizer` order.
@@ -25,7 +25,7 @@ pub struct Measured {
 }
 
 /// The same value as pretty JSON (2-space indent), compact JSON, YAML, TOON and dss.
-pub fn encode(doc: &Doc) -> Result<[String; FORMATS.len()], String> {
+pub(super) fn encode(doc: &Doc) -> Result<[String; FORMATS.len()], String> {
     let dss = crate::compress_value(&doc.spec, &doc.value)
         .map_err(|e| format!("cannot compress: {e}"))?;
     let pretty = serde_json::to_string_pretty(&doc.value).map_err(|e| format!("JSON: {e}"))?;
@@ -36,7 +36,7 @@ pub fn encode(doc: &Doc) -> Result<[String; FORMATS.len()], String> {
 }
 
 /// Encode `doc` and count each text with each tokenizer.
-pub fn measure(doc: &Doc, tokenizers: &[Tokenizer]) -> Result<Measured, Failure> {
+pub(super) fn measure(doc: &Doc, tokenizers: &[Tokenizer]) -> Result<Measured, Failure> {
     let fail = |message: String| Failure {
         name: doc.name.clone(),
         message,
@@ -59,7 +59,12 @@ pub fn measure(doc: &Doc, tokenizers: &[Tokenizer]) -> Result<Measured, Failure>
 
 /// `f` over `items` on `jobs` threads (scoped), results in input order; `progress` advances
 /// by one per item.
-pub fn parallel_map<T, R, F>(items: &[T], jobs: usize, progress: &ProgressBar, f: F) -> Vec<R>
+pub(super) fn parallel_map<T, R, F>(
+    items: &[T],
+    jobs: usize,
+    progress: &ProgressBar,
+    f: F,
+) -> Vec<R>
 where
     T: Sync,
     R: Send,

@@ -29,7 +29,7 @@ use std::sync::Arc;
 use tokenizer::Tokenizer;
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Format {
+pub(crate) enum Format {
     /// Per tokenizer: totals per format, their ratio to compact JSON, the median and worst
     /// per-document dss/compact ratio, the worst documents, and subtotals per folder.
     Table,
@@ -60,7 +60,7 @@ Examples:
   dss tokens --spec out/vl examples/ --skip-if-present '$..data.values'
   dss tokens --schema-tests maskbench/data --tokenizer o200k --tokenizer cl100k --format json
   dss tokens --spec out/vl --grammar")]
-pub struct TokensArgs {
+pub(crate) struct TokensArgs {
     /// The compiled spec (directory with spec.json, a spec.json, or a schema file).
     #[arg(long, value_name = "PATH", required_unless_present = "schema_tests")]
     pub spec: Option<PathBuf>,
@@ -104,7 +104,7 @@ pub struct TokensArgs {
     pub jobs: Option<NonZeroUsize>,
 }
 
-pub fn run(args: &TokensArgs) -> Result<ExitCode> {
+pub(crate) fn run(args: &TokensArgs) -> Result<ExitCode> {
     let tokenizers = tokenizer::load_all(&args.tokenizers)?;
     if args.grammar {
         let Some(spec_path) = &args.spec else {

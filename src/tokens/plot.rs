@@ -74,7 +74,7 @@ fn find_and_register_font() -> Result<(), String> {
 }
 
 /// Draw the histogram(s) into `path`: `.svg` (SVG) or `.png` (bitmap).
-pub fn plot(path: &Path, summaries: &[Summary]) -> Result<()> {
+pub(super) fn plot(path: &Path, summaries: &[Summary]) -> Result<()> {
     let ext = path
         .extension()
         .and_then(|e| e.to_str())

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 /// Counts that are the same for every tokenizer.
-pub struct RunInfo {
+pub(super) struct RunInfo {
     pub failed: usize,
     pub skipped: usize,
     /// Schema test corpora only: tests marked invalid (not measured).
@@ -17,14 +17,14 @@ pub struct RunInfo {
 }
 
 /// A document's dss/compact ratio.
-pub struct Ratio {
+pub(super) struct Ratio {
     pub name: String,
     pub ratio: f64,
     pub dss: usize,
     pub compact: usize,
 }
 
-pub struct Group {
+pub(super) struct Group {
     pub group: String,
     pub documents: usize,
     pub totals: Counts,
@@ -32,7 +32,7 @@ pub struct Group {
 }
 
 /// Everything reported for one tokenizer.
-pub struct Summary {
+pub(super) struct Summary {
     pub tokenizer: String,
     pub documents: usize,
     pub totals: Counts,
@@ -47,7 +47,7 @@ fn ratio(dss: usize, compact: usize) -> f64 {
 }
 
 /// The median of an ascending slice (the mean of the two middle values if even).
-pub fn median(sorted: &[f64]) -> Option<f64> {
+pub(super) fn median(sorted: &[f64]) -> Option<f64> {
     let n = sorted.len();
     match n {
         0 => None,
@@ -64,7 +64,7 @@ fn add(total: &mut Counts, c: &Counts) {
 
 impl Summary {
     /// The summary for tokenizer number `t` (its index in `Measured::counts`).
-    pub fn new(tokenizer: &str, t: usize, docs: &[Measured]) -> Self {
+    pub(super) fn new(tokenizer: &str, t: usize, docs: &[Measured]) -> Self {
         let mut totals: Counts = [0; FORMATS.len()];
         let mut ratios = Vec::with_capacity(docs.len());
         let mut groups: BTreeMap<&str, (usize, Counts, Vec<f64>)> = BTreeMap::new();
@@ -132,7 +132,7 @@ fn opt_ratio(x: Option<f64>) -> Value {
 }
 
 /// The `--format json` object of one tokenizer.
-pub fn to_json(s: &Summary, info: &RunInfo, top: usize) -> Value {
+pub(super) fn to_json(s: &Summary, info: &RunInfo, top: usize) -> Value {
     let mut ratios = Map::new();
     for (f, name) in FORMATS.iter().enumerate() {
         ratios.insert((*name).to_string(), json!(round4(s.ratio_to_compact(f))));
@@ -170,7 +170,7 @@ pub fn to_json(s: &Summary, info: &RunInfo, top: usize) -> Value {
 }
 
 /// One object for one tokenizer, an array for several.
-pub fn one_or_array(mut items: Vec<Value>) -> Value {
+pub(super) fn one_or_array(mut items: Vec<Value>) -> Value {
     if items.len() == 1 {
         items.remove(0)
     } else {
@@ -179,7 +179,7 @@ pub fn one_or_array(mut items: Vec<Value>) -> Value {
 }
 
 /// The terminal report of one tokenizer.
-pub fn to_table(s: &Summary, info: &RunInfo, top: usize) -> String {
+pub(super) fn to_table(s: &Summary, info: &RunInfo, top: usize) -> String {
     let mut o = String::new();
     let mut head = format!(
         "{}: {} documents ({} failed, {} skipped",
@@ -250,7 +250,11 @@ pub fn to_table(s: &Summary, info: &RunInfo, top: usize) -> String {
 }
 
 /// `--format csv`: one row per document and tokenizer.
-pub fn write_csv(out: impl std::io::Write, docs: &[Measured], tokenizers: &[String]) -> Result<()> {
+pub(super) fn write_csv(
+    out: impl std::io::Write,
+    docs: &[Measured],
+    tokenizers: &[String],
+) -> Result<()> {
     let mut w = csv::Writer::from_writer(out);
     let mut header = vec!["path", "tokenizer"];
     header.extend(FORMATS);

@@ -7,7 +7,7 @@ use anyhow::{anyhow, bail, Result};
 type CountFn = dyn Fn(&str) -> Result<usize> + Send + Sync;
 
 /// A named token counter, shared by the worker threads.
-pub struct Tokenizer {
+pub(super) struct Tokenizer {
     /// As given on the command line (`o200k`, `gguf:model.gguf`, …).
     pub name: String,
     count: Box<CountFn>,
@@ -15,7 +15,7 @@ pub struct Tokenizer {
 
 impl Tokenizer {
     /// Parse one `--tokenizer` value and load the tokenizer.
-    pub fn load(spec: &str) -> Result<Self> {
+    pub(super) fn load(spec: &str) -> Result<Self> {
         let count: Box<CountFn> = match spec {
             "o200k" | "o200k_base" => {
                 let bpe = tiktoken_rs::o200k_base().map_err(|e| anyhow!("o200k: {e}"))?;
@@ -45,7 +45,7 @@ impl Tokenizer {
     }
 
     /// How many tokens `text` is (no BOS/EOS added; special-token syntax counts as text).
-    pub fn count(&self, text: &str) -> Result<usize> {
+    pub(super) fn count(&self, text: &str) -> Result<usize> {
         (self.count)(text)
     }
 }
@@ -98,7 +98,7 @@ fn hf(path: &str) -> Result<Box<CountFn>> {
 }
 
 /// Load every `--tokenizer` (default: o200k); a name given twice is an error.
-pub fn load_all(specs: &[String]) -> Result<Vec<Tokenizer>> {
+pub(super) fn load_all(specs: &[String]) -> Result<Vec<Tokenizer>> {
     let mut out: Vec<Tokenizer> = Vec::new();
     for spec in specs {
         if out.iter().any(|t| t.name == *spec) {

@@ -13,7 +13,7 @@ use serde_json::{Number, Value};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Reads shorthand.
-pub struct Decoder<'a> {
+pub(crate) struct Decoder<'a> {
     pub(super) src: &'a str,
     pub(super) pos: usize,
     /// Nesting of `(` and `[`, bounded so hostile input cannot overflow the stack.
@@ -46,11 +46,11 @@ impl Tok<'_> {
 }
 
 /// Deepest nesting of objects and arrays the decoder reads (serde_json's limit too).
-pub const MAX_DEPTH: usize = 128;
+pub(crate) const MAX_DEPTH: usize = 128;
 
 impl<'a> Decoder<'a> {
     /// A decoder of `src`, written in `notation` for `shapes`; `tables` are theirs.
-    pub fn new(
+    pub(crate) fn new(
         src: &'a str,
         shapes: &'a Shapes,
         notation: &'a Notation,
@@ -70,7 +70,7 @@ impl<'a> Decoder<'a> {
     /// A decoder of the complete lines a document starts with (what a model has written
     /// so far): the input may end where the document could not, before a required line or
     /// the items an array needs. Everything present is read as strictly as in a document.
-    pub fn prefix(
+    pub(crate) fn prefix(
         src: &'a str,
         shapes: &'a Shapes,
         notation: &'a Notation,
@@ -84,7 +84,7 @@ impl<'a> Decoder<'a> {
 
     /// Whether `text` is exactly one value of `expr` that reads back as `expected` (`quoted`
     /// as in [`FieldLayout::quoted`](crate::notation::FieldLayout::quoted)).
-    pub fn reads_as(
+    pub(crate) fn reads_as(
         text: &'a str,
         shapes: &'a Shapes,
         notation: &'a Notation,
@@ -170,7 +170,7 @@ impl<'a> Decoder<'a> {
         }
     }
 
-    pub fn document(&mut self) -> DResult<Value> {
+    pub(crate) fn document(&mut self) -> DResult<Value> {
         let root = self.shapes.root;
         let v = match self.notation.root {
             RootLayout::Block => self.block(root)?,
@@ -346,7 +346,11 @@ impl<'a> Decoder<'a> {
         }
     }
 
-    pub fn value(&mut self, expr: ExprId, abbrev: &BTreeMap<String, String>) -> DResult<Value> {
+    pub(crate) fn value(
+        &mut self,
+        expr: ExprId,
+        abbrev: &BTreeMap<String, String>,
+    ) -> DResult<Value> {
         self.value_as(expr, abbrev, false)
     }
 

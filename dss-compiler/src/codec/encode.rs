@@ -16,7 +16,9 @@ use std::collections::BTreeMap;
 /// A value that does not fit the notation (only possible for instances the schema rejects).
 #[derive(Debug)]
 pub struct EncodeError {
+    /// Where the value is in the instance (a JSON pointer).
     pub pointer: String,
+    /// Why it does not fit.
     pub message: String,
 }
 
@@ -32,14 +34,14 @@ fn eerr<T>(pointer: &Ptr<'_>, message: impl Into<String>) -> EResult<T> {
 /// Where the encoder is in the instance; rendered as a JSON pointer only on error, so the
 /// hot path allocates nothing for it.
 #[derive(Clone, Copy)]
-pub enum Ptr<'p> {
+pub(crate) enum Ptr<'p> {
     Root,
     Key(&'p Ptr<'p>, &'p str),
     Index(&'p Ptr<'p>, usize),
 }
 
 impl Ptr<'_> {
-    pub fn render(&self) -> String {
+    pub(crate) fn render(&self) -> String {
         match self {
             Ptr::Root => String::new(),
             Ptr::Key(parent, k) => format!("{}/{}", parent.render(), escape_token(k)),
@@ -49,7 +51,7 @@ impl Ptr<'_> {
 }
 
 /// Writes shorthand.
-pub struct Encoder<'a> {
+pub(crate) struct Encoder<'a> {
     shapes: &'a Shapes,
     notation: &'a Notation,
     /// The lookups of `shapes` and `notation` (built from them).
@@ -60,7 +62,7 @@ pub struct Encoder<'a> {
 
 impl<'a> Encoder<'a> {
     /// An encoder of `shapes` written in `notation`; `tables` are theirs.
-    pub fn new(shapes: &'a Shapes, notation: &'a Notation, tables: &'a Tables) -> Self {
+    pub(crate) fn new(shapes: &'a Shapes, notation: &'a Notation, tables: &'a Tables) -> Self {
         Encoder {
             shapes,
             notation,
@@ -71,7 +73,7 @@ impl<'a> Encoder<'a> {
 
     /// Also check each value's local assertions (bounds, `pattern`, `format`…): with
     /// [`Shapes::encoding_validates`], a successful encode is then a complete validation.
-    pub fn with_checks(mut self, checks: &'a LocalChecks) -> Self {
+    pub(crate) fn with_checks(mut self, checks: &'a LocalChecks) -> Self {
         self.checks = Some(checks);
         self
     }
@@ -94,7 +96,7 @@ impl<'a> Encoder<'a> {
         }
     }
 
-    pub fn document(&self, v: &Value) -> EResult<String> {
+    pub(crate) fn document(&self, v: &Value) -> EResult<String> {
         let mut out = String::with_capacity(256);
         let root = self.shapes.root;
         self.check(v, root, &Ptr::Root)?;
@@ -372,7 +374,7 @@ impl<'a> Encoder<'a> {
     }
 
     /// An inline value.
-    pub fn value(
+    pub(crate) fn value(
         &self,
         v: &Value,
         expr: ExprId,

@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 /// [`FieldLayout`](crate::notation::FieldLayout) (~180 bytes, its strings elsewhere on the heap) costs
 /// a miss per field read.
 #[derive(Debug, Default)]
-pub struct RecordIndex {
+pub(crate) struct RecordIndex {
     /// Field names, then keywords, back to back; sliced by [`FieldSlot`].
     text: String,
     /// What the encoder reads of each field.
@@ -33,7 +33,7 @@ pub struct RecordIndex {
 
 /// The part of a [`FieldLayout`](crate::notation::FieldLayout) the encoder reads, packed.
 #[derive(Debug, Clone, Copy)]
-pub struct FieldSlot {
+pub(crate) struct FieldSlot {
     pub expr: ExprId,
     /// The field's own schema expression (see
     /// [`FieldLayout::source`](crate::notation::FieldLayout::source)), for its local assertions.
@@ -57,7 +57,7 @@ pub struct FieldSlot {
 
 /// [`FieldMode`] without its value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SlotMode {
+pub(crate) enum SlotMode {
     Positional,
     Const,
     Keyed,
@@ -131,7 +131,7 @@ impl RecordIndex {
     }
 
     /// The field named `name`.
-    pub fn position(&self, name: &str) -> Option<usize> {
+    pub(crate) fn position(&self, name: &str) -> Option<usize> {
         if let Some(map) = &self.by_name {
             return map.get(name).copied();
         }
@@ -145,18 +145,18 @@ impl RecordIndex {
     }
 
     /// Field `i`'s name.
-    pub fn name(&self, i: usize) -> &str {
+    pub(crate) fn name(&self, i: usize) -> &str {
         self.slice(self.slots[i].name)
     }
 
     /// A field's keyword.
-    pub fn keyword(&self, slot: &FieldSlot) -> &str {
+    pub(crate) fn keyword(&self, slot: &FieldSlot) -> &str {
         self.slice(slot.keyword)
     }
 
     /// Field `i`'s abbreviations. They are rare: only then is the (cold) field layout of
     /// `r`, this index's record, read.
-    pub fn abbrev<'r>(
+    pub(crate) fn abbrev<'r>(
         &self,
         r: &'r RecordLayout,
         i: usize,

@@ -5,7 +5,7 @@ use crate::shape::same_number;
 use serde_json::{Number, Value};
 
 /// JSON values are equal, numbers compared by value.
-pub fn json_eq(a: &Value, b: &Value) -> bool {
+pub(crate) fn json_eq(a: &Value, b: &Value) -> bool {
     match (a, b) {
         (Value::Number(x), Value::Number(y)) => same_number(x, y),
         (Value::Array(x), Value::Array(y)) => {

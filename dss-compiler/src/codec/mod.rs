@@ -21,11 +21,11 @@ mod index;
 mod json;
 mod tables;
 
-pub use decode::{Decoder, MAX_DEPTH};
-pub use encode::{EncodeError, Encoder, Ptr};
-pub use index::{FieldSlot, RecordIndex, SlotMode};
-pub use json::json_eq;
-pub use tables::{Obj, Rec, Tables};
+pub(crate) use decode::{Decoder, MAX_DEPTH};
+pub use encode::EncodeError;
+pub(crate) use encode::Encoder;
+pub(crate) use json::json_eq;
+pub(crate) use tables::Tables;
 
 use std::collections::BTreeMap;
 

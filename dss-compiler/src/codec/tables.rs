@@ -14,7 +14,7 @@ use std::sync::OnceLock;
 /// Lookups by expression, packed for the codec's hot path: with one document per schema
 /// (MaskBench) nothing of a spec is in cache, and misses, not instructions, are its cost.
 #[derive(Debug)]
-pub struct Tables {
+pub(crate) struct Tables {
     /// The JSON types each expression admits: one small table instead of one `Parts` (a
     /// few cache lines) per value.
     kinds: Vec<Kind>,
@@ -36,7 +36,7 @@ pub struct Tables {
 /// An object layout as the [`Tables`] hold it: the layout and the number of its first
 /// record, so each of its records can have its [`RecordIndex`].
 #[derive(Debug, Clone, Copy)]
-pub struct Obj<'t> {
+pub(crate) struct Obj<'t> {
     /// The layout.
     pub layout: &'t ObjLayout,
     first: u32,
@@ -44,7 +44,7 @@ pub struct Obj<'t> {
 
 /// One record of an object layout, with its number in the [`Tables`].
 #[derive(Debug, Clone, Copy)]
-pub struct Rec<'t> {
+pub(crate) struct Rec<'t> {
     /// The record's layout.
     pub layout: &'t RecordLayout,
     id: u32,
@@ -52,7 +52,7 @@ pub struct Rec<'t> {
 
 impl<'t> Obj<'t> {
     /// The record of a plain record layout (`None` for a tagged union).
-    pub fn plain(self) -> Option<Rec<'t>> {
+    pub(crate) fn plain(self) -> Option<Rec<'t>> {
         match self.layout {
             ObjLayout::Record(r) => Some(Rec {
                 layout: r,
@@ -64,7 +64,8 @@ impl<'t> Obj<'t> {
 
     /// Record `variant` of the layout: a tagged union's variant, or the plain record
     /// (variant 0).
-    pub fn record(self, variant: usize) -> Option<Rec<'t>> {
+    #[cfg(test)]
+    pub(crate) fn record(self, variant: usize) -> Option<Rec<'t>> {
         Some(Rec {
             layout: self.layout.record(variant)?,
             id: self.first + variant as u32,
@@ -73,7 +74,7 @@ impl<'t> Obj<'t> {
 
     /// A tagged union's variant whose tag is `tag` (as in the JSON), with what is written
     /// for it.
-    pub fn variant(self, tag: &str) -> Option<(Rec<'t>, &'t str)> {
+    pub(crate) fn variant(self, tag: &str) -> Option<(Rec<'t>, &'t str)> {
         let ObjLayout::Tagged { variants, .. } = self.layout else {
             return None;
         };
@@ -90,7 +91,7 @@ impl<'t> Obj<'t> {
 
 impl Tables {
     /// Derive the tables of `shapes` and their `notation`.
-    pub fn build(shapes: &Shapes, notation: &Notation) -> Tables {
+    pub(crate) fn build(shapes: &Shapes, notation: &Notation) -> Tables {
         let kinds = shapes
             .parts
             .iter()
@@ -126,12 +127,12 @@ impl Tables {
     }
 
     /// The JSON types `id` admits (none for an unknown expression).
-    pub fn kind(&self, id: ExprId) -> Kind {
+    pub(crate) fn kind(&self, id: ExprId) -> Kind {
         self.kinds.get(id as usize).copied().unwrap_or_default()
     }
 
     /// The object layout of `id` (that of its canonical expression), if it has one.
-    pub fn object(&self, id: ExprId) -> Option<Obj<'_>> {
+    pub(crate) fn object(&self, id: ExprId) -> Option<Obj<'_>> {
         let slot = (*self.object_slot.get(id as usize)? as usize).checked_sub(1)?;
         let (first, layout) = self.layouts.get(slot)?;
         Some(Obj {
@@ -141,14 +142,14 @@ impl Tables {
     }
 
     /// The encoder's index of a record, built on first use.
-    pub fn index(&self, rec: Rec<'_>, shapes: &Shapes) -> &RecordIndex {
+    pub(crate) fn index(&self, rec: Rec<'_>, shapes: &Shapes) -> &RecordIndex {
         // `rec` comes from these tables, so its number is in range.
         self.record_index[rec.id as usize].get_or_init(|| RecordIndex::build(rec.layout, shapes))
     }
 
     /// Whether a block line writes a value of `expr` open (see
     /// [`Notation::opens_on_line`]).
-    pub fn opens_on_line(&self, expr: ExprId) -> bool {
+    pub(crate) fn opens_on_line(&self, expr: ExprId) -> bool {
         self.line_open.contains(&expr)
     }
 }

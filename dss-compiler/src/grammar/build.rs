@@ -768,7 +768,7 @@ fn tag_label(tags: &[(String, String)]) -> String {
 }
 
 /// Build the grammar of a notation.
-pub fn build(shapes: &Shapes, notation: &Notation) -> Grammar {
+pub(crate) fn build(shapes: &Shapes, notation: &Notation) -> Grammar {
     build_with(shapes, notation, None, Resume::Start)
 }
 
@@ -777,7 +777,7 @@ type PruneInputs<'a> = (&'a Restriction, &'a Tables);
 
 /// Build the grammar of a notation pruned by `restriction` (see [`super::prune`]), for the
 /// whole document or for its rest after `resume`.
-pub fn build_pruned(
+pub(crate) fn build_pruned(
     shapes: &Shapes,
     notation: &Notation,
     tables: &Tables,

@@ -19,15 +19,15 @@ mod gbnf;
 mod names;
 mod pest;
 mod print;
-pub mod prune;
+pub(crate) mod prune;
 mod readable;
-pub mod terminal;
+pub(crate) mod terminal;
 
-pub use build::{build, build_pruned};
+pub(crate) use build::{build, build_pruned};
 pub use print::quote_lit;
 pub use prune::{Consume, Restriction, Resume};
-pub use readable::readable;
-pub use terminal::Terminal;
+pub(crate) use readable::readable;
+pub(crate) use terminal::Terminal;
 
 use crate::notation::{is_section, FieldLayout, FieldMode, RecordLayout};
 use crate::shape::Shapes;
@@ -35,7 +35,7 @@ use std::collections::BTreeSet;
 
 /// A grammar expression.
 #[derive(Debug, Clone, PartialEq)]
-pub enum G {
+pub(crate) enum G {
     /// Literal text.
     Lit(String),
     /// One of the shared terminals.
@@ -53,7 +53,7 @@ pub enum G {
 }
 
 /// A rule of the grammar.
-pub struct Rule {
+pub(crate) struct Rule {
     /// Its name (the first rule is printed as the start rule of each syntax).
     pub name: String,
     /// What it matches.
@@ -65,7 +65,7 @@ pub struct Rule {
 /// The grammar: rules in order, `document` first.
 pub struct Grammar {
     /// The rules, the start rule first.
-    pub rules: Vec<Rule>,
+    pub(crate) rules: Vec<Rule>,
 }
 
 impl G {

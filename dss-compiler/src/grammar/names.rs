@@ -54,7 +54,7 @@ fn prefixed(label: &str, name: String) -> String {
 pub(super) struct RuleNames(HashMap<String, usize>);
 
 impl RuleNames {
-    pub fn new() -> Self {
+    pub(super) fn new() -> Self {
         RuleNames(
             Terminal::ALL
                 .iter()
@@ -65,7 +65,7 @@ impl RuleNames {
 
     /// A fresh rule name from `base`: identifier characters only, never a terminal's or a
     /// start rule's name, numbered when taken.
-    pub fn fresh(&mut self, base: &str) -> String {
+    pub(super) fn fresh(&mut self, base: &str) -> String {
         let mut base: String = base
             .chars()
             .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })

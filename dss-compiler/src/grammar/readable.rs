@@ -95,7 +95,7 @@ struct Readable<'a> {
 }
 
 /// A readable CFG of the notation with the schema's descriptions as comments.
-pub fn readable(shapes: &Shapes, notation: &Notation) -> String {
+pub(crate) fn readable(shapes: &Shapes, notation: &Notation) -> String {
     let mut p = Readable {
         shapes,
         notation,

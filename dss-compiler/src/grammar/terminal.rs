@@ -8,13 +8,13 @@ macro_rules! terminals {
     ($($(#[doc = $doc:literal])* $v:ident,)*) => {
         /// A terminal of the grammars (leaf rules shared by every schema's grammar).
         #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-        pub enum Terminal {
+        pub(crate) enum Terminal {
             $($(#[doc = $doc])* $v,)*
         }
 
         impl Terminal {
             /// Every terminal, in the order grammars list their definitions.
-            pub const ALL: &'static [Terminal] = &[$(Terminal::$v,)*];
+            pub(crate) const ALL: &'static [Terminal] = &[$(Terminal::$v,)*];
         }
     };
 }
@@ -59,12 +59,12 @@ use Terminal::*;
 const RESERVED: &[&str] = &["true", "false", "null"];
 
 /// The pest rule of a word character, which ends every literal ending in one.
-pub const WCH_PEST: &str =
+pub(crate) const WCH_PEST: &str =
     "WCH = _{ ASCII_ALPHANUMERIC | \"_\" | \"$\" | \".\" | \"-\" | \"/\" }\n";
 
 impl Terminal {
     /// The terminal of a free number: bounds a grammar can say (`minimum` 0 or 1).
-    pub fn of_number(n: &NumPart) -> Terminal {
+    pub(crate) fn of_number(n: &NumPart) -> Terminal {
         match (n.integer, n.lower) {
             (true, None) => Integer,
             (true, Some(Lower::NonNegative)) => Natural,
@@ -75,7 +75,7 @@ impl Terminal {
     }
 
     /// The terminal of a free string; `quoted`: never a bare word here.
-    pub fn of_string(s: &StrPart, quoted: bool) -> Terminal {
+    pub(crate) fn of_string(s: &StrPart, quoted: bool) -> Terminal {
         match (s.lexical, quoted) {
             (None, true) => String,
             (None, false) => Text,
@@ -87,7 +87,7 @@ impl Terminal {
     }
 
     /// The rule name (pest; GBNF writes `_` as `-`).
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Text => "text",
             TextNonempty => "text_nonempty",
@@ -109,7 +109,7 @@ impl Terminal {
 
     /// The terminals this one's definition refers to (a grammar that uses it defines them
     /// too). Terminals without any are single lexemes.
-    pub fn deps(self) -> &'static [Terminal] {
+    pub(crate) fn deps(self) -> &'static [Terminal] {
         match self {
             Text => &[String, Bare],
             TextNonempty => &[NonEmpty, Bare],
@@ -122,7 +122,7 @@ impl Terminal {
     }
 
     /// The pest definition, after `name = `.
-    pub fn pest(self) -> &'static str {
+    pub(crate) fn pest(self) -> &'static str {
         match self {
             Text => "{ string | bare }",
             TextNonempty => "{ nonempty | bare }",
@@ -165,7 +165,7 @@ impl Terminal {
     }
 
     /// The GBNF definition, after `name ::= `.
-    pub fn gbnf(self) -> &'static str {
+    pub(crate) fn gbnf(self) -> &'static str {
         match self {
             Text => "string | bare",
             TextNonempty => "nonempty | bare",
@@ -194,13 +194,14 @@ impl Terminal {
     }
 
     /// The GBNF rule name.
-    pub fn gbnf_name(self) -> std::string::String {
+    pub(crate) fn gbnf_name(self) -> std::string::String {
         self.name().replace('_', "-")
     }
 
     /// The name dss-runtime's GBNF -> Lark conversion gives this terminal: a lexeme
     /// (`T_STRING`) when it refers to no other rule, else a rule (`r_text`).
-    pub fn lark_name(self) -> std::string::String {
+    #[cfg(test)]
+    pub(crate) fn lark_name(self) -> std::string::String {
         if self.deps().is_empty() {
             format!("T_{}", self.name().to_ascii_uppercase())
         } else {
@@ -210,7 +211,8 @@ impl Terminal {
 
     /// The Lark (llguidance) definition, after `name: `: a regex for a lexeme, a rule over
     /// other terminals' Lark names otherwise.
-    pub fn lark(self) -> &'static str {
+    #[cfg(test)]
+    pub(crate) fn lark(self) -> &'static str {
         match self {
             Text => "T_STRING | T_BARE",
             TextNonempty => "T_NONEMPTY | T_BARE",
@@ -238,7 +240,7 @@ impl Terminal {
 
     /// How the readable BNF for prompts writes it (it does not tell a non-empty string
     /// from any string).
-    pub fn readable(self) -> &'static str {
+    pub(crate) fn readable(self) -> &'static str {
         match self {
             Text | TextNonempty => "<string>",
             String | NonEmpty => "<\"string\">",
@@ -255,7 +257,7 @@ impl Terminal {
     }
 
     /// The same value written always in quotes (a free string is bare when one word).
-    pub fn quoted(self) -> Terminal {
+    pub(crate) fn quoted(self) -> Terminal {
         match self {
             Text => String,
             TextNonempty => NonEmpty,
@@ -264,7 +266,7 @@ impl Terminal {
     }
 
     /// Compact JSON, written as is.
-    pub fn is_json(self) -> bool {
+    pub(crate) fn is_json(self) -> bool {
         matches!(self, JsonValue | JsonObject | JsonArray)
     }
 }
@@ -274,23 +276,23 @@ impl Terminal {
 // `Number`, `JsonValue`); it then reads the value with serde_json, which checks the rest.
 
 /// A character that may start a bare word ([`Terminal::Bare`]).
-pub fn is_word_start(c: char) -> bool {
+pub(crate) fn is_word_start(c: char) -> bool {
     c.is_ascii_alphabetic() || c == '_' || c == '$'
 }
 
 /// A character of a word: of a bare string, keyword or tag (pest's `WCH`).
-pub fn is_word_char(c: char) -> bool {
+pub(crate) fn is_word_char(c: char) -> bool {
     c.is_ascii_alphanumeric() || matches!(c, '_' | '$' | '.' | '-' | '/')
 }
 
 /// Length in bytes of the word characters at the start of `s` (a keyword, tag or bare
 /// string; also the start of a number).
-pub fn word_len(s: &str) -> usize {
+pub(crate) fn word_len(s: &str) -> usize {
     s.find(|c: char| !is_word_char(c)).unwrap_or(s.len())
 }
 
 /// Length of the [`Terminal::Bare`] lexeme at the start of `s` (0: none).
-pub fn bare_len(s: &str) -> usize {
+pub(crate) fn bare_len(s: &str) -> usize {
     match s.chars().next() {
         Some(c) if is_word_start(c) => word_len(s),
         _ => 0,
@@ -299,14 +301,14 @@ pub fn bare_len(s: &str) -> usize {
 
 /// A string that can be written without quotes: one whole bare lexeme, not a JSON literal,
 /// and not ending in `.` or `-` (which would read as the start of something longer).
-pub fn is_word(s: &str) -> bool {
+pub(crate) fn is_word(s: &str) -> bool {
     let n = bare_len(s);
     n > 0 && n == s.len() && !RESERVED.contains(&s) && !s.ends_with(['.', '-'])
 }
 
 /// Length in bytes of the JSON string literal ([`Terminal::String`]) at the start of `s`
 /// (which starts with `"`); `None` when it is not closed on this line.
-pub fn quoted_len(s: &str) -> Option<usize> {
+pub(crate) fn quoted_len(s: &str) -> Option<usize> {
     let bytes = s.as_bytes();
     let mut i = 1;
     while i < bytes.len() {
@@ -322,14 +324,14 @@ pub fn quoted_len(s: &str) -> Option<usize> {
 
 /// Length of the JSON number ([`Terminal::Number`] and its bounded forms) at the start of
 /// `s`.
-pub fn number_len(s: &str) -> usize {
+pub(crate) fn number_len(s: &str) -> usize {
     s.find(|c: char| !(c.is_ascii_digit() || matches!(c, '-' | '+' | '.' | 'e' | 'E')))
         .unwrap_or(s.len())
 }
 
 /// Length of the compact JSON value ([`Terminal::JsonValue`]) at the start of `s` (strings
 /// and brackets balanced, on one line).
-pub fn json_len(s: &str) -> Option<usize> {
+pub(crate) fn json_len(s: &str) -> Option<usize> {
     let bytes = s.as_bytes();
     match bytes.first()? {
         b'"' => quoted_len(s),

@@ -14,14 +14,14 @@ use std::collections::{BTreeMap, BTreeSet};
 pub struct NotationConfig {
     /// `block`, `line`, `lines` or `value`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub root: Option<RootLayout>,
+    pub(crate) root: Option<RootLayout>,
     /// Object forms by name (their schema location); fields in the order they are written.
     #[serde(default)]
-    pub objects: BTreeMap<String, ObjectConfig>,
+    pub(crate) objects: BTreeMap<String, ObjectConfig>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
-pub struct ObjectConfig {
+pub(crate) struct ObjectConfig {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tag: Option<String>,
     #[serde(default)]
@@ -29,7 +29,7 @@ pub struct ObjectConfig {
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
-pub struct FieldConfig {
+pub(crate) struct FieldConfig {
     pub name: String,
     /// `positional`, `const`, `keyed` or `keyless`.
     pub mode: String,
@@ -212,7 +212,7 @@ impl FieldConfig {
 }
 
 /// The notation design as editable YAML.
-pub fn to_config(n: &Notation) -> NotationConfig {
+pub(crate) fn to_config(n: &Notation) -> NotationConfig {
     let mut objects = BTreeMap::new();
     let mut add = |r: &RecordLayout, tag: Option<String>| {
         let fields = r

@@ -13,7 +13,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 /// Design the notation for shapes, honouring user edits.
-pub fn design(shapes: &Shapes, config: Option<&NotationConfig>) -> Result<Notation, CompileError> {
+pub(crate) fn design(
+    shapes: &Shapes,
+    config: Option<&NotationConfig>,
+) -> Result<Notation, CompileError> {
     let empty = NotationConfig::default();
     let config = config.unwrap_or(&empty);
     let canon = canonicalize(shapes);

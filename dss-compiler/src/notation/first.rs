@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 /// First token classes, for deciding keyless fields and checking determinism.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-pub enum First {
+pub(crate) enum First {
     Null,
     True,
     False,
@@ -21,7 +21,7 @@ pub enum First {
 }
 
 /// First tokens of a value of these parts.
-pub fn first_set(parts: &Parts, abbrev: &BTreeMap<String, String>) -> BTreeSet<First> {
+pub(crate) fn first_set(parts: &Parts, abbrev: &BTreeMap<String, String>) -> BTreeSet<First> {
     let mut f = BTreeSet::new();
     if parts.any {
         f.extend([

@@ -14,7 +14,7 @@ use std::collections::{BTreeMap, BTreeSet};
 /// How the whole document is laid out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum RootLayout {
+pub(crate) enum RootLayout {
     /// Root object: one `kw: value` line per field, array fields as `kw:` + one item per line.
     Block,
     /// Root object: its body on one line, without parentheses.
@@ -28,7 +28,7 @@ pub enum RootLayout {
 /// How an object field is written.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum FieldMode {
+pub(crate) enum FieldMode {
     /// Required; written by position, without a key.
     Positional,
     /// Required with a single possible value: not written.
@@ -40,7 +40,7 @@ pub enum FieldMode {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct FieldLayout {
+pub(crate) struct FieldLayout {
     pub name: String,
     pub expr: ExprId,
     pub mode: FieldMode,
@@ -68,7 +68,7 @@ pub struct FieldLayout {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RecordLayout {
+pub(crate) struct RecordLayout {
     /// Name used by notation edits (the schema location(s) of the object form).
     pub name: String,
     pub fields: Vec<FieldLayout>,
@@ -82,7 +82,11 @@ pub struct RecordLayout {
 
 impl RecordLayout {
     /// `extras`: the undeclared properties' own expression and its canonical one.
-    pub fn new(name: String, fields: Vec<FieldLayout>, extras: Option<(ExprId, ExprId)>) -> Self {
+    pub(crate) fn new(
+        name: String,
+        fields: Vec<FieldLayout>,
+        extras: Option<(ExprId, ExprId)>,
+    ) -> Self {
         RecordLayout {
             name,
             fields,
@@ -93,7 +97,7 @@ impl RecordLayout {
 
     /// Undeclared keys may be written bare (when they are words) only if no optional
     /// field is recognised by a word: a pure map, or a record of required fields plus a map.
-    pub fn bare_keys(&self) -> bool {
+    pub(crate) fn bare_keys(&self) -> bool {
         self.extras.is_some()
             && self
                 .fields
@@ -103,14 +107,14 @@ impl RecordLayout {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct TaggedVariant {
+pub(crate) struct TaggedVariant {
     /// Tag values of this variant (as in the JSON) with what is written for each.
     pub tags: Vec<(String, String)>,
     pub record: RecordLayout,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub enum ObjLayout {
+pub(crate) enum ObjLayout {
     Record(RecordLayout),
     /// A union discriminated by a required string property (`key`).
     Tagged {
@@ -130,7 +134,8 @@ impl ObjLayout {
 
     /// Record `variant` of this layout: a tagged union's variant, or the plain record
     /// (variant 0).
-    pub fn record(&self, variant: usize) -> Option<&RecordLayout> {
+    #[cfg(test)]
+    pub(crate) fn record(&self, variant: usize) -> Option<&RecordLayout> {
         match self {
             ObjLayout::Record(r) => (variant == 0).then_some(r),
             ObjLayout::Tagged { variants, .. } => variants.get(variant).map(|v| &v.record),
@@ -138,7 +143,7 @@ impl ObjLayout {
     }
 
     /// How many records this layout has: 1, or a tagged union's variants.
-    pub fn record_count(&self) -> usize {
+    pub(crate) fn record_count(&self) -> usize {
         match self {
             ObjLayout::Record(_) => 1,
             ObjLayout::Tagged { variants, .. } => variants.len(),
@@ -157,7 +162,7 @@ impl ObjLayout {
 /// The whole notation: a layout per object shape, the root layout, and which expressions
 /// share one rule.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Notation {
+pub(crate) struct Notation {
     pub root: RootLayout,
     /// Canonical representative of each expression (equal parts => same rule).
     pub canon: Vec<ExprId>,
@@ -166,7 +171,11 @@ pub struct Notation {
 }
 
 impl Notation {
-    pub fn new(root: RootLayout, canon: Vec<ExprId>, objects: BTreeMap<ExprId, ObjLayout>) -> Self {
+    pub(crate) fn new(
+        root: RootLayout,
+        canon: Vec<ExprId>,
+        objects: BTreeMap<ExprId, ObjLayout>,
+    ) -> Self {
         Notation {
             root,
             canon,
@@ -178,20 +187,20 @@ impl Notation {
     /// any object that can be told from `()` qualifies (see [`open_layout`]). Computed on
     /// each call (grammars ask once per root field); the codec reads
     /// [`Tables::opens_on_line`](crate::codec::Tables::opens_on_line).
-    pub fn opens_on_line(&self, shapes: &Shapes, expr: ExprId) -> bool {
+    pub(crate) fn opens_on_line(&self, shapes: &Shapes, expr: ExprId) -> bool {
         open_layout(shapes, &self.objects, expr).is_some()
     }
 
     /// The object layout of `id` (that of its canonical expression), if it has one. A
     /// search of [`Self::objects`]; the codec reads
     /// [`Tables::object`](crate::codec::Tables::object), one table lookup.
-    pub fn object(&self, id: ExprId) -> Option<&ObjLayout> {
+    pub(crate) fn object(&self, id: ExprId) -> Option<&ObjLayout> {
         self.objects.get(self.canon.get(id as usize)?)
     }
 }
 
 /// Array-only fields with no tuple part become sections (`kw:` + one item per line).
-pub fn is_section(shapes: &Shapes, expr: ExprId) -> bool {
+pub(crate) fn is_section(shapes: &Shapes, expr: ExprId) -> bool {
     let p = shapes.parts(expr);
     p.array_only()
         && p.array

@@ -37,12 +37,12 @@ mod open;
 mod tags;
 mod words;
 
-pub use config::{to_config, FieldConfig, NotationConfig, ObjectConfig};
-pub use design::design;
-pub use first::{first_set, First};
-pub use layout::{
+pub(crate) use config::to_config;
+pub use config::NotationConfig;
+pub(crate) use design::design;
+pub(crate) use first::First;
+pub(crate) use layout::{
     is_section, FieldLayout, FieldMode, Notation, ObjLayout, RecordLayout, RootLayout,
     TaggedVariant,
 };
-pub use open::{open_layout, starts_plain};
-pub use words::{is_word, is_word_char, is_word_start, keyword_for, render_word};
+pub(crate) use words::render_word;

@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 /// Whether an object written without parentheses can be told from `()` (its empty form):
 /// its body must not start with `(`.
-pub fn starts_plain(shapes: &Shapes, layout: &ObjLayout) -> bool {
+pub(crate) fn starts_plain(shapes: &Shapes, layout: &ObjLayout) -> bool {
     match layout {
         ObjLayout::Tagged { .. } => true,
         ObjLayout::Record(r) => match r
@@ -25,7 +25,7 @@ pub fn starts_plain(shapes: &Shapes, layout: &ObjLayout) -> bool {
 }
 
 /// The object layout of an object-only expression, if it may be written open (no parens).
-pub fn open_layout<'n>(
+pub(crate) fn open_layout<'n>(
     shapes: &Shapes,
     objects: &'n BTreeMap<ExprId, ObjLayout>,
     expr: ExprId,

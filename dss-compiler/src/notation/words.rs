@@ -5,7 +5,7 @@
 const RESERVED: &[&str] = &["true", "false", "null"];
 
 /// A string that can be written without quotes.
-pub fn is_word(s: &str) -> bool {
+pub(crate) fn is_word(s: &str) -> bool {
     // Word characters are ASCII, so bytes suffice (a multi-byte character fails).
     let b = s.as_bytes();
     match b.first() {
@@ -18,17 +18,17 @@ pub fn is_word(s: &str) -> bool {
 }
 
 /// A character that may start a word.
-pub fn is_word_start(c: char) -> bool {
+pub(crate) fn is_word_start(c: char) -> bool {
     c.is_ascii_alphabetic() || c == '_' || c == '$'
 }
 
 /// A character that may continue a word.
-pub fn is_word_char(c: char) -> bool {
+pub(crate) fn is_word_char(c: char) -> bool {
     c.is_ascii_alphanumeric() || matches!(c, '_' | '$' | '.' | '-' | '/')
 }
 
 /// How a string is written as a token: bare if a word, else JSON-quoted.
-pub fn render_word(s: &str) -> String {
+pub(crate) fn render_word(s: &str) -> String {
     if is_word(s) {
         s.to_string()
     } else {
@@ -37,7 +37,7 @@ pub fn render_word(s: &str) -> String {
 }
 
 /// A plain-word keyword for a property name (`@type` -> `_type`).
-pub fn keyword_for(name: &str) -> String {
+pub(crate) fn keyword_for(name: &str) -> String {
     if is_word(name) {
         return name.to_string();
     }

@@ -13,7 +13,7 @@ use std::sync::Arc;
 const MAX_EXPRS: usize = 50_000;
 
 /// Builds [`Shapes`] from a schema document.
-pub struct Builder<'d, 'a> {
+pub(crate) struct Builder<'d, 'a> {
     pub(super) doc: &'d SchemaDoc<'a>,
     pub(super) exprs: Vec<Expr>,
     pub(super) index: HashMap<Expr, ExprId>,
@@ -40,7 +40,7 @@ pub struct Builder<'d, 'a> {
 
 impl<'d, 'a> Builder<'d, 'a> {
     /// A builder for the shapes of `doc`, with the expressions `ANY` and `NEVER`.
-    pub fn new(doc: &'d SchemaDoc<'a>) -> Self {
+    pub(crate) fn new(doc: &'d SchemaDoc<'a>) -> Self {
         let mut b = Builder {
             doc,
             exprs: Vec::new(),
@@ -61,7 +61,7 @@ impl<'d, 'a> Builder<'d, 'a> {
     }
 
     /// Build the shapes of everything reachable from the document root.
-    pub fn build(mut self) -> Result<Shapes, CompileError> {
+    pub(crate) fn build(mut self) -> Result<Shapes, CompileError> {
         let root = self.node("");
         // Every expression interned while materializing is reachable; the arena grows as
         // we go, so this loop is the closure.
@@ -138,7 +138,7 @@ impl<'d, 'a> Builder<'d, 'a> {
     }
 
     /// The expression of the subschema at `pointer`.
-    pub fn node(&mut self, pointer: &str) -> ExprId {
+    pub(crate) fn node(&mut self, pointer: &str) -> ExprId {
         let v = self.doc.node(pointer);
         self.node_at(pointer.to_string(), v)
     }
@@ -153,12 +153,12 @@ impl<'d, 'a> Builder<'d, 'a> {
     }
 
     /// The expression admitting what any of `ids` admits.
-    pub fn union(&mut self, ids: &[ExprId]) -> ExprId {
+    pub(crate) fn union(&mut self, ids: &[ExprId]) -> ExprId {
         self.combine(ids, true)
     }
 
     /// The expression admitting what all of `ids` admit.
-    pub fn inter(&mut self, ids: &[ExprId]) -> ExprId {
+    pub(crate) fn inter(&mut self, ids: &[ExprId]) -> ExprId {
         self.combine(ids, false)
     }
 
@@ -188,7 +188,7 @@ impl<'d, 'a> Builder<'d, 'a> {
     }
 
     /// The parts of `id`, computed on first use (a cycle without structure admits all).
-    pub fn materialize(&mut self, id: ExprId) -> Result<Arc<Parts>, CompileError> {
+    pub(crate) fn materialize(&mut self, id: ExprId) -> Result<Arc<Parts>, CompileError> {
         if let Some(p) = &self.parts[id as usize] {
             return Ok(p.clone());
         }

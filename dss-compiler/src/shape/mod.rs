@@ -17,17 +17,18 @@ mod local;
 mod lower;
 mod model;
 
-pub use builder::Builder;
-pub use model::{
-    same_number, ArrPart, Expr, ExprId, Kind, Lexical, Lower, NumPart, ObjPart, Parts, Record,
-    Shapes, StrPart, ANY, NEVER,
+pub(crate) use builder::Builder;
+pub use model::Lexical;
+pub(crate) use model::{
+    same_number, ArrPart, Expr, ExprId, Kind, Lower, NumPart, ObjPart, Parts, Record, Shapes,
+    StrPart, ANY,
 };
 
 use crate::error::CompileError;
 use crate::schema::SchemaDoc;
 
 /// Build the shapes of a schema document.
-pub fn build(doc: &SchemaDoc) -> Result<Shapes, CompileError> {
+pub(crate) fn build(doc: &SchemaDoc<'_>) -> Result<Shapes, CompileError> {
     Builder::new(doc).build()
 }
 

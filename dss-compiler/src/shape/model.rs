@@ -10,15 +10,15 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Number, Value};
 use std::sync::Arc;
 
-pub type ExprId = u32;
+pub(crate) type ExprId = u32;
 /// The expression that admits every JSON value (written as plain JSON).
-pub const ANY: ExprId = 0;
+pub(crate) const ANY: ExprId = 0;
 /// The expression that admits nothing.
-pub const NEVER: ExprId = 1;
+pub(crate) const NEVER: ExprId = 1;
 
 /// A lazily combined subschema.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub enum Expr {
+pub(crate) enum Expr {
     Any,
     Never,
     /// The subschema at this JSON pointer.
@@ -31,7 +31,7 @@ pub enum Expr {
 
 /// The values of one shape, by JSON type. `None` / `false` = that type is not admitted.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub struct Parts {
+pub(crate) struct Parts {
     /// Unconstrained: every JSON value, written as compact JSON (the fallback).
     #[serde(default, skip_serializing_if = "is_false")]
     pub any: bool,
@@ -56,7 +56,7 @@ fn is_false(b: &bool) -> bool {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub struct NumPart {
+pub(crate) struct NumPart {
     pub integer: bool,
     /// `enum`/`const` values, if restricted.
     pub values: Option<Vec<Number>>,
@@ -69,14 +69,14 @@ pub struct NumPart {
 /// Lower bounds a grammar can express: `NonNegative` admits all `Positive` values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum Lower {
+pub(crate) enum Lower {
     NonNegative,
     /// Integers only (`[1-9]…`).
     Positive,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub struct StrPart {
+pub(crate) struct StrPart {
     /// `enum`/`const` values, if restricted (schema order).
     pub values: Option<Vec<String>>,
     /// A lexical form a grammar can say (a non-empty string, an asserted `date` or
@@ -90,13 +90,16 @@ pub struct StrPart {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Lexical {
+    /// A string of at least one character.
     NonEmpty,
+    /// A `format: date` string (`2024-01-31`).
     Date,
+    /// A `format: date-time` string (`2024-01-31T12:00:00Z`).
     DateTime,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub struct ArrPart {
+pub(crate) struct ArrPart {
     /// Tuple positions (`prefixItems`, or draft-07 `items: [..]`).
     pub prefix: Vec<ExprId>,
     /// Items after the prefix; `None` = no more items allowed.
@@ -113,11 +116,11 @@ fn is_zero(n: &u32) -> bool {
 }
 
 impl ArrPart {
-    pub fn item_at(&self, i: usize) -> Option<ExprId> {
+    pub(crate) fn item_at(&self, i: usize) -> Option<ExprId> {
         self.prefix.get(i).copied().or(self.items)
     }
     /// The most items the array can hold (`None`: unbounded).
-    pub fn max_len(&self) -> Option<usize> {
+    pub(crate) fn max_len(&self) -> Option<usize> {
         match self.prefix.iter().position(|&e| e == NEVER) {
             Some(i) => Some(i),
             None => self.items.is_none().then_some(self.prefix.len()),
@@ -132,7 +135,7 @@ impl ArrPart {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub struct ObjPart {
+pub(crate) struct ObjPart {
     /// Alternative object forms (one per `anyOf`/`oneOf` variant that is an object).
     pub records: Vec<Arc<Record>>,
     /// With two or more records: one record admitting all of them (field shapes are
@@ -143,7 +146,7 @@ pub struct ObjPart {
 
 /// One object form: declared properties in schema order.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub struct Record {
+pub(crate) struct Record {
     /// Where it was declared (a JSON pointer into the schema), for naming and notation edits.
     pub origin: String,
     pub props: Vec<(String, ExprId)>,
@@ -153,7 +156,7 @@ pub struct Record {
 }
 
 impl Record {
-    pub fn open(origin: &str) -> Record {
+    pub(crate) fn open(origin: &str) -> Record {
         Record {
             origin: origin.to_string(),
             props: Vec::new(),
@@ -161,23 +164,23 @@ impl Record {
             extras: Some(ANY),
         }
     }
-    pub fn prop(&self, name: &str) -> Option<ExprId> {
+    pub(crate) fn prop(&self, name: &str) -> Option<ExprId> {
         self.props.iter().find(|(n, _)| n == name).map(|(_, e)| *e)
     }
 }
 
 impl Parts {
-    pub fn any() -> Parts {
+    pub(crate) fn any() -> Parts {
         Parts {
             any: true,
             ..Parts::all_types("")
         }
     }
-    pub fn never() -> Parts {
+    pub(crate) fn never() -> Parts {
         Parts::default()
     }
     /// Every type, structured (not the JSON fallback).
-    pub fn all_types(origin: &str) -> Parts {
+    pub(crate) fn all_types(origin: &str) -> Parts {
         Parts {
             any: false,
             null: true,
@@ -204,7 +207,7 @@ impl Parts {
         }
     }
     /// No value is admitted.
-    pub fn is_never(&self) -> bool {
+    pub(crate) fn is_never(&self) -> bool {
         self.types() == 0
     }
     /// The JSON types admitted, as [`Kind`] bits (`Kind::ANY` for the JSON fallback).
@@ -212,7 +215,7 @@ impl Parts {
         Kind::of(self, false).0 & Kind::TYPES
     }
     /// The only value admitted, if exactly one (such values cost zero tokens as fields).
-    pub fn single_value(&self) -> Option<Value> {
+    pub(crate) fn single_value(&self) -> Option<Value> {
         if self.any {
             return None;
         }
@@ -248,17 +251,17 @@ impl Parts {
         }
     }
     /// Only objects are admitted.
-    pub fn object_only(&self) -> bool {
+    pub(crate) fn object_only(&self) -> bool {
         self.types() == Kind::OBJECT
     }
     /// Only arrays are admitted.
-    pub fn array_only(&self) -> bool {
+    pub(crate) fn array_only(&self) -> bool {
         self.types() == Kind::ARRAY
     }
 }
 
 /// Two JSON numbers are the same value (1 == 1.0), as JSON Schema's `enum` compares them.
-pub fn same_number(a: &Number, b: &Number) -> bool {
+pub(crate) fn same_number(a: &Number, b: &Number) -> bool {
     match (a.as_i64(), b.as_i64(), a.as_u64(), b.as_u64()) {
         (Some(x), Some(y), _, _) => x == y,
         (_, _, Some(x), Some(y)) => x == y,
@@ -285,7 +288,7 @@ pub(super) fn type_names(p: &Parts) -> Vec<&'static str> {
 
 /// The arena of expressions and their materialized parts.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Shapes {
+pub(crate) struct Shapes {
     pub exprs: Vec<Expr>,
     /// Shared: many expressions have equal parts (`$ref`s to one definition).
     pub parts: Vec<Arc<Parts>>,
@@ -312,24 +315,24 @@ pub struct Shapes {
 /// small table ([`Tables::kind`](crate::codec::Tables::kind)) instead of one `Parts` (a few
 /// cache lines) per value. The default admits nothing.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Kind(u16);
+pub(crate) struct Kind(u16);
 
 impl Kind {
-    pub const ANY: u16 = 1;
-    pub const NULL: u16 = 1 << 1;
-    pub const FALSE: u16 = 1 << 2;
-    pub const TRUE: u16 = 1 << 3;
-    pub const NUMBER: u16 = 1 << 4;
-    pub const INTEGER: u16 = 1 << 5;
+    pub(crate) const ANY: u16 = 1;
+    pub(crate) const NULL: u16 = 1 << 1;
+    pub(crate) const FALSE: u16 = 1 << 2;
+    pub(crate) const TRUE: u16 = 1 << 3;
+    pub(crate) const NUMBER: u16 = 1 << 4;
+    pub(crate) const INTEGER: u16 = 1 << 5;
     /// Numbers restricted to listed values.
-    pub const NUMBER_VALUES: u16 = 1 << 6;
-    pub const STRING: u16 = 1 << 7;
+    pub(crate) const NUMBER_VALUES: u16 = 1 << 6;
+    pub(crate) const STRING: u16 = 1 << 7;
     /// Strings restricted to listed values.
-    pub const STRING_VALUES: u16 = 1 << 8;
-    pub const ARRAY: u16 = 1 << 9;
-    pub const OBJECT: u16 = 1 << 10;
+    pub(crate) const STRING_VALUES: u16 = 1 << 8;
+    pub(crate) const ARRAY: u16 = 1 << 9;
+    pub(crate) const OBJECT: u16 = 1 << 10;
     /// The expression has local assertions (see [`Shapes::local_assertion`]).
-    pub const CHECKED: u16 = 1 << 11;
+    pub(crate) const CHECKED: u16 = 1 << 11;
     const TYPES: u16 = Self::ANY
         | Self::NULL
         | Self::FALSE
@@ -364,21 +367,21 @@ impl Kind {
         set(Self::OBJECT, p.object.is_some());
         Kind(k)
     }
-    pub fn has(self, bits: u16) -> bool {
+    pub(crate) fn has(self, bits: u16) -> bool {
         self.0 & bits == bits
     }
     /// Only objects are admitted (as [`Parts::object_only`]).
-    pub fn object_only(self) -> bool {
+    pub(crate) fn object_only(self) -> bool {
         self.0 & Self::TYPES == Self::OBJECT
     }
 }
 
 impl Shapes {
-    pub fn parts(&self, id: ExprId) -> &Parts {
+    pub(crate) fn parts(&self, id: ExprId) -> &Parts {
         &self.parts[id as usize]
     }
     /// The index in `local_assertions` of the local assertions of `id`, if it has any.
-    pub fn local_assertion(&self, id: ExprId) -> Option<usize> {
+    pub(crate) fn local_assertion(&self, id: ExprId) -> Option<usize> {
         match self.asserted.get(id as usize) {
             Some(&a) if a > 0 => Some(a as usize - 1),
             _ => None,
@@ -386,7 +389,7 @@ impl Shapes {
     }
     /// The item shape of an array-only expression without a tuple part (a section's
     /// items, or a root array's); NEVER when it has none.
-    pub fn items_of(&self, id: ExprId) -> ExprId {
+    pub(crate) fn items_of(&self, id: ExprId) -> ExprId {
         self.parts(id)
             .array
             .as_ref()
@@ -395,14 +398,14 @@ impl Shapes {
     }
 
     /// The fewest items an array value must have (0 when it is not an array).
-    pub fn min_items(&self, id: ExprId) -> usize {
+    pub(crate) fn min_items(&self, id: ExprId) -> usize {
         self.parts(id)
             .array
             .as_ref()
             .map_or(0, |a| a.min_items as usize)
     }
 
-    pub fn doc(&self, id: ExprId) -> Option<&str> {
+    pub(crate) fn doc(&self, id: ExprId) -> Option<&str> {
         self.docs.get(id as usize).and_then(|d| d.as_deref())
     }
 }
