@@ -63,7 +63,7 @@ pub struct EvalRunArgs {
     #[arg(long, value_name = "NAME|PATH", default_value = "qwen2.5-coder-0.5b")]
     pub model: String,
     /// Conditions, comma-separated: gp (items in the prompt, pruned grammar, consumption),
-    /// prune (pruned grammar), ner-cd (items in the prompt, full grammar), cd (full
+    /// prune (pruned grammar, no consumption), ner-cd (items in the prompt, full grammar), cd (full
     /// grammar), free (no grammar), json (compact JSON under the schema's JSON grammar).
     #[arg(long, value_delimiter = ',', default_value = "gp,prune,ner-cd,cd,free,json", value_parser = parse_condition)]
     pub conditions: Vec<String>,
@@ -79,6 +79,9 @@ pub struct EvalRunArgs {
     /// CPU threads.
     #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..))]
     pub threads: u32,
+    /// Output token budget per case [default: sized from the suite's examples, or 512].
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_tokens: Option<u32>,
 }
 
 fn parse_condition(s: &str) -> Result<String, String> {
@@ -248,6 +251,7 @@ mod runner {
             engine,
             format,
             threads: Some(args.threads as usize),
+            max_tokens: args.max_tokens.map(|t| t as usize),
             examples: examples.clone(),
             ..Default::default()
         };

@@ -1402,6 +1402,8 @@ fn eval_runs_conditions_and_prints_the_issue_report() {
             "2",
             "--conditions",
             "gp,cd",
+            "--max-tokens",
+            "24",
             "--format",
             "json",
             "--out",
