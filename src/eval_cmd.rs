@@ -346,7 +346,10 @@ mod runner {
                         "fallback": o.fallback,
                         "stats": o.stats,
                     });
-                    writeln!(w, "{line}").with_context(|| format!("writing {}", p.display()))?;
+                    // Flushed per line: a long run can be followed with `tail -f`.
+                    writeln!(w, "{line}")
+                        .and_then(|()| w.flush())
+                        .with_context(|| format!("writing {}", p.display()))?;
                 }
                 per[ci].push((o, e, ep));
                 pb.inc(1);
@@ -465,7 +468,12 @@ mod runner {
 
     /// Whether the gold is writable under the grammar pruned to `r` (the approximation of
     /// the module docs). A gold that does not compress is not reachable.
-    fn is_reachable(spec: &CompiledSpec, sites: &[Site], gold: &Value, r: &Restriction) -> bool {
+    pub(super) fn is_reachable(
+        spec: &CompiledSpec,
+        sites: &[Site],
+        gold: &Value,
+        r: &Restriction,
+    ) -> bool {
         let Ok(mut text) = spec.compress(gold) else {
             return false;
         };
@@ -494,5 +502,61 @@ mod runner {
             (Some(x), Some(y)) => x == y,
             _ => a == b,
         }
+    }
+}
+
+#[cfg(all(test, feature = "runtime"))]
+mod tests {
+    use super::runner::is_reachable;
+    use super::*;
+    use dss_compiler::Restriction;
+    use serde_json::json;
+
+    #[test]
+    fn conditions_are_checked_by_name() {
+        assert_eq!(parse_condition("ner-cd").as_deref(), Ok("ner-cd"));
+        let e = parse_condition("gpx").unwrap_err();
+        assert!(e.contains("unknown condition `gpx`"), "{e}");
+    }
+
+    #[test]
+    fn reachability_follows_the_candidates() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "a": {"enum": ["x", "y", "z"]},
+                "r": {"enum": ["p", "q"]},
+                "b": {"type": "string"}
+            },
+            "required": ["r"],
+            "additionalProperties": false
+        });
+        let spec = dss_compiler::compile(&schema, &Default::default()).unwrap();
+        let sites = spec.sites();
+        let mut r = Restriction::default();
+        r.candidates.insert("/a".into(), vec![json!("x")]);
+        // A candidate, a required site with none (its full set stays), a free string.
+        assert!(is_reachable(
+            &spec,
+            &sites,
+            &json!({"a": "x", "r": "q", "b": "anything"}),
+            &r
+        ));
+        // A value the restriction does not offer at a restricted site.
+        assert!(!is_reachable(
+            &spec,
+            &sites,
+            &json!({"a": "y", "r": "q"}),
+            &r
+        ));
+        // An optional enum site with no candidate is left out of the pruned grammar.
+        assert!(!is_reachable(
+            &spec,
+            &sites,
+            &json!({"a": "x", "r": "q"}),
+            &Restriction::default()
+        ));
+        // A gold that does not compress is not reachable.
+        assert!(!is_reachable(&spec, &sites, &json!({"r": 3}), &r));
     }
 }
