@@ -203,8 +203,8 @@ mod runner {
     struct Outcome {
         result: Result<Generation, String>,
         stats: Stats,
-        /// The pruned decoding failed and the full grammar was used instead.
-        fallback: bool,
+        /// The pruned decoding failed (this error) and the full grammar was used instead.
+        fallback: Option<String>,
     }
 
     fn compile(suite: &Suite, dir: &Path) -> Result<CompiledSpec> {
@@ -389,7 +389,8 @@ mod runner {
     }
 
     /// One case under one condition. `gp` falls back once to the full grammar (plain
-    /// prompt) when pruned decoding fails, as `dss generate` does; its time counts both.
+    /// prompt) when pruned decoding fails, as `dss generate` does; its time counts both,
+    /// and items.jsonl's `fallback` holds the pruned error.
     fn run_condition(gen: &mut Generator<'_>, cond: &str, request: &str, a: &Analysis) -> Outcome {
         let items = a.items();
         let with_items = if items.is_empty() {
@@ -412,9 +413,9 @@ mod runner {
             Ok(g) => Outcome {
                 result: Ok(g),
                 stats,
-                fallback: false,
+                fallback: None,
             },
-            Err(_) if cond == "gp" => {
+            Err(first) if cond == "gp" => {
                 let spent = stats.total_ms;
                 let r = gen.generate(request);
                 stats = gen.last_stats().clone();
@@ -422,13 +423,13 @@ mod runner {
                 Outcome {
                     result: r.map_err(|e| e.to_string()),
                     stats,
-                    fallback: true,
+                    fallback: Some(first.to_string()),
                 }
             }
             Err(e) => Outcome {
                 result: Err(e.to_string()),
                 stats,
-                fallback: false,
+                fallback: None,
             },
         }
     }
