@@ -7,6 +7,7 @@
 mod bench;
 #[cfg(feature = "runtime")]
 mod bench_generate;
+mod eval_cmd;
 mod guard;
 mod prune_cmd;
 #[cfg(feature = "runtime")]
@@ -81,6 +82,9 @@ enum Command {
     /// Measure compile time and compress/expand throughput on the corpora (build with --release).
     #[command(hide = true)]
     Bench(bench::BenchArgs),
+    /// Evaluate a local model on a suite (exact match, NER, latency per condition), or
+    /// import a dataset as a suite (`dss eval import apimix|food-ordering DIR -o SUITE`).
+    Eval(Box<eval_cmd::EvalArgs>),
     /// List, download and verify the pinned local models.
     #[cfg(feature = "runtime")]
     Model {
@@ -191,6 +195,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Prune(args) => prune_cmd::run_prune(&args),
         Command::Tokens(args) => tokens::run(&args),
         Command::Bench(args) => bench::run(&args),
+        Command::Eval(args) => eval_cmd::run(&args),
         #[cfg(feature = "runtime")]
         Command::Model { command } => runtime_cmd::run_model(&command),
         #[cfg(feature = "runtime")]

@@ -1326,3 +1326,152 @@ fn generate_reports_a_missing_model_clearly() {
     assert_eq!(r.code, 1);
     assert!(r.stderr.contains("unknown model"), "{}", r.stderr);
 }
+
+// ── dss eval ──────────────────────────────────────────────────────────────────
+
+/// `dss eval import apimix` on the ATIS fixture into `dir/atis`; returns the suite folder.
+fn import_atis(dir: &Path) -> PathBuf {
+    let source = Path::new(WORKSPACE)
+        .join(dss_data::FIXTURES_DIR)
+        .join("APIMixATIS");
+    let suite = dir.join("atis");
+    let r = run_ok(
+        &[
+            "eval",
+            "import",
+            "apimix",
+            path_str(&source),
+            "-o",
+            path_str(&suite),
+        ],
+        None,
+    );
+    assert!(r.stdout.starts_with("imported "), "{}", r.stdout);
+    assert!(r.stdout.contains("repairs: none"), "{}", r.stdout);
+    for f in ["suite.yaml", "schema.json", "catalogs.yaml", "cases.jsonl"] {
+        assert!(suite.join(f).is_file(), "{f}");
+    }
+    suite
+}
+
+#[test]
+fn eval_import_writes_a_suite_and_reports_bad_sources() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    import_atis(dir.path());
+    let missing = dir.path().join("no-such-venue");
+    let r = run(
+        &[
+            "eval",
+            "import",
+            "food-ordering",
+            path_str(&missing),
+            "-o",
+            path_str(&dir.path().join("x")),
+        ],
+        None,
+    );
+    assert_eq!(r.code, 1, "{}", r.stdout);
+    assert!(r.stderr.contains("no-such-venue"), "{}", r.stderr);
+    let r = run(&["eval", "suite", "--conditions", "gp,nope"], None);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("unknown condition `nope`"),
+        "{}",
+        r.stderr
+    );
+}
+
+/// The CI smoke evaluation: the whole path (import, extraction, pruned and full grammar,
+/// scoring, report) on two ATIS cases with the small model.
+#[cfg(feature = "runtime")]
+#[test]
+fn eval_runs_conditions_and_prints_the_issue_report() {
+    if skip_model_test("eval_runs_conditions_and_prints_the_issue_report") {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let suite = import_atis(dir.path());
+    let out = dir.path().join("out");
+    let r = run_ok(
+        &[
+            "eval",
+            path_str(&suite),
+            "--model",
+            "smollm2-135m",
+            "--limit",
+            "2",
+            "--conditions",
+            "gp,cd",
+            "--max-tokens",
+            "24",
+            "--format",
+            "json",
+            "--out",
+            path_str(&out),
+        ],
+        None,
+    );
+    let v = parse_json(&r.stdout);
+    let keys = |v: &Value| {
+        v.as_object()
+            .unwrap_or_else(|| panic!("an object: {v}"))
+            .keys()
+            .cloned()
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(keys(&v), ["suite", "items", "model", "results", "ner"]);
+    assert_eq!(v["items"], 2);
+    assert_eq!(v["suite"], "apimix-atis");
+    assert_eq!(v["model"], "smollm2-135m");
+    assert_eq!(keys(&v["results"]), ["gp", "cd"]);
+    for c in ["gp", "cd"] {
+        let r = &v["results"][c];
+        assert_eq!(
+            keys(r),
+            [
+                "em",
+                "em_paper",
+                "valid",
+                "p50_ms",
+                "p90_ms",
+                "ttft_ms_p50",
+                "sampled_tokens_p50",
+                "forced_tokens_p50"
+            ]
+        );
+        let em = r["em"].as_f64().unwrap_or(-1.0);
+        assert!((0.0..=1.0).contains(&em), "{r}");
+        assert!(r["valid"].as_u64().is_some_and(|n| n <= 2), "{r}");
+        assert!(r["p50_ms"].as_f64().is_some_and(|t| t > 0.0), "{r}");
+    }
+    assert_eq!(
+        keys(&v["ner"]),
+        ["tp", "fp", "fn", "precision", "recall", "reachable"]
+    );
+    // The two golds have slot values the request names: extraction finds some of them.
+    assert!(v["ner"]["tp"].as_u64().is_some_and(|n| n > 0), "{v}");
+    // --out: one item line per case and condition, the report as CSV and JSON.
+    let items = std::fs::read_to_string(out.join("items.jsonl")).expect("items.jsonl");
+    let lines: Vec<Value> = items.lines().map(parse_json).collect();
+    assert_eq!(lines.len(), 4, "{items}");
+    for l in &lines {
+        for k in [
+            "id",
+            "condition",
+            "request",
+            "gold",
+            "output",
+            "shorthand",
+            "error",
+            "stats",
+        ] {
+            assert!(l.get(k).is_some(), "{k} in {l}");
+        }
+        assert!(l["output"].is_null() != l["error"].is_null(), "{l}");
+    }
+    let report: Value =
+        parse_json(&std::fs::read_to_string(out.join("report.json")).expect("report.json"));
+    assert_eq!(report, v);
+    let csv = std::fs::read_to_string(out.join("report.csv")).expect("report.csv");
+    assert_eq!(csv.lines().count(), 3, "{csv}");
+}

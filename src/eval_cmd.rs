@@ -1,0 +1,563 @@
+//! `dss eval`: import an evaluation suite (`dss eval import apimix|food-ordering`, no model
+//! needed) and evaluate a local model on one (`dss eval SUITE`, feature `runtime`) under
+//! several conditions in one run (see `dss_eval` for the suite format and the scorer).
+
+use anyhow::{bail, Context, Result};
+use clap::{Args, Subcommand};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use crate::write_stdout;
+
+/// `dss eval`: either `import …` or the evaluation of a suite.
+#[derive(Args)]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
+pub struct EvalArgs {
+    #[command(subcommand)]
+    pub command: Option<EvalCommand>,
+    #[command(flatten)]
+    pub run: EvalRunArgs,
+}
+
+/// `dss eval import …`.
+#[derive(Subcommand)]
+pub enum EvalCommand {
+    /// Import a dataset into a suite folder (schema, catalogs, aliases, cases.jsonl).
+    Import {
+        #[command(subcommand)]
+        source: ImportSource,
+    },
+}
+
+/// The importable layouts.
+#[derive(Subcommand)]
+pub enum ImportSource {
+    /// APIMixATIS / APIMixSNIPS (`*_data.json`, `*_data_schema.json`).
+    Apimix {
+        /// The APIMix folder.
+        dir: PathBuf,
+        /// The suite folder to write.
+        #[arg(short = 'o', long = "out", value_name = "SUITE")]
+        out: PathBuf,
+    },
+    /// A venue in Amazon's FoodOrdering layout (`schema.json`, `alias/*.txt`, `dev.json`).
+    FoodOrdering {
+        /// The venue folder.
+        dir: PathBuf,
+        /// The suite folder to write.
+        #[arg(short = 'o', long = "out", value_name = "SUITE")]
+        out: PathBuf,
+    },
+}
+
+/// The conditions `dss eval` can run, in report order.
+pub const CONDITIONS: [&str; 6] = ["gp", "prune", "ner-cd", "cd", "free", "json"];
+
+/// `dss eval SUITE …`.
+#[derive(Args)]
+pub struct EvalRunArgs {
+    /// The suite folder (suite.yaml, schema.json, cases.jsonl, …).
+    #[arg(value_name = "SUITE", required = true)]
+    pub suite: Option<PathBuf>,
+    /// A pinned model name (`dss model list`) or a path to any GGUF file.
+    #[arg(long, value_name = "NAME|PATH", default_value = "qwen2.5-coder-0.5b")]
+    pub model: String,
+    /// Conditions, comma-separated: gp (items in the prompt, pruned grammar, consumption),
+    /// prune (pruned grammar, no consumption), ner-cd (items in the prompt, full grammar), cd (full
+    /// grammar), free (no grammar), json (compact JSON under the schema's JSON grammar).
+    #[arg(long, value_delimiter = ',', default_value = "gp,prune,ner-cd,cd,free,json", value_parser = parse_condition)]
+    pub conditions: Vec<String>,
+    /// Evaluate only the first N cases.
+    #[arg(long, value_name = "N")]
+    pub limit: Option<usize>,
+    /// The report's format on stdout.
+    #[arg(long, default_value = "table", value_parser = ["table", "json", "csv"])]
+    pub format: String,
+    /// Also write items.jsonl (per case and condition), report.csv and report.json here.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// CPU threads.
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..))]
+    pub threads: u32,
+    /// Output token budget per case [default: sized from the suite's examples, or 512].
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_tokens: Option<u32>,
+}
+
+fn parse_condition(s: &str) -> Result<String, String> {
+    if CONDITIONS.contains(&s) {
+        Ok(s.to_string())
+    } else {
+        Err(format!(
+            "unknown condition `{s}` (one of {})",
+            CONDITIONS.join(", ")
+        ))
+    }
+}
+
+/// Runs `dss eval`.
+pub fn run(args: &EvalArgs) -> Result<ExitCode> {
+    match &args.command {
+        Some(EvalCommand::Import { source }) => run_import(source),
+        None => run_suite(&args.run),
+    }
+}
+
+fn run_import(source: &ImportSource) -> Result<ExitCode> {
+    let (summary, dir, out) = match source {
+        ImportSource::Apimix { dir, out } => (dss_eval::import_apimix(dir, out), dir, out),
+        ImportSource::FoodOrdering { dir, out } => {
+            (dss_eval::import_food_ordering(dir, out), dir, out)
+        }
+    };
+    let summary = summary.with_context(|| format!("importing {}", dir.display()))?;
+    let mut text = format!(
+        "imported {} cases from {} into {}\n",
+        summary.cases,
+        dir.display(),
+        out.display()
+    );
+    if summary.repairs.is_empty() {
+        text.push_str("repairs: none\n");
+    } else {
+        text.push_str("repairs:\n");
+        for r in &summary.repairs {
+            text.push_str(&format!("  {r}\n"));
+        }
+    }
+    text.push_str("notes:\n");
+    for n in &summary.notes {
+        text.push_str(&format!("  {n}\n"));
+    }
+    write_stdout(&text)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(not(feature = "runtime"))]
+fn run_suite(_args: &EvalRunArgs) -> Result<ExitCode> {
+    bail!("this dss was built without the model runtime (feature `runtime`); `dss eval import` works without it")
+}
+
+#[cfg(feature = "runtime")]
+fn run_suite(args: &EvalRunArgs) -> Result<ExitCode> {
+    let Some(dir) = &args.suite else {
+        bail!("give a SUITE folder, or `dss eval import …`");
+    };
+    runner::run(dir, args)
+}
+
+#[cfg(feature = "runtime")]
+mod runner {
+    //! The evaluation loop.
+    //!
+    //! **Reachability** (`ner.reachable`) is approximated without building the pruned
+    //! grammar's language: a gold counts as reachable when every (site, value) pair it
+    //! writes (the `used` pairs of `CompiledSpec::progress` over the gold's shorthand) is
+    //! among the restriction's candidates at that site, or sits at a site the restriction
+    //! leaves unrestricted: a site with no candidate that is free (not bound by a catalog)
+    //! or required (where nothing would remain, the pruner keeps the full set). Union
+    //! variants left out because none of their sites has a candidate are not modelled.
+    //!
+    //! **NER pairs**: the predicted pairs are the extraction's mentions at catalog sites of
+    //! the suite, as (site path, value text), the gold pairs those of
+    //! [`dss_eval::score::gold_pairs`] (site paths and catalog patterns share one naming:
+    //! JSON pointers with `*` for array items).
+
+    use super::*;
+    use dss_compiler::sites::path_matches;
+    use dss_compiler::{CompiledSpec, Consume, Restriction, Site, SiteKind};
+    use dss_eval::report::percentile;
+    use dss_eval::score::{em, em_paper, gold_pairs, NerCounts};
+    use dss_eval::{ConditionResult, NerReport, Report, Suite};
+    use dss_extract::{Analysis, Catalogs, ExtractMode, SpecIndex};
+    use dss_runtime::{
+        EngineKind, Example, GenerateError, Generation, Generator, GeneratorOptions, OutputFormat,
+        Pruning, Stats,
+    };
+    use indicatif::{ProgressBar, ProgressStyle};
+    use serde_json::{json, Value};
+    use std::io::Write as _;
+    use std::path::Path;
+
+    /// Nearest values offered per unmatched word when a required site found nothing (as
+    /// `dss generate`'s default).
+    const NEAREST: usize = 3;
+
+    /// Which generator a condition runs on.
+    #[derive(Clone, Copy, PartialEq, Eq)]
+    enum Gen {
+        Shorthand,
+        Free,
+        Json,
+    }
+
+    fn generator_of(condition: &str) -> Gen {
+        match condition {
+            "free" => Gen::Free,
+            "json" => Gen::Json,
+            _ => Gen::Shorthand,
+        }
+    }
+
+    /// One case under one condition.
+    struct Outcome {
+        result: Result<Generation, String>,
+        stats: Stats,
+        /// The pruned decoding failed (this error) and the full grammar was used instead.
+        fallback: Option<String>,
+    }
+
+    fn compile(suite: &Suite, dir: &Path) -> Result<CompiledSpec> {
+        dss_compiler::compile(&suite.schema, &Default::default())
+            .with_context(|| format!("compiling {}", dir.join("schema.json").display()))
+    }
+
+    /// The suite's catalogs and aliases; catalog entries for sites the schema already
+    /// enumerates (APIMix lists its enum slots as catalogs too) are left to the schema.
+    fn index(dir: &Path, spec: &CompiledSpec) -> Result<SpecIndex> {
+        let mut catalogs = Catalogs::from_dir(dir)?;
+        let sites = spec.sites();
+        catalogs.values.retain(|path, _| {
+            sites.iter().any(|s| {
+                path_matches(path, &s.path)
+                    && matches!(s.kind, SiteKind::Text { .. } | SiteKind::Number { .. })
+            })
+        });
+        Ok(SpecIndex::build(spec, &catalogs)?)
+    }
+
+    pub(super) fn run(dir: &Path, args: &EvalRunArgs) -> Result<ExitCode> {
+        let suite = Suite::load(dir)?;
+        let mut conditions: Vec<&str> = Vec::new();
+        for c in CONDITIONS {
+            if args.conditions.iter().any(|x| x == c) {
+                conditions.push(c);
+            }
+        }
+        let cases = &suite.cases[..args.limit.unwrap_or(usize::MAX).min(suite.cases.len())];
+        let spec = compile(&suite, dir)?;
+        let index = index(dir, &spec)?;
+        let sites = spec.sites();
+        let examples: Vec<Example> = suite
+            .examples
+            .iter()
+            .map(|e| Example {
+                request: e.request.clone(),
+                output: e.gold.clone(),
+            })
+            .collect();
+        let model = crate::runtime_cmd::load_model(&args.model)?;
+        let opts = |engine, format| GeneratorOptions {
+            engine,
+            format,
+            threads: Some(args.threads as usize),
+            max_tokens: args.max_tokens.map(|t| t as usize),
+            examples: examples.clone(),
+            ..Default::default()
+        };
+        let mut gens: Vec<(Gen, Generator<'_>)> = Vec::new();
+        for (kind, engine, format) in [
+            (
+                Gen::Shorthand,
+                EngineKind::Llguidance,
+                OutputFormat::Shorthand,
+            ),
+            (
+                Gen::Free,
+                EngineKind::Unconstrained,
+                OutputFormat::Shorthand,
+            ),
+            (Gen::Json, EngineKind::Llguidance, OutputFormat::Json),
+        ] {
+            if conditions.iter().any(|c| generator_of(c) == kind) {
+                let mut g = Generator::new(&model, compile(&suite, dir)?, opts(engine, format))
+                    .context("preparing generation")?;
+                g.warm().context("evaluating the prompt prefix")?;
+                gens.push((kind, g));
+            }
+        }
+        let catalog_keys: Vec<String> = suite.catalogs.keys().cloned().collect();
+        let pb = ProgressBar::new((cases.len() * conditions.len()) as u64);
+        if let Ok(style) =
+            ProgressStyle::with_template("{bar:30} {pos}/{len} {msg} [{elapsed} < {eta}]")
+        {
+            pb.set_style(style);
+        }
+        let mut items_file = match &args.out {
+            Some(out) => {
+                std::fs::create_dir_all(out)
+                    .with_context(|| format!("creating {}", out.display()))?;
+                let p = out.join("items.jsonl");
+                Some((
+                    std::io::BufWriter::new(
+                        std::fs::File::create(&p)
+                            .with_context(|| format!("creating {}", p.display()))?,
+                    ),
+                    p,
+                ))
+            }
+            None => None,
+        };
+        let mut per: Vec<Vec<(Outcome, bool, bool)>> =
+            conditions.iter().map(|_| Vec::new()).collect();
+        let mut ner = NerCounts::default();
+        let mut reachable = 0usize;
+        for case in cases {
+            let a = index.analyze(&case.request, ExtractMode::Full, NEAREST);
+            let predicted: Vec<(String, String)> = a
+                .mentions
+                .iter()
+                .filter(|m| catalog_keys.iter().any(|k| path_matches(k, &m.site)))
+                .map(|m| (m.site.clone(), value_text(&m.value)))
+                .collect();
+            ner.add(&predicted, &gold_pairs(&case.gold, &catalog_keys));
+            if is_reachable(&spec, &sites, &case.gold, &a.restriction) {
+                reachable += 1;
+            }
+            for (ci, cond) in conditions.iter().enumerate() {
+                pb.set_message(format!("{} {cond}", case.id));
+                let kind = generator_of(cond);
+                let Some((_, gen)) = gens.iter_mut().find(|(k, _)| *k == kind) else {
+                    bail!("no generator for condition {cond}");
+                };
+                let o = run_condition(gen, cond, &case.request, &a);
+                let (e, ep) = match &o.result {
+                    Ok(g) => (
+                        em(&g.value, &case.gold, &suite.meta.scoring),
+                        em_paper(&g.value, &case.gold, &suite.meta.scoring),
+                    ),
+                    Err(_) => (false, false),
+                };
+                if let Some((w, p)) = &mut items_file {
+                    let (output, shorthand, error) = match &o.result {
+                        Ok(g) => (g.value.clone(), Value::from(g.text.clone()), Value::Null),
+                        Err(e) => (Value::Null, Value::Null, Value::from(e.clone())),
+                    };
+                    let line = json!({
+                        "id": case.id,
+                        "condition": cond,
+                        "request": case.request,
+                        "gold": case.gold,
+                        "output": output,
+                        "shorthand": shorthand,
+                        "error": error,
+                        "em": e,
+                        "em_paper": ep,
+                        "fallback": o.fallback,
+                        "stats": o.stats,
+                    });
+                    // Flushed per line: a long run can be followed with `tail -f`.
+                    writeln!(w, "{line}")
+                        .and_then(|()| w.flush())
+                        .with_context(|| format!("writing {}", p.display()))?;
+                }
+                per[ci].push((o, e, ep));
+                pb.inc(1);
+            }
+        }
+        pb.finish_and_clear();
+        if let Some((mut w, p)) = items_file {
+            w.flush()
+                .with_context(|| format!("writing {}", p.display()))?;
+        }
+        let mut report = Report::new(&suite.meta.name, cases.len() as u64, &args.model);
+        for (cond, outcomes) in conditions.iter().zip(&per) {
+            report.set(cond, &aggregate(outcomes));
+        }
+        let frac = if cases.is_empty() {
+            0.0
+        } else {
+            reachable as f64 / cases.len() as f64
+        };
+        report.ner = NerReport::from_counts(&ner, frac);
+        if let Some(out) = &args.out {
+            for (name, text) in [
+                ("report.csv", report.to_csv()),
+                ("report.json", report.to_json() + "\n"),
+            ] {
+                let p = out.join(name);
+                std::fs::write(&p, text).with_context(|| format!("writing {}", p.display()))?;
+            }
+        }
+        let text = match args.format.as_str() {
+            "json" => report.to_json(),
+            "csv" => report.to_csv(),
+            _ => report.to_table(),
+        };
+        write_stdout(&text)?;
+        Ok(ExitCode::SUCCESS)
+    }
+
+    /// One case under one condition. `gp` falls back once to the full grammar (plain
+    /// prompt) when pruned decoding fails, as `dss generate` does; its time counts both,
+    /// and items.jsonl's `fallback` holds the pruned error.
+    fn run_condition(gen: &mut Generator<'_>, cond: &str, request: &str, a: &Analysis) -> Outcome {
+        let items = a.items();
+        let with_items = if items.is_empty() {
+            request.to_string()
+        } else {
+            format!("{request}\nItems found: {}", items.join(", "))
+        };
+        let pruning = |consume| Pruning {
+            restriction: a.restriction.clone(),
+            consume,
+        };
+        let r: Result<Generation, GenerateError> = match cond {
+            "gp" => gen.generate_pruned(&with_items, &pruning(Consume::Class)),
+            "prune" => gen.generate_pruned(request, &pruning(Consume::Off)),
+            "ner-cd" => gen.generate(&with_items),
+            _ => gen.generate(request),
+        };
+        let mut stats = gen.last_stats().clone();
+        match r {
+            Ok(g) => Outcome {
+                result: Ok(g),
+                stats,
+                fallback: None,
+            },
+            Err(first) if cond == "gp" => {
+                let spent = stats.total_ms;
+                let r = gen.generate(request);
+                stats = gen.last_stats().clone();
+                stats.total_ms += spent;
+                Outcome {
+                    result: r.map_err(|e| e.to_string()),
+                    stats,
+                    fallback: Some(first.to_string()),
+                }
+            }
+            Err(e) => Outcome {
+                result: Err(e.to_string()),
+                stats,
+                fallback: None,
+            },
+        }
+    }
+
+    fn aggregate(outcomes: &[(Outcome, bool, bool)]) -> ConditionResult {
+        let n = outcomes.len().max(1) as f64;
+        let col = |f: &dyn Fn(&Stats) -> f64| -> Vec<f64> {
+            outcomes.iter().map(|(o, _, _)| f(&o.stats)).collect()
+        };
+        let total = col(&|s| s.total_ms);
+        let p = |v: &[f64], q| percentile(v, q).unwrap_or(0.0);
+        ConditionResult {
+            em: outcomes.iter().filter(|o| o.1).count() as f64 / n,
+            em_paper: outcomes.iter().filter(|o| o.2).count() as f64 / n,
+            valid: outcomes.iter().filter(|o| o.0.result.is_ok()).count() as u64,
+            p50_ms: round(p(&total, 50.0)),
+            p90_ms: round(p(&total, 90.0)),
+            ttft_ms_p50: round(p(&col(&|s| s.ttft_ms), 50.0)),
+            sampled_tokens_p50: p(
+                &col(&|s| s.generated_tokens.saturating_sub(s.forced_tokens) as f64),
+                50.0,
+            ),
+            forced_tokens_p50: p(&col(&|s| s.forced_tokens as f64), 50.0),
+        }
+    }
+
+    fn round(x: f64) -> f64 {
+        (x * 10.0).round() / 10.0
+    }
+
+    fn value_text(v: &Value) -> String {
+        match v {
+            Value::String(s) => s.clone(),
+            v => v.to_string(),
+        }
+    }
+
+    /// Whether the gold is writable under the grammar pruned to `r` (the approximation of
+    /// the module docs). A gold that does not compress is not reachable.
+    pub(super) fn is_reachable(
+        spec: &CompiledSpec,
+        sites: &[Site],
+        gold: &Value,
+        r: &Restriction,
+    ) -> bool {
+        let Ok(mut text) = spec.compress(gold) else {
+            return false;
+        };
+        if !text.ends_with('\n') {
+            text.push('\n');
+        }
+        let Ok(progress) = spec.progress(&text, sites) else {
+            return false;
+        };
+        progress.used.iter().all(|(path, v)| {
+            let candidates = r.at(path);
+            if !candidates.is_empty() {
+                return candidates.iter().any(|c| same_value(c, v));
+            }
+            let Some(site) = sites.iter().find(|s| &s.path == path) else {
+                return true;
+            };
+            let free = matches!(site.kind, SiteKind::Text { .. } | SiteKind::Number { .. })
+                && !r.bound.contains(path);
+            free || site.required
+        })
+    }
+
+    fn same_value(a: &Value, b: &Value) -> bool {
+        match (a.as_f64(), b.as_f64()) {
+            (Some(x), Some(y)) => x == y,
+            _ => a == b,
+        }
+    }
+}
+
+#[cfg(all(test, feature = "runtime"))]
+mod tests {
+    use super::runner::is_reachable;
+    use super::*;
+    use dss_compiler::Restriction;
+    use serde_json::json;
+
+    #[test]
+    fn conditions_are_checked_by_name() {
+        assert_eq!(parse_condition("ner-cd").as_deref(), Ok("ner-cd"));
+        let e = parse_condition("gpx").unwrap_err();
+        assert!(e.contains("unknown condition `gpx`"), "{e}");
+    }
+
+    #[test]
+    fn reachability_follows_the_candidates() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "a": {"enum": ["x", "y", "z"]},
+                "r": {"enum": ["p", "q"]},
+                "b": {"type": "string"}
+            },
+            "required": ["r"],
+            "additionalProperties": false
+        });
+        let spec = dss_compiler::compile(&schema, &Default::default()).unwrap();
+        let sites = spec.sites();
+        let mut r = Restriction::default();
+        r.candidates.insert("/a".into(), vec![json!("x")]);
+        // A candidate, a required site with none (its full set stays), a free string.
+        assert!(is_reachable(
+            &spec,
+            &sites,
+            &json!({"a": "x", "r": "q", "b": "anything"}),
+            &r
+        ));
+        // A value the restriction does not offer at a restricted site.
+        assert!(!is_reachable(
+            &spec,
+            &sites,
+            &json!({"a": "y", "r": "q"}),
+            &r
+        ));
+        // An optional enum site with no candidate is left out of the pruned grammar.
+        assert!(!is_reachable(
+            &spec,
+            &sites,
+            &json!({"a": "x", "r": "q"}),
+            &Restriction::default()
+        ));
+        // A gold that does not compress is not reachable.
+        assert!(!is_reachable(&spec, &sites, &json!({"r": 3}), &r));
+    }
+}
