@@ -12,16 +12,16 @@ use crate::write_stdout;
 /// `dss eval`: either `import …` or the evaluation of a suite.
 #[derive(Args)]
 #[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
-pub struct EvalArgs {
+pub(crate) struct EvalArgs {
     #[command(subcommand)]
-    pub command: Option<EvalCommand>,
+    pub(crate) command: Option<EvalCommand>,
     #[command(flatten)]
-    pub run: EvalRunArgs,
+    pub(crate) run: EvalRunArgs,
 }
 
 /// `dss eval import …`.
 #[derive(Subcommand)]
-pub enum EvalCommand {
+pub(crate) enum EvalCommand {
     /// Import a dataset into a suite folder (schema, catalogs, aliases, cases.jsonl).
     Import {
         #[command(subcommand)]
@@ -31,7 +31,7 @@ pub enum EvalCommand {
 
 /// The importable layouts.
 #[derive(Subcommand)]
-pub enum ImportSource {
+pub(crate) enum ImportSource {
     /// APIMixATIS / APIMixSNIPS (`*_data.json`, `*_data_schema.json`).
     Apimix {
         /// The APIMix folder.
@@ -51,37 +51,37 @@ pub enum ImportSource {
 }
 
 /// The conditions `dss eval` can run, in report order.
-pub const CONDITIONS: [&str; 6] = ["gp", "prune", "ner-cd", "cd", "free", "json"];
+pub(crate) const CONDITIONS: [&str; 6] = ["gp", "prune", "ner-cd", "cd", "free", "json"];
 
 /// `dss eval SUITE …`.
 #[derive(Args)]
-pub struct EvalRunArgs {
+pub(crate) struct EvalRunArgs {
     /// The suite folder (suite.yaml, schema.json, cases.jsonl, …).
     #[arg(value_name = "SUITE", required = true)]
-    pub suite: Option<PathBuf>,
+    pub(crate) suite: Option<PathBuf>,
     /// A pinned model name (`dss model list`) or a path to any GGUF file.
     #[arg(long, value_name = "NAME|PATH", default_value = "qwen2.5-coder-0.5b")]
-    pub model: String,
+    pub(crate) model: String,
     /// Conditions, comma-separated: gp (items in the prompt, pruned grammar, consumption),
     /// prune (pruned grammar, no consumption), ner-cd (items in the prompt, full grammar), cd (full
     /// grammar), free (no grammar), json (compact JSON under the schema's JSON grammar).
     #[arg(long, value_delimiter = ',', default_value = "gp,prune,ner-cd,cd,free,json", value_parser = parse_condition)]
-    pub conditions: Vec<String>,
+    pub(crate) conditions: Vec<String>,
     /// Evaluate only the first N cases.
     #[arg(long, value_name = "N")]
-    pub limit: Option<usize>,
+    pub(crate) limit: Option<usize>,
     /// The report's format on stdout.
     #[arg(long, default_value = "table", value_parser = ["table", "json", "csv"])]
-    pub format: String,
+    pub(crate) format: String,
     /// Also write items.jsonl (per case and condition), report.csv and report.json here.
     #[arg(long, value_name = "DIR")]
-    pub out: Option<PathBuf>,
+    pub(crate) out: Option<PathBuf>,
     /// CPU threads.
     #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..))]
-    pub threads: u32,
+    pub(crate) threads: u32,
     /// Output token budget per case [default: sized from the suite's examples, or 512].
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
-    pub max_tokens: Option<u32>,
+    pub(crate) max_tokens: Option<u32>,
 }
 
 fn parse_condition(s: &str) -> Result<String, String> {
@@ -96,7 +96,7 @@ fn parse_condition(s: &str) -> Result<String, String> {
 }
 
 /// Runs `dss eval`.
-pub fn run(args: &EvalArgs) -> Result<ExitCode> {
+pub(crate) fn run(args: &EvalArgs) -> Result<ExitCode> {
     match &args.command {
         Some(EvalCommand::Import { source }) => run_import(source),
         None => run_suite(&args.run),
@@ -164,7 +164,7 @@ mod runner {
     //! JSON pointers with `*` for array items).
 
     use super::*;
-    use dss_compiler::sites::path_matches;
+    use dss_compiler::path_matches;
     use dss_compiler::{CompiledSpec, Consume, Restriction, Site, SiteKind};
     use dss_eval::report::percentile;
     use dss_eval::score::{em, em_paper, gold_pairs, NerCounts};
