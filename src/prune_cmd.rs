@@ -100,18 +100,56 @@ pub(crate) struct ExtractArgs {
     pub spec: PathBuf,
     #[command(flatten)]
     pub prune: PruneArgs,
-    /// The request (not with --jsonl).
+    #[command(flatten)]
+    pub(crate) requests: Requests,
+}
+
+/// The requests a command reads: one on the command line, or one per line.
+#[derive(Args, Clone, Debug)]
+pub(crate) struct Requests {
+    /// The request, in natural language (not with --jsonl).
     #[arg(value_name = "REQUEST", required_unless_present = "jsonl")]
-    pub request: Option<String>,
-    /// One request per line (a JSON string) from --input or stdin; one JSON result per line.
+    pub(crate) request: Option<String>,
+    /// Read one request per line (a JSON string) from --input or stdin; write one JSON
+    /// value per line.
     #[arg(long, conflicts_with = "request")]
-    pub jsonl: bool,
+    pub(crate) jsonl: bool,
     /// With --jsonl: the requests file (default: stdin).
     #[arg(long, value_name = "FILE", requires = "jsonl")]
-    pub input: Option<PathBuf>,
-    /// With --jsonl: report a bad line on stderr and go on.
+    pub(crate) input: Option<PathBuf>,
+    /// With --jsonl: report a failed request on stderr as {"line": N, "error": "..."} and go on.
     #[arg(long, requires = "jsonl")]
-    pub keep_going: bool,
+    pub(crate) keep_going: bool,
+}
+
+impl Requests {
+    /// With --jsonl: runs `one` on every line's request, one output line each (see
+    /// `run_jsonl`); `None` without --jsonl.
+    pub(crate) fn each_line(
+        &self,
+        mut one: impl FnMut(&str) -> Result<String, String>,
+    ) -> Option<Result<ExitCode>> {
+        if !self.jsonl {
+            return None;
+        }
+        Some(open_input(self.input.as_deref()).and_then(|input| {
+            run_jsonl(input, self.keep_going, |line| {
+                match serde_json::from_str::<Value>(line) {
+                    Ok(Value::String(r)) => one(&r),
+                    Ok(_) => Err("expected a JSON string holding the request".into()),
+                    Err(e) => Err(format!("invalid JSON: {e}")),
+                }
+            })
+        }))
+    }
+
+    /// The request given on the command line.
+    pub(crate) fn single(&self) -> Result<&str> {
+        match &self.request {
+            Some(r) => Ok(r),
+            None => bail!("give a REQUEST, or --jsonl"),
+        }
+    }
 }
 
 pub(crate) fn run_extract(args: &ExtractArgs) -> Result<ExitCode> {
@@ -122,20 +160,12 @@ pub(crate) fn run_extract(args: &ExtractArgs) -> Result<ExitCode> {
         let a = args.prune.analyze(&index, request);
         analysis_json(&a, t.elapsed().as_secs_f64() * 1e3)
     };
-    if args.jsonl {
-        let input = open_input(args.input.as_deref())?;
-        return run_jsonl(input, args.keep_going, |line| {
-            match serde_json::from_str::<Value>(line) {
-                Ok(Value::String(r)) => Ok(one(&r).to_string()),
-                Ok(_) => Err("expected a JSON string holding the request".into()),
-                Err(e) => Err(format!("invalid JSON: {e}")),
-            }
-        });
+    if let Some(done) = args.requests.each_line(|r| Ok(one(r).to_string())) {
+        return done;
     }
-    let Some(request) = &args.request else {
-        bail!("give a REQUEST, or --jsonl");
-    };
-    write_stdout(&serde_json::to_string_pretty(&one(request))?)?;
+    write_stdout(&serde_json::to_string_pretty(&one(args
+        .requests
+        .single()?))?)?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -1,6 +1,6 @@
 //! `dss model` and `dss generate` (feature `runtime`): the local model runtime.
 
-use anyhow::{anyhow, bail, Context, Result};
+use anyhow::{anyhow, Context, Result};
 use clap::{Args, Subcommand};
 use dss_runtime::models::{FetchProgress, ModelRegistry};
 use dss_runtime::{
@@ -12,8 +12,8 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use crate::prune_cmd::PruneArgs;
-use crate::{load_spec, open_input, run_jsonl, write_stdout};
+use crate::prune_cmd::{PruneArgs, Requests};
+use crate::{load_spec, write_stdout};
 use dss_compiler::Consume;
 use dss_extract::SpecIndex;
 
@@ -97,19 +97,9 @@ pub(crate) struct GenerateArgs {
     /// A pinned model name (`dss model list`) or a path to any GGUF file.
     #[arg(long, value_name = "NAME|PATH", default_value = DEFAULT_MODEL)]
     pub model: String,
-    /// The request, in natural language (not with --jsonl).
-    #[arg(value_name = "REQUEST", required_unless_present = "jsonl")]
-    pub request: Option<String>,
-    /// Read one request per line (a JSON string) from --input or stdin; write one JSON
-    /// value per line. The shared prompt prefix is evaluated once for all lines.
-    #[arg(long, conflicts_with = "request")]
-    pub jsonl: bool,
-    /// With --jsonl: the requests file (default: stdin).
-    #[arg(long, value_name = "FILE", requires = "jsonl")]
-    pub input: Option<PathBuf>,
-    /// With --jsonl: report a failed request on stderr as {"line": N, "error": "..."} and go on.
-    #[arg(long, requires = "jsonl")]
-    pub keep_going: bool,
+    /// The request, or --jsonl (the shared prompt prefix is evaluated once for all lines).
+    #[command(flatten)]
+    pub(crate) requests: Requests,
     /// Also print the raw shorthand the model wrote (before the JSON; with --jsonl each
     /// line is {"shorthand": ..., "json": ...}).
     #[arg(long)]
@@ -344,28 +334,20 @@ pub(crate) fn run_generate(args: &GenerateArgs) -> Result<ExitCode> {
         }
         Ok(())
     };
-    if args.jsonl {
-        let input = open_input(args.input.as_deref())?;
-        return run_jsonl(input, args.keep_going, |line| {
-            let request: Value =
-                serde_json::from_str(line).map_err(|e| format!("invalid JSON: {e}"))?;
-            let Value::String(request) = request else {
-                return Err("expected a JSON string holding the request".into());
-            };
-            let (g, pr) = generate_one(&mut gen, index.as_ref(), args, &request)
-                .map_err(|e| e.to_string())?;
-            stats_line(&g, pr.as_ref()).map_err(|e| e.to_string())?;
-            let record = if args.shorthand {
-                json!({"shorthand": g.text, "json": g.value})
-            } else {
-                g.value
-            };
-            Ok(record.to_string())
-        });
+    if let Some(done) = args.requests.each_line(|request| {
+        let (g, pr) =
+            generate_one(&mut gen, index.as_ref(), args, request).map_err(|e| e.to_string())?;
+        stats_line(&g, pr.as_ref()).map_err(|e| e.to_string())?;
+        let record = if args.shorthand {
+            json!({"shorthand": g.text, "json": g.value})
+        } else {
+            g.value
+        };
+        Ok(record.to_string())
+    }) {
+        return done;
     }
-    let Some(request) = &args.request else {
-        bail!("give a REQUEST, or --jsonl");
-    };
+    let request = args.requests.single()?;
     let (g, pr) = generate_one(&mut gen, index.as_ref(), args, request)?;
     if args.shorthand {
         write_stdout(&g.text)?;

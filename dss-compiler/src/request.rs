@@ -59,6 +59,8 @@ impl CompiledSpec {
             self.shapes(),
             self.notation(),
             self.tables(),
+            self.site_prefixes
+                .get_or_init(|| sites::path_prefixes(&self.sites())),
             restriction,
             resume,
         )

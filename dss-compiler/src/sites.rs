@@ -74,6 +74,21 @@ pub(crate) fn sites(shapes: &Shapes, notation: &Notation) -> Vec<Site> {
         .collect()
 }
 
+/// Every prefix of every site path (`""` included): where a pruned grammar builds its rules
+/// per path.
+pub(crate) fn path_prefixes(sites: &[Site]) -> std::collections::HashSet<String> {
+    let mut prefixes = std::collections::HashSet::new();
+    for site in sites {
+        let mut p = site.path.as_str();
+        prefixes.insert(p.to_string());
+        while let Some((head, _)) = p.rsplit_once('/') {
+            prefixes.insert(head.to_string());
+            p = head;
+        }
+    }
+    prefixes
+}
+
 /// Escapes one instance-path segment as in a JSON pointer.
 pub(crate) fn escape_segment(s: &str) -> String {
     s.replace('~', "~0").replace('/', "~1")

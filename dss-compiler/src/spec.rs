@@ -94,6 +94,9 @@ pub struct CompiledSpec {
     /// Where the encoder validates: its local checks, built on first use (`None` if a
     /// keyword is malformed: the full validator then decides).
     checks: OnceLock<Option<LocalChecks>>,
+    /// The prefixes of the site paths, for pruned grammars: built on first use, once (a
+    /// request rebuilds its grammar after every line).
+    pub(crate) site_prefixes: OnceLock<std::collections::HashSet<String>>,
 }
 
 impl std::fmt::Debug for CompiledSpec {
@@ -171,6 +174,7 @@ impl CompiledSpec {
             tables: OnceLock::new(),
             validator: OnceLock::new(),
             checks: OnceLock::new(),
+            site_prefixes: OnceLock::new(),
         }
     }
 

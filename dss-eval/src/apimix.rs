@@ -19,7 +19,7 @@
 use crate::error::{EvalError, Result};
 use crate::pycall::{self, PyValue};
 use crate::suite::{Case, Catalogs, PaperRule, Scoring, Suite, SuiteMeta};
-use crate::{check_with_dss, read_license, ImportSummary};
+use crate::{read_license, ImportSummary};
 use serde_json::{json, Map, Value};
 use std::path::{Path, PathBuf};
 
@@ -151,13 +151,7 @@ pub fn import_apimix(dir: &Path, out: &Path) -> Result<ImportSummary> {
         cases,
         examples: Vec::new(),
     };
-    check_with_dss(&suite, out)?;
-    suite.write(out)?;
-    Ok(ImportSummary {
-        cases: suite.cases.len(),
-        repairs,
-        notes: suite.meta.notes.clone(),
-    })
+    crate::finish_import(&suite, out, repairs)
 }
 
 /// `~` and `/` escaped for a JSON Pointer segment.

@@ -36,7 +36,7 @@ use crate::error::{EvalError, Result};
 use crate::pycall::PyValue;
 use crate::sexpr::{self, Sexpr};
 use crate::suite::{Aliases, Case, Catalogs, PaperRule, Scoring, Suite, SuiteMeta};
-use crate::{check_with_dss, ImportSummary};
+use crate::ImportSummary;
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
@@ -463,13 +463,7 @@ pub fn import_food_ordering(venue_dir: &Path, out: &Path) -> Result<ImportSummar
         cases,
         examples: Vec::new(),
     };
-    check_with_dss(&suite, out)?;
-    suite.write(out)?;
-    Ok(ImportSummary {
-        cases: suite.cases.len(),
-        repairs: Vec::new(),
-        notes: suite.meta.notes.clone(),
-    })
+    crate::finish_import(&suite, out, Vec::new())
 }
 
 /// `MAIN_DISH_ORDER` -> `main_dish`, `PIZZAORDER` -> `pizza`.

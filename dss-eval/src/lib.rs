@@ -60,6 +60,18 @@ pub struct ImportSummary {
 }
 
 /// Compiles the suite's schema with dss and checks every gold and worked example: it
+/// An importer's last step: checks every gold with dss, writes the suite to `out`, and
+/// says what was imported.
+fn finish_import(suite: &Suite, out: &Path, repairs: Vec<String>) -> Result<ImportSummary> {
+    check_with_dss(suite, out)?;
+    suite.write(out)?;
+    Ok(ImportSummary {
+        cases: suite.cases.len(),
+        repairs,
+        notes: suite.meta.notes.clone(),
+    })
+}
+
 /// validates, compresses, and expands back equal. `out` names the suite in errors.
 pub fn check_with_dss(suite: &Suite, out: &Path) -> Result<()> {
     let spec = dss_compiler::compile(&suite.schema, &dss_compiler::CompileOptions::default())

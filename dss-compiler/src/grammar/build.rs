@@ -76,7 +76,7 @@ struct Pruner<'a> {
     /// The codec's lookups, to check that a literal reads back as its value.
     tables: &'a Tables,
     /// Every prefix of every site path: below these, rules are built per path.
-    prefixes: HashSet<String>,
+    prefixes: &'a HashSet<String>,
     /// (canonical expression, path) -> the status of its sites.
     status: HashMap<(ExprId, String), Status>,
     /// Expressions whose status is being computed (a recursive schema stops there).
@@ -772,8 +772,9 @@ pub(crate) fn build(shapes: &Shapes, notation: &Notation) -> Grammar {
     build_with(shapes, notation, None, Resume::Start)
 }
 
-/// The inputs of a pruned build: the restriction, and the codec's lookups of the notation.
-type PruneInputs<'a> = (&'a Restriction, &'a Tables);
+/// The inputs of a pruned build: the restriction, the codec's lookups of the notation, and
+/// every prefix of every site path ([`crate::sites::path_prefixes`], computed once per spec).
+type PruneInputs<'a> = (&'a Restriction, &'a Tables, &'a HashSet<String>);
 
 /// Build the grammar of a notation pruned by `restriction` (see [`super::prune`]), for the
 /// whole document or for its rest after `resume`.
@@ -781,10 +782,16 @@ pub(crate) fn build_pruned(
     shapes: &Shapes,
     notation: &Notation,
     tables: &Tables,
+    prefixes: &HashSet<String>,
     restriction: &Restriction,
     resume: Resume,
 ) -> Grammar {
-    build_with(shapes, notation, Some((restriction, tables)), resume)
+    build_with(
+        shapes,
+        notation,
+        Some((restriction, tables, prefixes)),
+        resume,
+    )
 }
 
 fn build_with(
@@ -793,23 +800,12 @@ fn build_with(
     prune: Option<PruneInputs<'_>>,
     resume: Resume,
 ) -> Grammar {
-    let prune = prune.map(|(restriction, tables)| {
-        let mut prefixes = HashSet::new();
-        for site in crate::sites::sites(shapes, notation) {
-            let mut p = site.path.as_str();
-            prefixes.insert(p.to_string());
-            while let Some((head, _)) = p.rsplit_once('/') {
-                prefixes.insert(head.to_string());
-                p = head;
-            }
-        }
-        Pruner {
-            restriction,
-            tables,
-            prefixes,
-            status: HashMap::new(),
-            stack: Vec::new(),
-        }
+    let prune = prune.map(|(restriction, tables, prefixes)| Pruner {
+        restriction,
+        tables,
+        prefixes,
+        status: HashMap::new(),
+        stack: Vec::new(),
     });
     let mut b = Builder {
         shapes,
