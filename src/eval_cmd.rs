@@ -39,6 +39,10 @@ pub(crate) enum ImportSource {
         /// The suite folder to write.
         #[arg(short = 'o', long = "out", value_name = "SUITE")]
         out: PathBuf,
+        /// Worked examples for the prompt (JSON Lines of `{"id", "request", "gold"}`),
+        /// written for the domain: none may be one of the evaluated cases.
+        #[arg(long, value_name = "FILE")]
+        examples: Option<PathBuf>,
     },
     /// A venue in Amazon's FoodOrdering layout (`schema.json`, `alias/*.txt`, `dev.json`).
     FoodOrdering {
@@ -47,6 +51,10 @@ pub(crate) enum ImportSource {
         /// The suite folder to write.
         #[arg(short = 'o', long = "out", value_name = "SUITE")]
         out: PathBuf,
+        /// Worked examples for the prompt (JSON Lines of `{"id", "request", "gold"}`),
+        /// written for the domain: none may be one of the evaluated cases.
+        #[arg(long, value_name = "FILE")]
+        examples: Option<PathBuf>,
     },
 }
 
@@ -104,10 +112,12 @@ pub(crate) fn run(args: &EvalArgs) -> Result<ExitCode> {
 }
 
 fn run_import(source: &ImportSource) -> Result<ExitCode> {
-    let (summary, dir, out) = match source {
-        ImportSource::Apimix { dir, out } => (dss_eval::import_apimix(dir, out), dir, out),
-        ImportSource::FoodOrdering { dir, out } => {
-            (dss_eval::import_food_ordering(dir, out), dir, out)
+    let (summary, dir, out, examples) = match source {
+        ImportSource::Apimix { dir, out, examples } => {
+            (dss_eval::import_apimix(dir, out), dir, out, examples)
+        }
+        ImportSource::FoodOrdering { dir, out, examples } => {
+            (dss_eval::import_food_ordering(dir, out), dir, out, examples)
         }
     };
     let summary = summary.with_context(|| format!("importing {}", dir.display()))?;
@@ -117,6 +127,16 @@ fn run_import(source: &ImportSource) -> Result<ExitCode> {
         dir.display(),
         out.display()
     );
+    match examples {
+        Some(file) => {
+            let n = dss_eval::attach_examples(out, file)
+                .with_context(|| format!("adding the worked examples of {}", file.display()))?;
+            text.push_str(&format!("worked examples: {n} from {}\n", file.display()));
+        }
+        None => text.push_str(
+            "worked examples: none (add up to 3 written for the domain with --examples FILE)\n",
+        ),
+    }
     if summary.repairs.is_empty() {
         text.push_str("repairs: none\n");
     } else {

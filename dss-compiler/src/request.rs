@@ -217,6 +217,93 @@ mod tests {
     }
 
     #[test]
+    fn a_line_holds_one_call_as_the_schema_says() {
+        // `oneOf` closed single-key objects: merged into one record for the codec, but the
+        // grammars admit one form at a time (two calls on one line is no instance).
+        let spec = calls();
+        let full = spec.grammar_pest();
+        let two = spec
+            .compress(&json!([{"weather": {"city": "oslo"}}, {"play": {"song": "help"}}]))
+            .expect("compresses");
+        assert!(accepts(&full, &two), "{full}\n{two}");
+        let lines: Vec<&str> = two.lines().collect();
+        assert_eq!(lines.len(), 2, "{two}");
+        let joined = format!("{} {}\n", lines[0], lines[1]);
+        assert!(!accepts(&full, &joined), "{joined}");
+        let gbnf = spec.grammar_gbnf();
+        assert!(gbnf.contains("form0") && gbnf.contains("form2"), "{gbnf}");
+        let bnf = spec.grammar_bnf();
+        assert!(
+            bnf.contains("book_flight <Book_flight> | weather <Weather> | play <Play>"),
+            "{bnf}"
+        );
+        // A form still takes any of its own fields, in order.
+        let both = spec
+            .compress(&json!([{"weather": {"city": "rome", "unit": "celsius"}}]))
+            .expect("compresses");
+        assert!(accepts(&full, &both), "{both}");
+        // A required field after optional ones in a form, and a positional head.
+        let spec = compile(
+            &json!({"oneOf": [
+                {"type": "object", "properties": {"id": {"type": "integer"}, "a": {"const": 1},
+                    "x": {"type": "integer"}}, "required": ["id", "a"], "additionalProperties": false},
+                {"type": "object", "properties": {"id": {"type": "integer"}, "b": {"const": 1},
+                    "y": {"type": "integer"}}, "required": ["id", "b"], "additionalProperties": false}
+            ]}),
+            &CompileOptions::default(),
+        )
+        .expect("compiles");
+        let pest = spec.grammar_pest();
+        for x in [
+            json!({"id": 1, "a": 1}),
+            json!({"id": 2, "b": 1, "y": 3}),
+            json!({"id": 2, "a": 1, "x": 3}),
+        ] {
+            let t = spec.compress(&x).expect("compresses");
+            assert_eq!(spec.expand(&t).expect("expands"), x);
+            assert!(accepts(&pest, &t), "{pest}\n{t}");
+        }
+        let t = spec
+            .compress(&json!({"id": 1, "a": 1, "x": 3}))
+            .expect("compresses");
+        let mixed = format!("{t} y 4");
+        assert!(!accepts(&pest, &mixed), "{pest}\n{mixed}");
+    }
+
+    #[test]
+    fn pruning_drops_the_calls_nothing_was_found_for() {
+        let spec = calls();
+        let r = restriction(&[("/*/weather/city", "oslo"), ("/*/play/song", "help")]);
+        let pruned = spec.pruned_grammar(&r, Resume::Start).to_pest();
+        for (gold, kept) in [
+            (
+                json!([{"weather": {"city": "oslo"}}, {"play": {"song": "help"}}]),
+                true,
+            ),
+            (json!([{"play": {"song": "help"}}]), true),
+            (json!([{"book_flight": {"from": "oslo"}}]), false),
+        ] {
+            let t = spec.compress(&gold).expect("compresses");
+            assert_eq!(accepts(&pruned, &t), kept, "{t}\n{pruned}");
+        }
+        // A call kept for its found items is not written empty.
+        let empty = spec
+            .compress(&json!([{"weather": {}}]))
+            .expect("compresses");
+        assert!(accepts(&spec.grammar_pest(), &empty));
+        assert!(!accepts(&pruned, &empty), "{empty}\n{pruned}");
+        // Nothing found at all: every call stays offered (its optional slots, with no
+        // candidate, are not).
+        let none = spec
+            .pruned_grammar(&Restriction::default(), Resume::Start)
+            .to_pest();
+        for call in ["book_flight", "weather", "play"] {
+            let t = spec.compress(&json!([{call: {}}])).expect("compresses");
+            assert!(accepts(&none, &t), "{t}\n{none}");
+        }
+    }
+
+    #[test]
     fn a_required_site_with_no_candidate_keeps_its_full_set() {
         let spec = compile(
             &json!({"type": "object", "properties": {

@@ -907,6 +907,43 @@ mod tests {
     }
 
     #[test]
+    fn max_items_is_part_of_the_language() {
+        // Lines of a root list, a section's lines and an inline list stop at `maxItems`.
+        let schema = json!({"type": "object", "properties": {
+            "calls": {"type": "array", "minItems": 1, "maxItems": 3, "items": {"type": "object",
+                "properties": {"name": {"type": "string"},
+                    "tags": {"type": "array", "maxItems": 2, "items": {"type": "integer"}}},
+                "required": ["name"], "additionalProperties": false}}
+        }, "required": ["calls"], "additionalProperties": false});
+        let spec = compile(&schema, &CompileOptions::default()).unwrap();
+        let (_, rules) = pest_meta::parse_and_optimize(&spec.grammar_pest()).unwrap();
+        let vm = pest_vm::Vm::new(rules);
+        let three = json!({"calls": [{"name": "a"}, {"name": "b", "tags": [1, 2]}, {"name": "c"}]});
+        let s = spec.compress(&three).unwrap();
+        assert_eq!(spec.expand(&s).unwrap(), three);
+        assert!(vm.parse("document", &s).is_ok(), "{s}");
+        let four = s.replacen("\"c\"\n", "\"c\"\n\"d\"\n", 1);
+        assert_ne!(four, s);
+        assert!(vm.parse("document", &four).is_err(), "{four}");
+        let tags = s.replace("[1 2]", "[1 2 3]");
+        assert_ne!(tags, s);
+        assert!(vm.parse("document", &tags).is_err(), "{tags}");
+        let bnf = spec.grammar_bnf();
+        assert!(bnf.contains("{1,3}") && bnf.contains("{0,2}"), "{bnf}");
+        // A root list of at most 2 lines.
+        let spec = compile(
+            &json!({"type": "array", "maxItems": 2, "items": {"type": "integer"}}),
+            &CompileOptions::default(),
+        )
+        .unwrap();
+        let (_, rules) = pest_meta::parse_and_optimize(&spec.grammar_pest()).unwrap();
+        let vm = pest_vm::Vm::new(rules);
+        assert!(vm.parse("document", "1\n2\n").is_ok());
+        assert!(vm.parse("document", "").is_ok());
+        assert!(vm.parse("document", "1\n2\n3\n").is_err());
+    }
+
+    #[test]
     fn bounds_and_formats_are_part_of_the_grammar() {
         // What a grammar can say of `minimum`, `minLength` and an asserted `format`, it
         // says, so a model cannot write `0` for a limit or `"last spring"` for a date.

@@ -60,6 +60,19 @@ pub struct ImportSummary {
 }
 
 /// Compiles the suite's schema with dss and checks every gold and worked example: it
+/// Puts the worked examples of `file` (JSON Lines of `{"id", "request", "gold"}`) into
+/// the suite at `suite_dir` as its `examples.jsonl`, after checking that each validates,
+/// round-trips through dss, and is none of the evaluated cases. Returns how many.
+pub fn attach_examples(suite_dir: &Path, file: &Path) -> Result<usize> {
+    let mut suite = Suite::load(suite_dir)?;
+    let examples = suite::read_cases(file)?;
+    suite::check_examples(&suite.cases, &examples, file)?;
+    suite.examples = examples;
+    check_with_dss(&suite, suite_dir)?;
+    suite.write(suite_dir)?;
+    Ok(suite.examples.len())
+}
+
 /// An importer's last step: checks every gold with dss, writes the suite to `out`, and
 /// says what was imported.
 fn finish_import(suite: &Suite, out: &Path, repairs: Vec<String>) -> Result<ImportSummary> {

@@ -111,18 +111,7 @@ impl Suite {
         } else {
             Vec::new()
         };
-        for (i, ex) in examples.iter().enumerate() {
-            if let Some(c) = cases
-                .iter()
-                .find(|c| c.id == ex.id || c.request.trim() == ex.request.trim())
-            {
-                return Err(EvalError::format(
-                    &ex_path,
-                    Some((i + 1).to_string()),
-                    format!("worked example `{}` is the evaluated case `{}`: examples must not come from the cases", ex.id, c.id),
-                ));
-            }
-        }
+        check_examples(&cases, &examples, &ex_path)?;
         Ok(Suite {
             meta,
             schema,
@@ -187,7 +176,24 @@ fn optional_yaml<T: for<'de> Deserialize<'de>>(path: &Path) -> Result<Option<T>>
     }
 }
 
-fn read_cases(path: &Path) -> Result<Vec<Case>> {
+/// Worked examples must not come from the evaluated cases (same id or request).
+pub(crate) fn check_examples(cases: &[Case], examples: &[Case], ex_path: &Path) -> Result<()> {
+    for (i, ex) in examples.iter().enumerate() {
+        if let Some(c) = cases
+            .iter()
+            .find(|c| c.id == ex.id || c.request.trim() == ex.request.trim())
+        {
+            return Err(EvalError::format(
+                ex_path,
+                Some((i + 1).to_string()),
+                format!("worked example `{}` is the evaluated case `{}`: examples must not come from the cases", ex.id, c.id),
+            ));
+        }
+    }
+    Ok(())
+}
+
+pub(crate) fn read_cases(path: &Path) -> Result<Vec<Case>> {
     let text = read(path)?;
     let mut out: Vec<Case> = Vec::new();
     for (i, line) in text.lines().enumerate() {

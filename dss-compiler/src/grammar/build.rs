@@ -7,7 +7,8 @@ use super::terminal::is_word_char;
 use super::{block_fields, Grammar, Rule, Terminal, G};
 use crate::codec::{Decoder, Tables};
 use crate::notation::{
-    is_section, render_word, FieldLayout, FieldMode, Notation, ObjLayout, RecordLayout, RootLayout,
+    is_section, render_word, FieldLayout, FieldMode, Form, Notation, ObjLayout, RecordLayout,
+    RootLayout,
 };
 use crate::shape::{ArrPart, ExprId, Parts, Shapes};
 use crate::sites::escape_segment;
@@ -289,6 +290,12 @@ impl Builder<'_> {
         }
         if p.object.is_some() {
             let body = self.body(expr);
+            let body = match &body {
+                G::Rule(n) if self.found_inside(expr) => {
+                    self.nonempty.get(n).cloned().flatten().unwrap_or(body)
+                }
+                _ => body,
+            };
             alts.push(seq(vec![lit("("), body, lit(")")]));
         }
         let body = match alts.len() {
@@ -314,12 +321,21 @@ impl Builder<'_> {
             })
         } else {
             let items = a.items?;
+            if a.max_len().is_some_and(|m| m <= i) {
+                return None;
+            }
             let v = self.at("*", |b| b.value(items, &BTreeMap::new()));
             let more = self.at("*", |b| b.status(items)).droppable();
             Some(if more && min > i {
                 exactly(v.clone(), seq(vec![lit(" "), v]), min - i)
             } else {
-                at_least(v.clone(), seq(vec![lit(" "), v]), min.saturating_sub(i))
+                let max = a.max_len().map(|m| m.saturating_sub(i));
+                at_least(
+                    v.clone(),
+                    seq(vec![lit(" "), v]),
+                    min.saturating_sub(i),
+                    max,
+                )
             })
         }
     }
@@ -384,9 +400,21 @@ impl Builder<'_> {
             _ => None,
         };
         match nonempty {
+            Some(g) if self.found_inside(expr) => g,
             Some(g) => G::Alt(vec![lit("()"), g]),
             None => lit("()"),
         }
+    }
+
+    /// Pruning: whether an object here has a found item in its fields (and nothing free),
+    /// so it is not written empty: an empty object would leave its items unused, and
+    /// the object was kept for them.
+    fn found_inside(&mut self, expr: ExprId) -> bool {
+        if !self.specialized() {
+            return false;
+        }
+        let st = self.status(expr);
+        st.candidate && !st.free
     }
 
     fn field_slot(&mut self, f: &FieldLayout) -> G {
@@ -408,6 +436,9 @@ impl Builder<'_> {
     }
 
     fn record(&mut self, r: &RecordLayout, tag: Option<G>, name: &str) -> G {
+        if !r.forms.is_empty() && r.extras.is_none() {
+            return self.record_forms(r, tag, name);
+        }
         let mut mandatory: Vec<G> = tag.into_iter().collect();
         let mut optional: Vec<G> = Vec::new();
         for f in &r.fields {
@@ -482,6 +513,99 @@ impl Builder<'_> {
         }
     }
 
+    /// A merged union of closed forms (see `RecordLayout::forms`): its positional fields,
+    /// then one form's fields. Pruning drops a form whose first field has no candidate
+    /// (all are kept when none has), and a form's optional fields without one.
+    fn record_forms(&mut self, r: &RecordLayout, tag: Option<G>, name: &str) -> G {
+        let mut head: Vec<G> = tag.into_iter().collect();
+        for f in &r.fields {
+            if f.mode == FieldMode::Positional {
+                let seg = escape_segment(&f.name);
+                head.push(self.at(&seg, |b| b.value_as(f.expr, &f.abbrev, f.quoted)));
+            }
+        }
+        let droppable: Vec<bool> = r
+            .fields
+            .iter()
+            .map(|f| {
+                matches!(f.mode, FieldMode::Keyed | FieldMode::Keyless)
+                    && self
+                        .at(&escape_segment(&f.name), |b| b.status(f.expr))
+                        .droppable()
+            })
+            .collect();
+        let mut forms: Vec<&Form> = r
+            .forms
+            .iter()
+            .filter(|form| form.fields.first().is_some_and(|&i| !droppable[i]))
+            .collect();
+        if forms.is_empty() {
+            forms = r.forms.iter().collect();
+        }
+        let mut alts = Vec::new();
+        for (k, form) in forms.into_iter().enumerate() {
+            let slots: Vec<(usize, bool)> = form
+                .fields
+                .iter()
+                .map(|&i| (i, form.required.contains(&i)))
+                .filter(|&(i, req)| req || !droppable[i])
+                .collect();
+            let fname = self.fresh(&format!("{name}_form{k}"));
+            if let Some(g) = self.chain(r, &slots, &fname) {
+                self.add(fname.clone(), g, None);
+                alts.push(G::Rule(fname));
+            }
+        }
+        let forms = G::Alt(alts);
+        if head.is_empty() {
+            return forms;
+        }
+        let mut items = Vec::new();
+        for h in head {
+            items.push(h);
+            items.push(lit(" "));
+        }
+        items.push(forms);
+        seq(items)
+    }
+
+    /// Fields `slots` of `r` (index, mandatory) in order, one space apart: the text with
+    /// at least one of them, or `None` when they are all optional and none is given.
+    /// Optional runs use the chain `R_j ::= o_j (" " R_j+1)? | R_j+1`.
+    fn chain(&mut self, r: &RecordLayout, slots: &[(usize, bool)], name: &str) -> Option<G> {
+        // From the end: the nonempty text of slots j.., and whether it may be empty.
+        let mut next: Option<G> = None;
+        let mut may_be_empty = true;
+        for (j, &(i, mandatory)) in slots.iter().enumerate().rev() {
+            let f = &r.fields[i];
+            let slot = self.at(&escape_segment(&f.name), |b| b.field_slot(f));
+            let then = match (&next, may_be_empty) {
+                (None, _) => slot.clone(),
+                (Some(n), true) => seq(vec![
+                    slot.clone(),
+                    G::Opt(Box::new(seq(vec![lit(" "), n.clone()]))),
+                ]),
+                (Some(n), false) => seq(vec![slot.clone(), lit(" "), n.clone()]),
+            };
+            let g = if mandatory {
+                may_be_empty = false;
+                then
+            } else {
+                match &next {
+                    Some(n) => G::Alt(vec![then, n.clone()]),
+                    None => then,
+                }
+            };
+            if j == 0 {
+                return Some(g);
+            }
+            let rname = self.fresh(&format!("{name}_{j}"));
+            self.add(rname.clone(), g, None);
+            next = Some(G::Rule(rname));
+        }
+        None
+    }
+
     fn line_item(&mut self, expr: ExprId) -> G {
         if self.shapes.parts(expr).object_only() {
             self.body(expr)
@@ -526,7 +650,11 @@ impl Builder<'_> {
                     .shapes
                     .min_items(f.expr)
                     .saturating_sub(written.unwrap_or(0));
-                let lines = lines_between(li, min, more);
+                let max = self
+                    .shapes
+                    .max_items(f.expr)
+                    .map(|m| m.saturating_sub(written.unwrap_or(0)));
+                let lines = lines_between(li, min, more, max);
                 match written {
                     Some(_) => lines,
                     None => seq(vec![lit(&format!("{}:\n", f.keyword)), lines]),
@@ -585,7 +713,11 @@ impl Builder<'_> {
                     _ => 0,
                 };
                 let min = self.shapes.min_items(root).saturating_sub(written);
-                lines_between(li, min, more)
+                let max = self
+                    .shapes
+                    .max_items(root)
+                    .map(|m| m.saturating_sub(written));
+                lines_between(li, min, more, max)
             }
             RootLayout::Value => {
                 let v = self.value(root, &BTreeMap::new());
@@ -726,16 +858,31 @@ fn offered<'v, T>(
 /// over-approximates, as shapes do, and the validator has the last word).
 const MAX_UNROLL: usize = 32;
 
-/// `first rest*` with at least `min` items in all (`first` is the first item, `rest` each
-/// later one with its separator). With `min == 0` the caller makes the whole optional.
-fn at_least(first: G, rest: G, min: usize) -> G {
+/// `first rest*` with at least `min` items in all and at most `max` (`first` is the first
+/// item, `rest` each later one with its separator). A bound above `MAX_UNROLL` is left to
+/// the validator. With `min == 0` the caller makes the whole optional.
+fn at_least(first: G, rest: G, min: usize, max: Option<usize>) -> G {
+    let need = min.clamp(1, MAX_UNROLL);
     let mut xs = vec![first];
-    xs.extend(std::iter::repeat_n(
-        rest.clone(),
-        min.clamp(1, MAX_UNROLL) - 1,
-    ));
-    xs.push(G::Star(Box::new(rest)));
+    xs.extend(std::iter::repeat_n(rest.clone(), need - 1));
+    match max.filter(|&m| m <= MAX_UNROLL && m >= need) {
+        Some(m) => xs.extend(optional_run(rest, m - need)),
+        None => xs.push(G::Star(Box::new(rest))),
+    }
     seq(xs)
+}
+
+/// Up to `n` more items: `(rest (rest …)?)?`.
+fn optional_run(rest: G, n: usize) -> Option<G> {
+    let mut g: Option<G> = None;
+    for _ in 0..n {
+        let inner = match g.take() {
+            Some(x) => seq(vec![rest.clone(), x]),
+            None => rest.clone(),
+        };
+        g = Some(G::Opt(Box::new(inner)));
+    }
+    g
 }
 
 /// Exactly `n ≥ 1` items (`first`, then `rest` with its separator).
@@ -745,21 +892,24 @@ fn exactly(first: G, rest: G, n: usize) -> G {
     seq(xs)
 }
 
-/// At least `min` lines, and more only if `more`.
-fn lines_between(line: G, min: usize, more: bool) -> G {
+/// At least `min` lines and at most `max`, and more than `min` only if `more`.
+fn lines_between(line: G, min: usize, more: bool, max: Option<usize>) -> G {
     match (min, more) {
-        (_, true) => lines_at_least(line, min),
+        (_, true) => lines_at_least(line, min, max),
         (0, false) => lit(""),
         (n, false) => exactly(line.clone(), line, n),
     }
 }
 
-/// `line*` with at least `min` lines.
-fn lines_at_least(line: G, min: usize) -> G {
-    if min == 0 {
-        G::Star(Box::new(line))
-    } else {
-        at_least(line.clone(), line, min)
+/// `line*` with at least `min` lines and at most `max`.
+fn lines_at_least(line: G, min: usize, max: Option<usize>) -> G {
+    if min > 0 {
+        return at_least(line.clone(), line, min, max);
+    }
+    match max.filter(|&m| m <= MAX_UNROLL) {
+        Some(0) => lit(""),
+        Some(m) => optional_run(line, m).unwrap_or_else(|| lit("")),
+        None => G::Star(Box::new(line)),
     }
 }
 

@@ -14,7 +14,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 const HEADER: &str = "# Shorthand notation (BNF). Lines starting with # are comments.\n\
     # Elements are separated by one space. ( ) is an object, [ ] a list; [x] in a rule\n\
-    # means x is optional; x* means zero or more x, x+ one or more, x{n,} n or more. A <string> is \"double-quoted\", or\n\
+    # means x is optional; x* means zero or more x, x+ one or more, x{n,} n or more, x{n,m} n to m. A <string> is \"double-quoted\", or\n\
     # bare when it is one word (letters, digits, _ $ . - /; starting with a letter);\n\
     # a <\"string\"> is always quoted. Words from a list of choices are written bare.\n\
     # <json> is compact JSON. An object right after its keyword has no ( ): it ends\n\
@@ -129,12 +129,13 @@ pub(crate) fn readable(shapes: &Shapes, notation: &Notation) -> String {
     out
 }
 
-/// `x*`, `x+` or `x{n,}`: at least `min` copies of `x`, in the readable grammar.
-fn repeat_ref(x: &str, min: usize) -> String {
-    match min {
-        0 => format!("{x}*"),
-        1 => format!("{x}+"),
-        n => format!("{x}{{{n},}}"),
+/// `x*`, `x+`, `x{n,}` or `x{n,m}`: `min` to `max` copies of `x`, in the readable grammar.
+fn repeat_ref(x: &str, min: usize, max: Option<usize>) -> String {
+    match (min, max) {
+        (_, Some(m)) if m >= min => format!("{x}{{{min},{m}}}"),
+        (0, _) => format!("{x}*"),
+        (1, _) => format!("{x}+"),
+        (n, _) => format!("{x}{{{n},}}"),
     }
 }
 
@@ -290,7 +291,8 @@ impl Readable<'_> {
                 let li = self.line_item_ref(item);
                 let line = format!("({} \\n)", self.text(li));
                 let min = self.shapes.min_items(root);
-                (String::new(), repeat_ref(&line, min))
+                let max = self.shapes.max_items(root);
+                (String::new(), repeat_ref(&line, min, max))
             }
             RootLayout::Value => {
                 let v = self.value_ref(root, &BTreeMap::new());
@@ -339,7 +341,11 @@ impl Readable<'_> {
             let item = self.shapes.items_of(f.expr);
             let li = self.line_item_ref(item);
             let li = self.text(li);
-            let lines = repeat_ref(&format!("({li} \\n)"), self.shapes.min_items(f.expr));
+            let lines = repeat_ref(
+                &format!("({li} \\n)"),
+                self.shapes.min_items(f.expr),
+                self.shapes.max_items(f.expr),
+            );
             format!("{}:\\n {lines}", f.keyword)
         } else {
             let v = if self.notation.opens_on_line(self.shapes, f.expr) {
@@ -356,6 +362,15 @@ impl Readable<'_> {
             Job::Value(expr, abbrev, name, order) => (order, self.value_rule(expr, &abbrev, name)),
             Job::Body(expr, name, order) => {
                 let rule = match self.notation.object(expr).cloned() {
+                    Some(ObjLayout::Record(r)) if !r.forms.is_empty() && r.extras.is_none() => {
+                        let (docs, alts) = self.forms_rhs(&r);
+                        RRule {
+                            comment: self.doc_comment(expr) + &field_comments(&docs, " "),
+                            name,
+                            alts,
+                            alt_sep: " | ",
+                        }
+                    }
                     Some(ObjLayout::Record(r)) => {
                         let (docs, rhs) = self.record_rhs(&r);
                         RRule {
@@ -421,7 +436,8 @@ impl Readable<'_> {
             if let Some(it) = a.items {
                 let v = self.value_ref(it, &BTreeMap::new());
                 let v = self.text(v);
-                parts.push(repeat_ref(&v, min.saturating_sub(a.prefix.len())));
+                let max = a.max_len().map(|m| m.saturating_sub(a.prefix.len()));
+                parts.push(repeat_ref(&v, min.saturating_sub(a.prefix.len()), max));
             }
             alts.push(format!("\"[\" {} \"]\"", parts.join(" ")));
         }
@@ -487,23 +503,75 @@ impl Readable<'_> {
 
     /// A record's fields in order (`[…]` when optional), and their descriptions.
     fn record_rhs(&mut self, r: &RecordLayout) -> (Vec<(String, String)>, String) {
+        let (docs, parts) = self.field_parts(r);
+        let mut out: Vec<String> = parts
+            .into_iter()
+            .filter_map(|p| p.map(|(text, optional)| bracket(text, optional)))
+            .collect();
+        if let Some(e) = r.extras {
+            let v = self.value_ref(e, &BTreeMap::new());
+            let v = self.text(v);
+            // Undeclared properties: `"key":value`; in a pure map a one-word key is bare.
+            out.push(if r.bare_keys() {
+                format!("[<\"key\">:{v} | <key> {v}] (\",\"<\"key\">:{v} | <key> {v})*")
+            } else {
+                format!("[<\"key\">:{v} (\",\"<\"key\">:{v})*]")
+            });
+        }
+        (docs, out.join(" "))
+    }
+
+    /// A merged union of closed forms: one alternative per form (its positional fields,
+    /// then the fields it declares, `[…]` when optional in it).
+    fn forms_rhs(&mut self, r: &RecordLayout) -> (Vec<(String, String)>, Vec<String>) {
+        let (docs, parts) = self.field_parts(r);
+        let head: Vec<String> = r
+            .fields
+            .iter()
+            .zip(&parts)
+            .filter(|(f, _)| f.mode == FieldMode::Positional)
+            .filter_map(|(_, p)| p.as_ref().map(|(t, _)| t.clone()))
+            .collect();
+        let alts = r
+            .forms
+            .iter()
+            .map(|form| {
+                let mut xs = head.clone();
+                for &i in &form.fields {
+                    if let Some(Some((text, _))) = parts.get(i) {
+                        xs.push(bracket(text.clone(), !form.required.contains(&i)));
+                    }
+                }
+                xs.join(" ")
+            })
+            .collect();
+        (docs, alts)
+    }
+
+    /// Each field's text and whether it is optional (`None`: not written), and the
+    /// fields' descriptions.
+    #[allow(clippy::type_complexity)]
+    fn field_parts(
+        &mut self,
+        r: &RecordLayout,
+    ) -> (Vec<(String, String)>, Vec<Option<(String, bool)>>) {
         let mut docs = Vec::new();
         let mut parts = Vec::new();
         for f in &r.fields {
-            match f.mode {
-                FieldMode::Const(_) => continue,
+            let part = match f.mode {
+                FieldMode::Const(_) => None,
                 FieldMode::Positional => {
                     let v = self.value_ref(f.expr, &f.abbrev);
                     let v = if f.quoted { v.quoted() } else { v };
-                    parts.push(self.labeled(&f.name, v))
+                    Some((self.labeled(&f.name, v), false))
                 }
                 FieldMode::Keyless => {
                     // Recognised by its first token, so a free string is quoted here.
                     let v = self.value_ref(f.expr, &f.abbrev).quoted();
-                    parts.push(format!("[{}]", self.labeled(&f.name, v)))
+                    Some((self.labeled(&f.name, v), true))
                 }
                 FieldMode::Keyed if self.shapes.parts(f.expr).single_value().is_some() => {
-                    parts.push(format!("[{}]", f.keyword));
+                    Some((f.keyword.clone(), true))
                 }
                 FieldMode::Keyed => {
                     let v = if f.open {
@@ -511,24 +579,27 @@ impl Readable<'_> {
                     } else {
                         self.value_ref(f.expr, &f.abbrev)
                     };
-                    parts.push(format!("[{} {}]", f.keyword, self.text(v)));
+                    Some((format!("{} {}", f.keyword, self.text(v)), true))
                 }
+            };
+            parts.push(part);
+            if matches!(f.mode, FieldMode::Const(_)) {
+                continue;
             }
             if let Some(d) = self.shapes.doc(f.source) {
                 docs.push((f.name.clone(), one_line(d)));
             }
         }
-        if let Some(e) = r.extras {
-            let v = self.value_ref(e, &BTreeMap::new());
-            let v = self.text(v);
-            // Undeclared properties: `"key":value`; in a pure map a one-word key is bare.
-            parts.push(if r.bare_keys() {
-                format!("[<\"key\">:{v} | <key> {v}] (\",\"<\"key\">:{v} | <key> {v})*")
-            } else {
-                format!("[<\"key\">:{v} (\",\"<\"key\">:{v})*]")
-            });
-        }
-        (docs, parts.join(" "))
+        (docs, parts)
+    }
+}
+
+/// `[text]` when optional.
+fn bracket(text: String, optional: bool) -> String {
+    if optional {
+        format!("[{text}]")
+    } else {
+        text
     }
 }
 

@@ -3,7 +3,7 @@
 
 use super::config::{check_root, NotationConfig};
 use super::fields::design_record;
-use super::layout::{is_section, FieldMode, Notation, ObjLayout, RootLayout};
+use super::layout::{is_section, FieldMode, Form, Notation, ObjLayout, RecordLayout, RootLayout};
 use super::open::mark_open;
 use super::tags::{design_tagged, find_discriminator};
 use crate::error::CompileError;
@@ -137,9 +137,66 @@ fn design_object(
             ))
         }
     };
-    Ok(ObjLayout::Record(design_record(
-        shapes, canon, merged, config, used,
-    )?))
+    let mut layout = design_record(shapes, canon, merged, config, used)?;
+    if records.len() >= 2 {
+        layout.forms = record_forms(records, &layout).unwrap_or_default();
+    }
+    Ok(ObjLayout::Record(layout))
+}
+
+/// The forms of a union of object forms merged into `layout`, when the first keyword
+/// written tells them apart: every form closed, and the first of its written fields
+/// required in it, keyed, and declared by no other form (as in `{"Call": {…}}` tool
+/// calls, serde's externally tagged enums). Then the grammars admit one form at a time,
+/// as the schema does, instead of any combination of the merged fields. `None` otherwise.
+fn record_forms(records: &[Arc<Record>], layout: &RecordLayout) -> Option<Vec<Form>> {
+    if records.iter().any(|r| r.extras.is_some()) {
+        return None;
+    }
+    let index: HashMap<&str, usize> = layout
+        .fields
+        .iter()
+        .enumerate()
+        .map(|(i, f)| (f.name.as_str(), i))
+        .collect();
+    let mut owners: HashMap<usize, usize> = HashMap::default();
+    let mut forms = Vec::with_capacity(records.len());
+    for r in records {
+        let mut fields = Vec::new();
+        let mut required = Vec::new();
+        for (n, _) in &r.props {
+            let &i = index.get(n.as_str())?;
+            let f = &layout.fields[i];
+            if !matches!(f.mode, FieldMode::Keyed | FieldMode::Keyless) || fields.contains(&i) {
+                continue;
+            }
+            fields.push(i);
+            *owners.entry(i).or_insert(0) += 1;
+            if r.required.contains(n) {
+                required.push(i);
+            }
+        }
+        // A required name the closed form does not declare: no instance has this form.
+        if r.required
+            .iter()
+            .any(|n| !r.props.iter().any(|(p, _)| p == n))
+        {
+            return None;
+        }
+        fields.sort_unstable();
+        required.sort_unstable();
+        forms.push(Form { fields, required });
+    }
+    for form in &forms {
+        let &first = form.fields.first()?;
+        if !form.required.contains(&first)
+            || owners.get(&first) != Some(&1)
+            || layout.fields[first].mode != FieldMode::Keyed
+        {
+            return None;
+        }
+    }
+    Some(forms)
 }
 
 /// The root layout: the edit's, if the schema allows it, else the automatic one.

@@ -78,6 +78,22 @@ pub(crate) struct RecordLayout {
     /// shared with equal shapes), whose local assertions the encoder checks.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub extras_source: Option<ExprId>,
+    /// A union of closed object forms merged into this record: the fields each form
+    /// declares, so that the grammars admit one form's fields at a time (see
+    /// `design::record_forms`). Empty: any combination of the fields.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub forms: Vec<Form>,
+}
+
+/// One object form of a merged union (see [`RecordLayout::forms`]): indices into the
+/// record's fields, in field order. Its first field is required in this form and declared
+/// by no other, and written with its keyword, so the first keyword selects the form.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct Form {
+    /// The keyed and keyless fields this form declares.
+    pub fields: Vec<usize>,
+    /// Those of them it requires.
+    pub required: Vec<usize>,
 }
 
 impl RecordLayout {
@@ -92,6 +108,7 @@ impl RecordLayout {
             fields,
             extras: extras.map(|(_, c)| c),
             extras_source: extras.map(|(e, _)| e),
+            forms: Vec::new(),
         }
     }
 

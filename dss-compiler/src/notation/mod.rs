@@ -42,7 +42,7 @@ pub use config::NotationConfig;
 pub(crate) use design::design;
 pub(crate) use first::First;
 pub(crate) use layout::{
-    is_section, FieldLayout, FieldMode, Notation, ObjLayout, RecordLayout, RootLayout,
+    is_section, FieldLayout, FieldMode, Form, Notation, ObjLayout, RecordLayout, RootLayout,
     TaggedVariant,
 };
 pub(crate) use words::render_word;

@@ -248,10 +248,15 @@ impl Builder<'_, '_> {
             (Some(i), Some(j)) => Some(self.union(&[i, j])),
         };
         let min_items = x.min_items.min(y.min_items);
+        let max_items = match (x.max_items, y.max_items) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            _ => None,
+        };
         ArrPart {
             prefix,
             items,
             min_items,
+            max_items,
         }
     }
 
@@ -269,10 +274,15 @@ impl Builder<'_, '_> {
             _ => None,
         };
         let min_items = x.min_items.max(y.min_items);
+        let max_items = match (x.max_items, y.max_items) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
         ArrPart {
             prefix,
             items,
             min_items,
+            max_items,
         }
         .clamp_min()
     }

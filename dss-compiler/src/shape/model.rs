@@ -109,6 +109,9 @@ pub(crate) struct ArrPart {
     /// Never above the most items the array can hold.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub min_items: u32,
+    /// `maxItems` (`None`: no bound beyond the tuple's), so a grammar can stop at it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_items: Option<u32>,
 }
 
 fn is_zero(n: &u32) -> bool {
@@ -121,9 +124,13 @@ impl ArrPart {
     }
     /// The most items the array can hold (`None`: unbounded).
     pub(crate) fn max_len(&self) -> Option<usize> {
-        match self.prefix.iter().position(|&e| e == NEVER) {
+        let shape = match self.prefix.iter().position(|&e| e == NEVER) {
             Some(i) => Some(i),
             None => self.items.is_none().then_some(self.prefix.len()),
+        };
+        match (shape, self.max_items) {
+            (Some(a), Some(b)) => Some(a.min(b as usize)),
+            (a, b) => a.or(b.map(|b| b as usize)),
         }
     }
     pub(super) fn clamp_min(mut self) -> ArrPart {
@@ -199,6 +206,7 @@ impl Parts {
                 prefix: Vec::new(),
                 items: Some(ANY),
                 min_items: 0,
+                max_items: None,
             }),
             object: Some(ObjPart {
                 records: vec![Arc::new(Record::open(origin))],
@@ -395,6 +403,11 @@ impl Shapes {
             .as_ref()
             .and_then(|a| a.items)
             .unwrap_or(NEVER)
+    }
+
+    /// The most items an array value may have (`None`: unbounded or not an array).
+    pub(crate) fn max_items(&self, id: ExprId) -> Option<usize> {
+        self.parts(id).array.as_ref().and_then(ArrPart::max_len)
     }
 
     /// The fewest items an array value must have (0 when it is not an array).

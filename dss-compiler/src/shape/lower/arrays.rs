@@ -1,5 +1,5 @@
 //! Array keywords: `prefixItems` (or draft-07 `items: [..]`) as tuple positions, `items`
-//! (or `additionalItems`) for the rest, and `minItems`.
+//! (or `additionalItems`) for the rest, `minItems` and `maxItems`.
 
 use crate::shape::model::{ArrPart, ANY, NEVER};
 use crate::shape::Builder;
@@ -40,10 +40,15 @@ impl<'a> Builder<'_, 'a> {
             .get("minItems")
             .and_then(Value::as_u64)
             .map_or(0, |n| n.min(u64::from(u32::MAX)) as u32);
+        let max_items = m
+            .get("maxItems")
+            .and_then(Value::as_u64)
+            .map(|n| n.min(u64::from(u32::MAX)) as u32);
         ArrPart {
             prefix,
             items,
             min_items,
+            max_items,
         }
         .clamp_min()
     }

@@ -57,6 +57,7 @@ fn add_listed(e: &mut Parts, v: &Value, p: &str) {
                 prefix: Vec::new(),
                 items: Some(ANY),
                 min_items: 0,
+                max_items: None,
             });
         }
         Value::Object(_) => {
