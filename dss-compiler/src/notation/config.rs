@@ -9,8 +9,10 @@ use crate::shape::{ExprId, Parts, Record};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 
-/// User edits of the notation, as printed by `dss init` (YAML).
+/// User edits of the notation, as printed by `dss init` (YAML). An unknown key (a
+/// misspelling) is an error, never an edit silently ignored.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
 pub struct NotationConfig {
     /// `block`, `line`, `lines` or `value`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -21,6 +23,7 @@ pub struct NotationConfig {
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
 pub(crate) struct ObjectConfig {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tag: Option<String>,
@@ -29,6 +32,7 @@ pub(crate) struct ObjectConfig {
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
 pub(crate) struct FieldConfig {
     pub name: String,
     /// `positional`, `const`, `keyed` or `keyless`.
