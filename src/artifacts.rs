@@ -69,6 +69,16 @@ pub(crate) fn write_artifacts(spec: &CompiledSpec, dir: &Path) -> Result<()> {
 /// Move each artifact from `staging` into `dir`, keeping the file it replaces in
 /// `staging` until all are in place; on a failure the previous files are put back.
 fn replace_files(staging: &Path, dir: &Path) -> Result<()> {
+    for (file, _) in ARTIFACTS {
+        let target = dir.join(file);
+        if target.is_dir() {
+            bail!(
+                "cannot replace {}: it is a directory; nothing in {} was changed",
+                target.display(),
+                dir.display()
+            );
+        }
+    }
     let mut done: Vec<(&str, bool)> = Vec::new();
     for (file, _) in ARTIFACTS {
         let target = dir.join(file);
@@ -110,4 +120,41 @@ fn write_synced(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let mut f = fs::File::create(path)?;
     f.write_all(bytes)?;
     f.sync_all()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A rename that fails part way (here: a staged file is missing) puts back the
+    /// files already replaced.
+    #[test]
+    fn a_failure_part_way_restores_the_previous_files() {
+        let root = tempfile::tempdir().expect("tempdir");
+        let (dir, staging) = (root.path().join("out"), root.path().join("staging"));
+        fs::create_dir(&dir).expect("mkdir");
+        fs::create_dir(&staging).expect("mkdir");
+        for (file, _) in ARTIFACTS {
+            fs::write(dir.join(file), format!("old {file}")).expect("write");
+        }
+        // spec.json and shorthand.bnf are staged, the pest grammar is not.
+        fs::write(staging.join("spec.json"), "new").expect("write");
+        fs::write(staging.join("shorthand.bnf"), "new").expect("write");
+        let e = replace_files(&staging, &dir).expect_err("pest is missing");
+        assert!(e.to_string().contains("are unchanged"), "{e}");
+        for (file, _) in ARTIFACTS {
+            let text = fs::read_to_string(dir.join(file)).expect("read");
+            assert_eq!(text, format!("old {file}"));
+        }
+        // A file that did not exist before is removed again.
+        fs::remove_file(dir.join("shorthand.bnf")).expect("rm");
+        fs::write(staging.join("spec.json"), "new").expect("write");
+        fs::write(staging.join("shorthand.bnf"), "new").expect("write");
+        assert!(replace_files(&staging, &dir).is_err());
+        assert!(!dir.join("shorthand.bnf").exists());
+        assert_eq!(
+            fs::read_to_string(dir.join("spec.json")).expect("read"),
+            "old spec.json"
+        );
+    }
 }

@@ -292,16 +292,22 @@ fn load_notation(path: Option<&Path>) -> Result<Option<NotationConfig>> {
     let text = read_file(path)?;
     let name = path.display().to_string();
     let config: NotationConfig = serde_yaml::from_str(&text).map_err(|e| {
-        let hint = did_you_mean(&e.to_string())
+        let message = e.to_string();
+        let hint = did_you_mean(&message)
             .map(|k| format!(" (did you mean `{k}`?)"))
             .unwrap_or_default();
         match e.location() {
-            Some(loc) => anyhow!(
-                "{name}:{}:{}: invalid notation: {e}{hint}",
-                loc.line(),
-                loc.column()
-            ),
-            None => anyhow!("{name}: invalid notation: {e}{hint}"),
+            Some(loc) => {
+                // The position is given once, in front.
+                let suffix = format!(" at line {} column {}", loc.line(), loc.column());
+                let message = message.strip_suffix(&suffix).unwrap_or(&message);
+                anyhow!(
+                    "{name}:{}:{}: invalid notation: {message}{hint}",
+                    loc.line(),
+                    loc.column()
+                )
+            }
+            None => anyhow!("{name}: invalid notation: {message}{hint}"),
         }
     })?;
     Ok(Some(config))
