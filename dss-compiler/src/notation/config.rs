@@ -255,3 +255,26 @@ pub(crate) fn to_config(n: &Notation) -> NotationConfig {
         objects,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::NotationConfig;
+
+    /// A misspelled key is an error (with its line), never an edit silently ignored.
+    #[test]
+    fn unknown_keys_are_errors() {
+        let yaml =
+            "objects:\n  '#':\n    fields:\n    - name: a\n      mode: keyed\n      kyeword: x\n";
+        let e = serde_yaml::from_str::<NotationConfig>(yaml).expect_err("kyeword");
+        assert!(e.to_string().contains("unknown field `kyeword`"), "{e}");
+        assert_eq!(e.location().map(|l| l.line()), Some(6));
+        for bad in ["rooot: block\n", "objects:\n  '#':\n    feilds: []\n"] {
+            assert!(
+                serde_yaml::from_str::<NotationConfig>(bad).is_err(),
+                "{bad}"
+            );
+        }
+        let ok = "root: block\nobjects:\n  '#':\n    fields:\n    - name: a\n      mode: keyed\n      keyword: x\n";
+        assert!(serde_yaml::from_str::<NotationConfig>(ok).is_ok());
+    }
+}
