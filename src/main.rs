@@ -2,8 +2,10 @@
 //! to shorthand (`compress`) and back (`expand`).
 //!
 //! Exit codes: 0 success; 1 any error (bad input, bad schema, I/O, or at least one bad
-//! record with `--keep-going`); 2 bad command line (from clap).
+//! record with `--keep-going`); 2 bad command line (from clap); 3 standard output could not
+//! be written (closed, its reader gone, a full disk): results were lost.
 
+mod artifacts;
 mod bench;
 #[cfg(feature = "runtime")]
 mod bench_generate;
@@ -12,20 +14,22 @@ mod guard;
 mod prune_cmd;
 #[cfg(feature = "runtime")]
 mod runtime_cmd;
+mod streams;
 mod tokens;
 
 use anyhow::{anyhow, bail, Context, Result};
 use clap::{Args, Parser, Subcommand};
 use dss_compiler::{
-    compile, CompileError, CompileOptions, CompiledSpec, CompressError, NotationConfig, SpecError,
+    compile, CompileError, CompileOptions, CompiledSpec, CompressError, NotationConfig,
 };
 use serde_json::Value;
 use std::fs;
-use std::io::{self, BufRead, BufReader, Read, Write};
+use std::io::{self, BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use crate::guard::guard;
+use crate::streams::{StdoutError, EXIT_STDOUT};
 
 #[derive(Parser)]
 #[command(
@@ -122,6 +126,10 @@ struct MapArgs {
     /// on; the exit code is 1 if any record failed.
     #[arg(long, requires = "jsonl")]
     keep_going: bool,
+    /// With --jsonl: the longest line read (`K`, `M`, `G`: powers of 1024); a longer line is
+    /// a bad record and is never held in memory.
+    #[arg(long, value_name = "SIZE", requires = "jsonl", default_value = "64M", value_parser = streams::parse_size)]
+    max_line: u64,
 }
 
 fn main() -> ExitCode {
@@ -130,11 +138,17 @@ fn main() -> ExitCode {
     match run(cli) {
         Ok(code) => code,
         Err(e) => {
-            if is_broken_pipe(&e) {
-                // The reader went away (e.g. `| head`): stop quietly.
-                return ExitCode::from(1);
+            if let Some(out) = e.downcast_ref::<StdoutError>() {
+                // The reader went away (e.g. `| head`): the exit code says it, quietly.
+                if !out.is_broken_pipe() {
+                    streams::report(&format!("error: {out}"));
+                }
+                return ExitCode::from(EXIT_STDOUT);
             }
-            eprintln!("error: {e:#}");
+            if is_broken_pipe(&e) {
+                return ExitCode::from(EXIT_STDOUT);
+            }
+            streams::report(&streams::shorten(&format!("error: {e:#}")));
             ExitCode::from(1)
         }
     }
@@ -159,10 +173,10 @@ fn run(cli: Cli) -> Result<ExitCode> {
             spec.check_validator()
                 .map_err(|e| compile_error(&schema, notation.as_deref(), &e))?;
             for w in spec.warnings() {
-                eprintln!("warning: {}: {w}", schema.display());
+                streams::report(&format!("warning: {}: {w}", schema.display()));
             }
             match out {
-                Some(dir) => write_artifacts(&spec, &dir)?,
+                Some(dir) => artifacts::write_artifacts(&spec, &dir)?,
                 None => {
                     let bnf =
                         guard("grammar_bnf", || spec.grammar_bnf()).map_err(|e| anyhow!(e))?;
@@ -175,7 +189,9 @@ fn run(cli: Cli) -> Result<ExitCode> {
             let spec = load_spec(&args.spec, args.notation.as_deref())?;
             let input = open_input(args.input.as_deref())?;
             if args.jsonl {
-                run_jsonl(input, args.keep_going, |line| compress_record(&spec, line))
+                run_jsonl_capped(input, args.keep_going, args.max_line, |line| {
+                    compress_record(&spec, line)
+                })
             } else {
                 compress_document(&spec, input)?;
                 Ok(ExitCode::SUCCESS)
@@ -185,7 +201,9 @@ fn run(cli: Cli) -> Result<ExitCode> {
             let spec = load_spec(&args.spec, args.notation.as_deref())?;
             let input = open_input(args.input.as_deref())?;
             if args.jsonl {
-                run_jsonl(input, args.keep_going, |line| expand_record(&spec, line))
+                run_jsonl_capped(input, args.keep_going, args.max_line, |line| {
+                    expand_record(&spec, line)
+                })
             } else {
                 expand_document(&spec, input, compact)?;
                 Ok(ExitCode::SUCCESS)
@@ -273,15 +291,44 @@ fn load_notation(path: Option<&Path>) -> Result<Option<NotationConfig>> {
     let Some(path) = path else { return Ok(None) };
     let text = read_file(path)?;
     let name = path.display().to_string();
-    let config: NotationConfig = serde_yaml::from_str(&text).map_err(|e| match e.location() {
-        Some(loc) => anyhow!(
-            "{name}:{}:{}: invalid notation: {e}",
-            loc.line(),
-            loc.column()
-        ),
-        None => anyhow!("{name}: invalid notation: {e}"),
+    let config: NotationConfig = serde_yaml::from_str(&text).map_err(|e| {
+        let message = e.to_string();
+        let hint = did_you_mean(&message)
+            .map(|k| format!(" (did you mean `{k}`?)"))
+            .unwrap_or_default();
+        match e.location() {
+            Some(loc) => {
+                // The position is given once, in front.
+                let suffix = format!(" at line {} column {}", loc.line(), loc.column());
+                let message = message.strip_suffix(&suffix).unwrap_or(&message);
+                anyhow!(
+                    "{name}:{}:{}: invalid notation: {message}{hint}",
+                    loc.line(),
+                    loc.column()
+                )
+            }
+            None => anyhow!("{name}: invalid notation: {message}{hint}"),
+        }
     })?;
     Ok(Some(config))
+}
+
+/// For serde's "unknown field `kyeword`, expected one of `name`, `keyword`, …" (or
+/// "unknown variant"): the expected name closest to the unknown one, if one is close.
+fn did_you_mean(message: &str) -> Option<String> {
+    let (_, rest) = message
+        .split_once("unknown field `")
+        .or_else(|| message.split_once("unknown variant `"))?;
+    let (unknown, rest) = rest.split_once('`')?;
+    let expected = rest.split_once("expected")?.1;
+    expected
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .map(|k| (strsim::damerau_levenshtein(unknown, k), k))
+        .filter(|&(d, k)| d <= (k.chars().count() / 3).max(1))
+        .min_by_key(|&(d, _)| d)
+        .map(|(_, k)| k.to_string())
 }
 
 fn compile_error(schema: &Path, notation: Option<&Path>, e: &CompileError) -> anyhow::Error {
@@ -294,6 +341,13 @@ fn compile_error(schema: &Path, notation: Option<&Path>, e: &CompileError) -> an
 }
 
 fn compile_value(schema: &Value, path: &Path, notation: Option<&Path>) -> Result<CompiledSpec> {
+    if dss_compiler::is_keywordless(schema) {
+        streams::report(&format!(
+            "warning: {}: not one JSON Schema keyword (`type`, `properties`, `$ref`…) at the \
+             top level: is this a data document? As a schema it accepts every JSON document",
+            path.display()
+        ));
+    }
     let opts = CompileOptions {
         notation: load_notation(notation)?,
     };
@@ -369,25 +423,6 @@ fn load_spec(path: &Path, notation: Option<&Path>) -> Result<CompiledSpec> {
     compile_value(&schema, path, notation)
 }
 
-/// One output file of `dss compile -o`: its name and how to make it.
-type Artifact = (&'static str, fn(&CompiledSpec) -> Result<String, SpecError>);
-
-fn write_artifacts(spec: &CompiledSpec, dir: &Path) -> Result<()> {
-    fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    let files: [Artifact; 4] = [
-        ("spec.json", CompiledSpec::to_json),
-        ("shorthand.bnf", |s| Ok(s.grammar_bnf())),
-        ("shorthand.pest", |s| Ok(s.grammar_pest())),
-        ("shorthand.gbnf", |s| Ok(s.grammar_gbnf())),
-    ];
-    for (name, make) in files {
-        let text = guard(name, || make(spec)).map_err(|e| anyhow!(e))??;
-        let file = dir.join(name);
-        fs::write(&file, text).with_context(|| format!("cannot write {}", file.display()))?;
-    }
-    Ok(())
-}
-
 // ── Input and output ─────────────────────────────────────────────────────────
 
 struct Input {
@@ -433,13 +468,15 @@ fn read_all(mut input: Input) -> Result<(String, String)> {
     Ok((input.name, text))
 }
 
+/// Write a result to standard output, ending it with a newline; a failure is a
+/// [`StdoutError`] (exit code 3).
 fn write_stdout(text: &str) -> Result<()> {
-    let mut out = io::stdout().lock();
-    out.write_all(text.as_bytes())?;
-    if !text.is_empty() && !text.ends_with('\n') {
-        out.write_all(b"\n")?;
-    }
-    out.flush()?;
+    let newline: &[u8] = if !text.is_empty() && !text.ends_with('\n') {
+        b"\n"
+    } else {
+        b""
+    };
+    streams::Out::new()?.write_flushed(&[text.as_bytes(), newline])?;
     Ok(())
 }
 
@@ -550,54 +587,70 @@ fn json_kind(v: &Value) -> &'static str {
 /// Map each non-blank line through `f`, writing one output line per record and flushing it.
 /// Without `keep_going` the first bad record stops the run with an error naming its line;
 /// with it, each bad record is reported on stderr as a JSON line and the exit code is 1 at
-/// the end if any failed.
+/// the end if any failed. A line longer than `--max-line` is a bad record (never held in
+/// memory). A failed write to stdout stops the run ([`StdoutError`], exit code 3); a report
+/// that cannot be written to stderr is lost, the records are not.
 fn run_jsonl(
+    input: Input,
+    keep_going: bool,
+    f: impl FnMut(&str) -> Result<String, String>,
+) -> Result<ExitCode> {
+    run_jsonl_capped(input, keep_going, streams::DEFAULT_MAX_LINE, f)
+}
+
+/// [`run_jsonl`] with lines of at most `max_line` bytes.
+fn run_jsonl_capped(
     mut input: Input,
     keep_going: bool,
+    max_line: u64,
     mut f: impl FnMut(&str) -> Result<String, String>,
 ) -> Result<ExitCode> {
-    let stdout = io::stdout();
-    let mut out = stdout.lock();
-    let stderr = io::stderr();
+    let mut out = streams::Out::new()?;
     let mut buf = Vec::new();
     let mut line_no = 0usize;
     let mut failed = 0usize;
     loop {
-        buf.clear();
-        let n = input
-            .reader
-            .read_until(b'\n', &mut buf)
+        let line = streams::read_line(&mut input.reader, &mut buf, max_line, keep_going)
             .with_context(|| format!("cannot read {}", input.name))?;
-        if n == 0 {
-            break;
-        }
-        line_no += 1;
-        if buf.last() == Some(&b'\n') {
-            buf.pop();
-            if buf.last() == Some(&b'\r') {
-                buf.pop();
+        let result = match line {
+            streams::Line::End => break,
+            streams::Line::TooLong { len } => {
+                line_no += 1;
+                // Without --keep-going reading stopped at the limit: the length is unknown.
+                let size = if keep_going {
+                    format!(" ({len} bytes)")
+                } else {
+                    String::new()
+                };
+                Err(format!(
+                    "the line{size} is longer than the limit of {} (--max-line SIZE sets it)",
+                    streams::show_size(max_line)
+                ))
             }
-        }
-        let result = match std::str::from_utf8(&buf) {
-            Err(e) => Err(format!(
-                "not UTF-8 text (invalid byte at column {})",
-                e.valid_up_to() + 1
-            )),
-            Ok(line) if line.trim().is_empty() => continue,
-            Ok(line) => f(line),
+            streams::Line::Text => {
+                line_no += 1;
+                if buf.last() == Some(&b'\r') {
+                    buf.pop();
+                }
+                match std::str::from_utf8(&buf) {
+                    Err(e) => Err(format!(
+                        "not UTF-8 text (invalid byte at column {})",
+                        e.valid_up_to() + 1
+                    )),
+                    Ok(line) if line.trim().is_empty() => continue,
+                    Ok(line) => f(line),
+                }
+            }
         };
         match result {
-            Ok(record) => {
-                out.write_all(record.as_bytes())?;
-                out.write_all(b"\n")?;
-                out.flush()?;
-            }
+            Ok(record) => out.write_flushed(&[record.as_bytes(), b"\n"])?,
             Err(message) if keep_going => {
                 failed += 1;
-                let report = serde_json::json!({ "line": line_no, "error": message });
-                let mut err = stderr.lock();
-                writeln!(err, "{report}")?;
-                err.flush()?;
+                let report = serde_json::json!({
+                    "line": line_no,
+                    "error": streams::shorten(&message),
+                });
+                streams::report(&report.to_string());
             }
             Err(message) => bail!("{}:{line_no}: {message}", input.name),
         }

@@ -51,7 +51,12 @@ pub(crate) fn build_validator(
     if legacy {
         options = options.with_format("iri", |s: &str| url::Url::parse(s).is_ok());
     }
-    options.build(schema).map_err(|e| classify(&e))
+    // Every draft's metaschemas ship with the validator, not only the schema's own draft:
+    // a `$ref` to any of them resolves without fetching.
+    options
+        .with_registry(&referencing::SPECIFICATIONS)
+        .build(schema)
+        .map_err(|e| classify(&e))
 }
 
 /// A schema the validator cannot build: a document it would have to fetch (a remote

@@ -10,7 +10,7 @@ use thiserror::Error;
 #[non_exhaustive]
 pub enum CompileError {
     /// The schema is malformed at `pointer` (a JSON pointer into the schema).
-    #[error("schema at {pointer}: {message}")]
+    #[error("schema at {}: {message}", at(pointer))]
     Schema {
         /// Where in the schema (a JSON pointer).
         pointer: String,
@@ -19,7 +19,7 @@ pub enum CompileError {
     },
     /// A `$ref` (or `$schema`) names a document that is not part of the schema; remote
     /// documents are never fetched.
-    #[error("remote $ref `{reference}` at {pointer} is not fetched; inline the referenced schema or use a local `#/...` reference")]
+    #[error("remote $ref `{reference}` at {} is not fetched; inline the referenced schema or use a local `#/...` reference", at(pointer))]
     RemoteRef {
         /// Where the reference is (a JSON pointer into the schema).
         pointer: String,
@@ -32,6 +32,15 @@ pub enum CompileError {
     /// A notation edit would make the shorthand ambiguous.
     #[error("notation is ambiguous: {0}")]
     Ambiguous(String),
+}
+
+/// A JSON pointer for messages: the empty pointer is the document root.
+fn at(pointer: &str) -> &str {
+    if pointer.is_empty() {
+        "the document root"
+    } else {
+        pointer
+    }
 }
 
 /// JSON -> shorthand failed.

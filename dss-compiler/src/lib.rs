@@ -56,6 +56,7 @@ pub use error::{CompileError, CompressError, ExpandError, ExpandIntoError, SpecE
 pub use grammar::{quote_lit, Consume, Grammar, Restriction, Resume};
 pub use notation::NotationConfig;
 pub use request::Progress;
+pub use schema::is_keywordless;
 pub use shape::Lexical;
 pub use sites::{path_matches, Site, SiteKind};
 pub use spec::{compile, CompileOptions, CompiledSpec, SpecFile, SPEC_VERSION};

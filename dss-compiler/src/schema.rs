@@ -315,6 +315,16 @@ keyword_table! {
     "deprecated" => Annotation, Value, None, Drafts::since(V2019);
 }
 
+/// Whether `schema` is an object with keys but not one JSON Schema keyword dss knows: most
+/// likely a data document given as a schema. Such a schema accepts every document (its
+/// keys are ignored, as validators ignore unknown keywords), so callers should warn. The
+/// empty schema `{}` is not keywordless: it asks for "anything" on purpose.
+pub fn is_keywordless(schema: &Value) -> bool {
+    schema
+        .as_object()
+        .is_some_and(|o| !o.is_empty() && o.keys().all(|k| keyword(k).is_none()))
+}
+
 /// The class of keyword `name` (`None`: not a keyword dss knows).
 pub(crate) fn keyword_class(name: &str) -> Option<KeywordClass> {
     keyword(name).map(|k| k.class)
@@ -828,6 +838,15 @@ mod tests {
             .filter_map(|m| m.get("properties").and_then(Value::as_object))
             .flat_map(|ps| ps.keys().cloned())
             .collect()
+    }
+
+    #[test]
+    fn keywordless_objects_are_data_not_schemas() {
+        assert!(super::is_keywordless(&json!({"name": "Ada", "age": 36})));
+        assert!(!super::is_keywordless(&json!({})));
+        assert!(!super::is_keywordless(&json!(true)));
+        assert!(!super::is_keywordless(&json!({"title": "t", "x": 1})));
+        assert!(!super::is_keywordless(&json!({"type": "object"})));
     }
 
     /// Every keyword of every draft's vocabularies (draft-07 and 2020-12 included) has a

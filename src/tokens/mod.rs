@@ -175,7 +175,10 @@ pub(crate) fn run(args: &TokensArgs) -> Result<ExitCode> {
     }
 
     for f in &failures {
-        eprintln!("error: {}: {}", f.name, f.message);
+        crate::streams::report(&crate::streams::shorten(&format!(
+            "error: {}: {}",
+            f.name, f.message
+        )));
     }
     let info = RunInfo {
         failed: failures.len(),

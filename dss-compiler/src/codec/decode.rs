@@ -45,8 +45,10 @@ impl Tok<'_> {
     }
 }
 
-/// Deepest nesting of objects and arrays the decoder reads (serde_json's limit too).
-pub(crate) const MAX_DEPTH: usize = 128;
+/// Deepest nesting of objects and arrays the decoder reads: what serde_json reads (its
+/// recursion limit of 128 stops at the 128th level), so whatever expand writes, compress
+/// reads back.
+pub(crate) const MAX_DEPTH: usize = 127;
 
 impl<'a> Decoder<'a> {
     /// A decoder of `src`, written in `notation` for `shapes`; `tables` are theirs.

@@ -9,8 +9,10 @@ use crate::shape::{ExprId, Parts, Record};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 
-/// User edits of the notation, as printed by `dss init` (YAML).
+/// User edits of the notation, as printed by `dss init` (YAML). An unknown key (a
+/// misspelling) is an error, never an edit silently ignored.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
 pub struct NotationConfig {
     /// `block`, `line`, `lines` or `value`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -21,6 +23,7 @@ pub struct NotationConfig {
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
 pub(crate) struct ObjectConfig {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tag: Option<String>,
@@ -29,6 +32,7 @@ pub(crate) struct ObjectConfig {
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
 pub(crate) struct FieldConfig {
     pub name: String,
     /// `positional`, `const`, `keyed` or `keyless`.
@@ -249,5 +253,28 @@ pub(crate) fn to_config(n: &Notation) -> NotationConfig {
     NotationConfig {
         root: Some(n.root),
         objects,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::NotationConfig;
+
+    /// A misspelled key is an error (with its line), never an edit silently ignored.
+    #[test]
+    fn unknown_keys_are_errors() {
+        let yaml =
+            "objects:\n  '#':\n    fields:\n    - name: a\n      mode: keyed\n      kyeword: x\n";
+        let e = serde_yaml::from_str::<NotationConfig>(yaml).expect_err("kyeword");
+        assert!(e.to_string().contains("unknown field `kyeword`"), "{e}");
+        assert_eq!(e.location().map(|l| l.line()), Some(6));
+        for bad in ["rooot: block\n", "objects:\n  '#':\n    feilds: []\n"] {
+            assert!(
+                serde_yaml::from_str::<NotationConfig>(bad).is_err(),
+                "{bad}"
+            );
+        }
+        let ok = "root: block\nobjects:\n  '#':\n    fields:\n    - name: a\n      mode: keyed\n      keyword: x\n";
+        assert!(serde_yaml::from_str::<NotationConfig>(ok).is_ok());
     }
 }
