@@ -415,14 +415,34 @@ pub fn restriction_of(extraction: &Extraction, bound: &BTreeSet<String>) -> Rest
         bound: bound.clone(),
         ..Restriction::default()
     };
+    let mut spans: Vec<(usize, usize, String, Value)> = Vec::new();
     for m in &extraction.mentions {
         if !m.site.starts_with('#') {
             r.candidates
                 .entry(m.site.clone())
                 .or_default()
                 .push(m.value.clone());
+            spans.push((m.span.start, m.span.end, m.site.clone(), m.value.clone()));
         }
     }
+    // Readings whose spans overlap are one mention (`four` as a rating and as a party
+    // size; `suribachi` inside `shadow of suribachi`): writing one reading uses it.
+    spans.sort_by_key(|(a, b, _, _)| (*a, *b));
+    let mut groups: Vec<Vec<(String, Value)>> = Vec::new();
+    let mut end = 0;
+    for (a, b, site, value) in spans {
+        match groups.last_mut() {
+            Some(g) if a < end => {
+                g.push((site, value));
+                end = end.max(b);
+            }
+            _ => {
+                groups.push(vec![(site, value)]);
+                end = b;
+            }
+        }
+    }
+    r.readings = groups.into_iter().filter(|g| g.len() > 1).collect();
     r
 }
 
@@ -475,6 +495,36 @@ mod tests {
         c.aliases
             .push(Entry::new("*", json!("mean")).with_aliases(["average"]));
         c
+    }
+
+    #[test]
+    fn an_ambiguous_mention_is_used_once() {
+        // `four` is a rating and a party size: writing it as one uses the other reading.
+        let spec = compile(
+            &json!({"type": "array", "items": {"oneOf": [
+                {"type": "object", "properties": {"Rate": {"type": "object", "properties": {
+                    "rating": {"enum": ["four", "five"]}}, "additionalProperties": false}},
+                 "required": ["Rate"], "additionalProperties": false},
+                {"type": "object", "properties": {"Book": {"type": "object", "properties": {
+                    "party": {"enum": ["four", "two"]}}, "additionalProperties": false}},
+                 "required": ["Book"], "additionalProperties": false}
+            ]}}),
+            &CompileOptions::default(),
+        )
+        .expect("compiles");
+        let ix = SpecIndex::build(&spec, &Catalogs::default()).expect("index");
+        let a = ix.analyze("a table for four", ExtractMode::Full, 0);
+        assert_eq!(a.restriction.at("/*/Rate/rating"), [json!("four")]);
+        assert_eq!(a.restriction.at("/*/Book/party"), [json!("four")]);
+        assert_eq!(a.restriction.readings.len(), 1, "{:?}", a.restriction);
+        let used = [("/*/Book/party".to_string(), json!("four"))];
+        let rest = a.restriction.consumed(&used, Consume::Class);
+        assert!(rest.is_exhausted(), "{rest:?}");
+        // Mentioned twice: two mentions, one left after one is written.
+        let a = ix.analyze("four people, four stars", ExtractMode::Full, 0);
+        let rest = a.restriction.consumed(&used, Consume::Class);
+        assert_eq!(rest.len(), 2, "{rest:?}");
+        assert_eq!(rest.readings.len(), 1);
     }
 
     #[test]

@@ -670,9 +670,13 @@ impl<'m> Generator<'m> {
 
     /// The grammar pruned to `restriction` from `resume` on, prepared for this model.
     fn pruned(&self, restriction: &Restriction, resume: Resume) -> Result<Grammar, GenerateError> {
-        let gbnf = self.spec.pruned_grammar(restriction, resume).to_gbnf();
-        self.model
-            .grammar(self.opts.engine, &GrammarSource::Gbnf(gbnf))
+        pruned_grammar(
+            self.model,
+            &self.spec,
+            self.opts.engine,
+            restriction,
+            resume,
+        )
     }
 
     /// After a complete line (the text ends with a newline), the values it used leave the
@@ -690,16 +694,17 @@ impl<'m> Generator<'m> {
         let Ok(text) = std::str::from_utf8(&st.text) else {
             return Ok(());
         };
-        // Lines the spec cannot resume after keep the grammar they have.
-        let Ok(progress) = self.spec.progress(text, &p.sites) else {
+        let rest = PrunedRest {
+            spec: &self.spec,
+            engine: self.opts.engine,
+            initial: &p.initial,
+            sites: &p.sites,
+            consume: p.consume,
+        };
+        let Some(constraint) = rest.after_lines(self.model, text)? else {
             return Ok(());
         };
-        let Some(resume) = progress.resume else {
-            return Ok(());
-        };
-        let rest = p.initial.consumed(&progress.used, p.consume);
-        let grammar = self.pruned(&rest, resume)?;
-        st.constraint = grammar.start(&self.model.model, self.model.eog.clone())?;
+        st.constraint = constraint;
         stats.rebuilds += 1;
         let spent = ms(t);
         stats.prune_ms += spent;
@@ -1041,6 +1046,59 @@ struct Decoding {
     start: Instant,
     /// Iterative pruning, when the request is pruned.
     prune: Option<PruneState>,
+}
+
+/// The grammar pruned to `restriction` from `resume` on, prepared for `model`.
+fn pruned_grammar(
+    model: &LocalModel,
+    spec: &CompiledSpec,
+    engine: EngineKind,
+    restriction: &Restriction,
+    resume: Resume,
+) -> Result<Grammar, GenerateError> {
+    let gbnf = spec.pruned_grammar(restriction, resume).to_gbnf();
+    model.grammar(engine, &GrammarSource::Gbnf(gbnf))
+}
+
+/// What a rebuild under pruning needs: the spec, its sites, the request's candidates and
+/// what a written line consumes. [`PrunedRest::after_lines`] is the step
+/// [`Generator::generate_pruned`] takes after each complete line (public so that the
+/// rebuild benchmark measures exactly it).
+pub struct PrunedRest<'a> {
+    /// The compiled spec.
+    pub spec: &'a CompiledSpec,
+    /// The constraint engine.
+    pub engine: EngineKind,
+    /// The candidates found in the request.
+    pub initial: &'a Restriction,
+    /// The spec's sites ([`CompiledSpec::sites`]).
+    pub sites: &'a [Site],
+    /// What a written line consumes.
+    pub consume: Consume,
+}
+
+impl PrunedRest<'_> {
+    /// The constraint for the rest of the document after the complete lines of `text`,
+    /// under the candidates less what those lines used. `None` when the lines so far
+    /// cannot be resumed after (the decoder keeps the constraint it has).
+    ///
+    /// # Errors
+    /// A grammar the engine rejects.
+    pub fn after_lines(
+        &self,
+        model: &LocalModel,
+        text: &str,
+    ) -> Result<Option<Box<dyn Constraint>>, GenerateError> {
+        let Ok(progress) = self.spec.progress(text, self.sites) else {
+            return Ok(None);
+        };
+        let Some(resume) = progress.resume else {
+            return Ok(None);
+        };
+        let rest = self.initial.consumed(&progress.used, self.consume);
+        let grammar = pruned_grammar(model, self.spec, self.engine, &rest, resume)?;
+        Ok(Some(grammar.start(&model.model, model.eog.clone())?))
+    }
 }
 
 /// Grammar pruning for one request: the candidates found in it, and what a written line

@@ -20,10 +20,10 @@ pub mod models;
 pub mod prompt;
 
 pub use backend::{backend, load_model, BackendError};
-pub use engine::{EngineKind, Grammar, GrammarSource};
+pub use engine::{Constraint, EngineKind, Grammar, GrammarSource};
 pub use gbnf::{GbnfChecker, GbnfError, Verdict};
 pub use generate::{
     load_examples, Example, GenerateError, Generation, Generator, GeneratorOptions, LocalModel,
-    OutputFormat, PrefixCache, Pruning, Stats,
+    OutputFormat, PrefixCache, PrunedRest, Pruning, Stats,
 };
 pub use models::{ModelError, ModelRegistry, ModelSpec, DEFAULT_MODEL};

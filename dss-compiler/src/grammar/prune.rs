@@ -27,6 +27,10 @@ pub struct Restriction {
     /// Sites left unpruned although their values are known: values a request does not name
     /// but the writer infers (a field's role or data type). See `SpecIndex::learn_inferred`.
     pub free: BTreeSet<String>,
+    /// The readings of one ambiguous mention: the (site path, value) pairs one span of the
+    /// request offers (`four` as a rating and as a party size). The mention is used once:
+    /// writing one reading consumes the others ([`Consume::Class`]).
+    pub readings: Vec<Vec<(String, Value)>>,
 }
 
 impl Restriction {
@@ -51,23 +55,44 @@ impl Restriction {
     }
 
     /// What is left once the (site path, value) pairs written so far are used up: one
-    /// occurrence each, of the pair ([`Consume::Class`]) or of the value at every site
-    /// ([`Consume::Value`]).
+    /// occurrence each, of the pair and of the other readings of its mention
+    /// ([`Consume::Class`]), or of the value at every site ([`Consume::Value`]).
     pub fn consumed(&self, used: &[(String, Value)], how: Consume) -> Restriction {
         let mut r = self.clone();
-        let take = |list: &mut Vec<Value>, v: &Value| {
-            if let Some(i) = list.iter().position(|c| same_value(c, v)) {
-                list.remove(i);
+        let take = |cands: &mut BTreeMap<String, Vec<Value>>, site: &str, v: &Value| {
+            if let Some(list) = cands.get_mut(site) {
+                if let Some(i) = list.iter().position(|c| same_value(c, v)) {
+                    list.remove(i);
+                }
             }
         };
         for (site, v) in used {
             match how {
                 Consume::Class => {
-                    if let Some(list) = r.candidates.get_mut(site) {
-                        take(list, v);
+                    take(&mut r.candidates, site, v);
+                    let group = r
+                        .readings
+                        .iter()
+                        .position(|g| g.iter().any(|(s, x)| s == site && same_value(x, v)));
+                    if let Some(g) = group {
+                        let group = r.readings.remove(g);
+                        let mut skipped = false;
+                        for (s, x) in &group {
+                            // The reading written was taken above (once).
+                            if !skipped && s == site && same_value(x, v) {
+                                skipped = true;
+                                continue;
+                            }
+                            take(&mut r.candidates, s, x);
+                        }
                     }
                 }
-                Consume::Value => r.candidates.values_mut().for_each(|l| take(l, v)),
+                Consume::Value => {
+                    let sites: Vec<String> = r.candidates.keys().cloned().collect();
+                    for s in sites {
+                        take(&mut r.candidates, &s, v);
+                    }
+                }
                 Consume::Off => {}
             }
         }
