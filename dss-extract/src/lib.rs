@@ -65,6 +65,7 @@ mod files;
 mod fuzzy;
 mod normalize;
 mod numbers;
+pub mod perturb;
 pub mod spec;
 
 use std::collections::{HashMap, HashSet};

@@ -272,110 +272,17 @@ fn default_mode_recall_one_precision_at_least_the_papers() {
     }
 }
 
-/// A deterministic xorshift generator.
-struct Rng(u64);
-
-impl Rng {
-    fn below(&mut self, n: usize) -> usize {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        (self.0 % n as u64) as usize
-    }
-    fn letter(&mut self, not: char) -> char {
-        loop {
-            let c = char::from(b'a' + self.below(26) as u8);
-            if c != not {
-                return c;
-            }
-        }
-    }
-}
-
-/// One typo (substitution, deletion, insertion or transposition, not on the first letter) in
-/// the longest word of every occurrence of a gold value of 5+ characters.
-fn with_typos(input: &str, gold: &BTreeSet<(String, String)>, rng: &mut Rng) -> String {
-    if !input.is_ascii() {
-        return input.to_owned();
-    }
-    let lower = input.to_ascii_lowercase();
-    let is_word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
-    let bytes = lower.as_bytes();
-    let mut spans: Vec<(usize, usize)> = Vec::new();
-    for (_, v) in gold {
-        let v = v.to_lowercase();
-        if v.chars().count() < 5 {
-            continue;
-        }
-        let mut from = 0;
-        while let Some(i) = lower[from..].find(&v) {
-            let (s, e) = (from + i, from + i + v.len());
-            if (s == 0 || !is_word(bytes[s - 1])) && (e == bytes.len() || !is_word(bytes[e])) {
-                spans.push((s, e));
-            }
-            from = s + 1;
-        }
-    }
-    spans.sort_by_key(|&(s, e)| (s, std::cmp::Reverse(e)));
-    let mut kept: Vec<(usize, usize)> = Vec::new();
-    for sp in spans {
-        if kept.last().is_none_or(|l| sp.0 >= l.1) {
-            kept.push(sp);
-        }
-    }
-    let mut out: Vec<char> = input.chars().collect();
-    for &(s, e) in kept.iter().rev() {
-        // The longest word of the mention (ASCII: byte offsets are char offsets).
-        let (mut best, mut ws) = ((s, s), s);
-        for (i, &c) in bytes[s..e]
-            .iter()
-            .chain([&b' '])
-            .enumerate()
-            .map(|(k, c)| (s + k, c))
-        {
-            if !c.is_ascii_alphabetic() {
-                if i - ws > best.1 - best.0 {
-                    best = (ws, i);
-                }
-                ws = i + 1;
-            }
-        }
-        let (a, b) = best;
-        if b - a < 3 {
-            continue;
-        }
-        let p = a + 1 + rng.below(b - a - 1); // a letter after the first
-        match rng.below(4) {
-            0 => out[p] = rng.letter(out[p]),
-            1 => {
-                out.remove(p);
-            }
-            2 => {
-                let c = rng.letter(' ');
-                out.insert(p, c);
-            }
-            _ => {
-                if p + 1 < b && out[p] != out[p + 1] {
-                    out.swap(p, p + 1);
-                } else {
-                    out[p] = rng.letter(out[p]);
-                }
-            }
-        }
-    }
-    out.into_iter().collect()
-}
-
 #[test]
 fn typos_keep_recall() {
     let Some(dir) = data_dir() else { return };
-    let mut rng = Rng(0x2545_F491_4F6C_DD1D);
+    let mut rng = dss_extract::perturb::Rng::new(0x2545_F491_4F6C_DD1D);
     for (set, stem, _) in SETS {
         let (index, rows) = load(&dir, set, stem);
         let mut counts = Counts::default();
         let mut changed = 0;
         for r in &rows {
-            let typo = with_typos(&r.input, &r.gold, &mut rng);
+            let values: Vec<&str> = r.gold.iter().map(|(_, v)| v.as_str()).collect();
+            let typo = dss_extract::perturb::typos(&r.input, &values, &mut rng);
             changed += usize::from(typo != r.input);
             let p = pairs(&index.extract(&typo));
             for miss in r.gold.difference(&p) {
