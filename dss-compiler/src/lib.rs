@@ -58,6 +58,6 @@ pub use notation::NotationConfig;
 pub use request::Progress;
 pub use shape::Lexical;
 pub use sites::{path_matches, Site, SiteKind};
-pub use spec::{compile, CompileOptions, CompiledSpec, SpecFile, SPEC_VERSION};
+pub use spec::{check_numbers, compile, CompileOptions, CompiledSpec, SpecFile, SPEC_VERSION};
 #[cfg(feature = "schemars")]
 pub use typed::compile_type;
