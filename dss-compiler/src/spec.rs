@@ -12,7 +12,7 @@ use crate::error::{CompileError, CompressError, ExpandError, SpecError};
 use crate::grammar;
 use crate::notation::{self, Notation, NotationConfig};
 use crate::schema::SchemaDoc;
-use crate::shape::{self, Shapes};
+use crate::shape::{self, ExprId, Shapes};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::sync::OnceLock;
@@ -74,13 +74,13 @@ impl SpecFile {
         Ok(file)
     }
 
-    /// Checks that the shapes and notation are those of the schema, as `dss compile` wrote
-    /// them: the shapes are built again from the schema and must be equal, and the notation
-    /// is checked as an edited notation is (every edit applies, keywords and tags are
-    /// non-empty and distinct, one token of lookahead decides every step) and must be what
-    /// those edits give. A file edited by hand, truncated into other valid JSON or written by
-    /// another dss is refused here with a clear error, never trusted into an index out of
-    /// range or a notation whose text its own expand rejects. [`SpecFile::from_json`] calls
+    /// Checks that the shapes are those of the schema (built again from it, they must be
+    /// equal) and that the notation is one the codec can run: every expression it names
+    /// exists, the root layout fits the root, keywords, tags and abbreviations are tokens,
+    /// non-empty and distinct, and the first tokens of a record's optional fields are
+    /// disjoint. A file edited by hand or written by another dss is refused here with a
+    /// clear error, never trusted into an index out of range or a notation whose text its
+    /// own expand rejects. [`SpecFile::from_json`] calls
     /// it; a `SpecFile` deserialized otherwise should be checked before
     /// [`CompiledSpec::from_file`].
     pub fn check(&self) -> Result<(), SpecError> {
@@ -106,18 +106,9 @@ impl SpecFile {
                 "the spec's shapes are not those of its schema (the file was edited, or written by another version of dss){recompile}"
             )));
         }
-        let config = notation::to_config(&self.notation);
-        let designed = notation::design(&shapes, Some(&config)).map_err(|e| {
+        check_notation(&shapes, &self.notation).map_err(|e| {
             SpecError::Format(format!("the spec's notation is not valid: {e}{recompile}"))
-        })?;
-        let n = &self.notation;
-        if !(designed.root == n.root && designed.canon == n.canon && designed.objects == n.objects)
-        {
-            return Err(SpecError::Format(format!(
-                "the spec's notation is not what its schema and notation edits give (the file was edited, or written by another version of dss){recompile}"
-            )));
-        }
-        Ok(())
+        })
     }
 
     /// Write as `spec.json`.
@@ -191,6 +182,113 @@ fn repair(
         }
     }
     build_validator(&fixed, &fixed).map(|v| (fixed, v))
+}
+
+/// What [`SpecFile::check`] asks of a loaded notation (the shapes are already checked).
+fn check_notation(shapes: &Shapes, n: &Notation) -> Result<(), String> {
+    use crate::grammar::terminal::bare_len;
+    use crate::notation::{FieldMode, ObjLayout, RecordLayout, RootLayout};
+    use std::collections::BTreeSet;
+    let count = shapes.exprs.len();
+    let expr = |e: ExprId, what: &str| -> Result<(), String> {
+        if (e as usize) < count {
+            Ok(())
+        } else {
+            Err(format!(
+                "{what} names expression {e}, but there are {count}"
+            ))
+        }
+    };
+    if n.canon.len() != count {
+        return Err(format!(
+            "{} canonical expressions for {count} expressions",
+            n.canon.len()
+        ));
+    }
+    for &c in &n.canon {
+        expr(c, "a canonical expression")?;
+    }
+    // A token the decoder reads as one: a bare word, or a JSON string.
+    let token = |t: &str| {
+        (!t.is_empty() && bare_len(t) == t.len())
+            || (t.len() > 2 && t.starts_with('"') && serde_json::from_str::<String>(t).is_ok())
+    };
+    let record = |r: &RecordLayout| -> Result<(), String> {
+        let at = format!("object `{}`", r.name);
+        let mut names = BTreeSet::new();
+        let mut keywords = BTreeSet::new();
+        let mut firsts = BTreeSet::new();
+        for f in &r.fields {
+            expr(f.expr, &format!("{at} field `{}`", f.name))?;
+            expr(f.source, &format!("{at} field `{}`", f.name))?;
+            if !names.insert(&f.name) {
+                return Err(format!("{at} has field `{}` twice", f.name));
+            }
+            if !token(&f.keyword) || !keywords.insert(&f.keyword) {
+                return Err(format!(
+                    "{at} field `{}` has keyword {:?}: not a token, or another field's",
+                    f.name, f.keyword
+                ));
+            }
+            let mut written = BTreeSet::new();
+            for (value, abbrev) in &f.abbrev {
+                if !token(abbrev) || !written.insert(abbrev) {
+                    return Err(format!(
+                        "{at} field `{}` writes `{value}` as {abbrev:?}: not a token, or another value's",
+                        f.name
+                    ));
+                }
+            }
+            if matches!(f.mode, FieldMode::Keyed | FieldMode::Keyless)
+                && (f.first.is_empty() || f.first.iter().any(|t| !firsts.insert(t)))
+            {
+                return Err(format!(
+                    "{at} field `{}` is optional, but its first tokens are none or another field's",
+                    f.name
+                ));
+            }
+        }
+        for e in r.extras.iter().chain(&r.extras_source) {
+            expr(*e, &format!("{at} undeclared properties"))?;
+        }
+        Ok(())
+    };
+    for (&e, layout) in &n.objects {
+        expr(e, "an object layout")?;
+        match layout {
+            ObjLayout::Record(r) => record(r)?,
+            ObjLayout::Tagged { key, variants } => {
+                let mut tags = BTreeSet::new();
+                if variants.is_empty() {
+                    return Err(format!("the union tagged by `{key}` has no variants"));
+                }
+                for v in variants {
+                    record(&v.record)?;
+                    for (value, written) in &v.tags {
+                        if !token(written) || !tags.insert(written) {
+                            return Err(format!(
+                                "tag `{value}` of `{key}` is written {written:?}: not a token, or another variant's"
+                            ));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    let root = shapes.root;
+    let fits = match n.root {
+        RootLayout::Block | RootLayout::Line => n.object(root).is_some(),
+        RootLayout::Lines => shapes.parts(root).array.is_some(),
+        RootLayout::Value => true,
+    };
+    if fits {
+        Ok(())
+    } else {
+        Err(format!(
+            "the root layout {:?} does not fit the root",
+            n.root
+        ))
+    }
 }
 
 /// Checks that every number of a JSON text is read exactly: serde_json (as dss uses it)
@@ -1187,33 +1285,35 @@ mod tests {
         let text = std::fs::read_to_string(path).unwrap();
         let good: Value = serde_json::from_str(&text).unwrap();
         SpecFile::from_json(&text).unwrap();
+        fn set(v: &mut Value, pointer: &str, x: Value) {
+            *v.pointer_mut(pointer).expect("the pointer is in spec.json") = x;
+        }
         type Tamper = fn(&mut Value);
         let cases: [(&str, Tamper); 9] = [
             ("an expression out of range", |v| {
-                v.pointer_mut("/notation/objects/2/Record/fields/1/expr")
-                    .map(|x| *x = json!(99999));
+                set(v, "/notation/objects/2/Record/fields/1/expr", json!(99999));
             }),
             ("the root out of range", |v| {
                 v["shapes"]["root"] = json!(99999)
             }),
             ("a canon entry out of range", |v| {
-                v.pointer_mut("/notation/canon/3")
-                    .map(|x| *x = json!(99999));
+                set(v, "/notation/canon/3", json!(99999));
             }),
             ("a parts entry removed", |v| {
-                v["shapes"]["parts"].as_array_mut().map(Vec::pop);
+                v["shapes"]["parts"].as_array_mut().and_then(Vec::pop);
             }),
             ("an empty keyword", |v| {
-                v.pointer_mut("/notation/objects/2/Record/fields/1/keyword")
-                    .map(|x| *x = json!(""));
+                set(v, "/notation/objects/2/Record/fields/1/keyword", json!(""));
             }),
             ("a duplicate keyword", |v| {
-                v.pointer_mut("/notation/objects/2/Record/fields/2/keyword")
-                    .map(|x| *x = json!("filters"));
+                set(
+                    v,
+                    "/notation/objects/2/Record/fields/2/keyword",
+                    json!("filters"),
+                );
             }),
             ("a first-token set emptied", |v| {
-                v.pointer_mut("/notation/objects/2/Record/fields/1/first")
-                    .map(|x| *x = json!([]));
+                set(v, "/notation/objects/2/Record/fields/1/first", json!([]));
             }),
             ("a bound dropped from the shapes", |v| {
                 let parts = v["shapes"]["parts"].as_array_mut().unwrap();
