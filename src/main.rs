@@ -20,7 +20,7 @@ mod tokens;
 use anyhow::{anyhow, bail, Context, Result};
 use clap::{Args, Parser, Subcommand};
 use dss_compiler::{
-    compile, CompileError, CompileOptions, CompiledSpec, CompressError, NotationConfig,
+    compile, CompileError, CompileOptions, CompiledSpec, CompressError, ExpandError, NotationConfig,
 };
 use serde_json::Value;
 use std::fs;
@@ -73,6 +73,10 @@ enum Command {
         /// Print compact JSON instead of pretty printed JSON.
         #[arg(long)]
         compact: bool,
+        /// Do not validate the expanded JSON against the schema (faster; the text is still
+        /// read as strictly as the grammars say).
+        #[arg(long)]
+        no_validate: bool,
     },
     /// The values a request names, per site of the spec (enum values, union tags, catalog
     /// entries), as JSON: mentions with span, tier and score, and the candidates per site.
@@ -197,15 +201,19 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 Ok(ExitCode::SUCCESS)
             }
         }
-        Command::Expand { map: args, compact } => {
+        Command::Expand {
+            map: args,
+            compact,
+            no_validate,
+        } => {
             let spec = load_spec(&args.spec, args.notation.as_deref())?;
             let input = open_input(args.input.as_deref())?;
             if args.jsonl {
                 run_jsonl_capped(input, args.keep_going, args.max_line, |line| {
-                    expand_record(&spec, line)
+                    expand_record(&spec, line, no_validate)
                 })
             } else {
-                expand_document(&spec, input, compact)?;
+                expand_document(&spec, input, compact, no_validate)?;
                 Ok(ExitCode::SUCCESS)
             }
         }
@@ -522,15 +530,37 @@ fn show_compress_error(e: &CompressError) -> String {
 fn compress_document(spec: &CompiledSpec, input: Input) -> Result<()> {
     let (name, text) = read_all(input)?;
     let value: Value = serde_json::from_str(&text).map_err(|e| json_error(&name, &e))?;
+    dss_compiler::check_numbers(&text).map_err(|e| anyhow!("{name}: {e}"))?;
     let shorthand = compress_value(spec, &value).map_err(|e| anyhow!("{name}: {e}"))?;
     write_stdout(&shorthand)
 }
 
-fn expand_document(spec: &CompiledSpec, input: Input, compact: bool) -> Result<()> {
+/// Shorthand -> JSON, validated unless `no_validate`; a panic is an error message.
+fn expand_text(
+    spec: &CompiledSpec,
+    text: &str,
+    no_validate: bool,
+) -> Result<Result<Value, ExpandError>, String> {
+    if no_validate {
+        guard("expand", || spec.expand_unvalidated(text))
+    } else {
+        guard("expand", || spec.expand(text))
+    }
+}
+
+fn expand_document(
+    spec: &CompiledSpec,
+    input: Input,
+    compact: bool,
+    no_validate: bool,
+) -> Result<()> {
     let (name, text) = read_all(input)?;
-    let value = guard("expand", || spec.expand(&text))
+    let value = expand_text(spec, &text, no_validate)
         .map_err(|e| anyhow!("{name}: {e}"))?
-        .map_err(|e| anyhow!("{name}:{e}"))?;
+        .map_err(|e| match e {
+            ExpandError::Syntax { .. } => anyhow!("{name}:{e}"),
+            _ => anyhow!("{name}: {e}"),
+        })?;
     let json = if compact {
         serde_json::to_string(&value)
     } else {
@@ -549,12 +579,13 @@ fn compress_record(spec: &CompiledSpec, line: &str) -> Result<String, String> {
             json_error_message(&e)
         )
     })?;
+    dss_compiler::check_numbers(line).map_err(|e| e.to_string())?;
     let shorthand = compress_value(spec, &value)?;
     serde_json::to_string(&shorthand).map_err(|e| e.to_string())
 }
 
 /// One `--jsonl` expand record: a JSON string holding the shorthand -> a compact JSON value.
-fn expand_record(spec: &CompiledSpec, line: &str) -> Result<String, String> {
+fn expand_record(spec: &CompiledSpec, line: &str, no_validate: bool) -> Result<String, String> {
     let record: Value = serde_json::from_str(line).map_err(|e| {
         format!(
             "invalid JSON at column {}: {}",
@@ -568,8 +599,10 @@ fn expand_record(spec: &CompiledSpec, line: &str) -> Result<String, String> {
             json_kind(&record)
         ));
     };
-    let value =
-        guard("expand", || spec.expand(&text))?.map_err(|e| format!("in the shorthand at {e}"))?;
+    let value = expand_text(spec, &text, no_validate)?.map_err(|e| match e {
+        ExpandError::Syntax { .. } => format!("in the shorthand at {e}"),
+        _ => e.to_string(),
+    })?;
     serde_json::to_string(&value).map_err(|e| e.to_string())
 }
 

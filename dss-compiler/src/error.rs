@@ -70,6 +70,18 @@ pub enum CompressError {
     /// be compressed.
     #[error("the schema cannot validate instances: {0}")]
     Schema(CompileError),
+    /// The JSON text has a number that reading it as JSON would change (an integer beyond
+    /// 64 bits, more digits than a double holds, an exponent out of range): dss refuses it
+    /// rather than change it ([`crate::check_numbers`]).
+    #[error("{}: {}", shown_pointer(.pointer), inexact_message(.lexeme, .became))]
+    Inexact {
+        /// JSON pointer to the number ("" is the root).
+        pointer: String,
+        /// The number as written.
+        lexeme: String,
+        /// What reading it gives.
+        became: String,
+    },
     /// A Rust value could not be serialized to JSON ([`crate::CompiledSpec::compress_value`]).
     #[error("the value cannot be serialized to JSON: {0}")]
     Serialize(String),
@@ -80,9 +92,9 @@ impl CompressError {
     /// answer for errors that concern no part of the instance).
     pub fn pointer(&self) -> &str {
         match self {
-            CompressError::Invalid { pointer, .. } | CompressError::Unencodable { pointer, .. } => {
-                pointer
-            }
+            CompressError::Invalid { pointer, .. }
+            | CompressError::Unencodable { pointer, .. }
+            | CompressError::Inexact { pointer, .. } => pointer,
             CompressError::Schema(_) | CompressError::Serialize(_) => "",
         }
     }
@@ -107,23 +119,102 @@ impl CompressError {
             CompressError::Serialize(m) => {
                 Cow::Owned(format!("the value cannot be serialized to JSON: {m}"))
             }
+            CompressError::Inexact { lexeme, became, .. } => {
+                Cow::Owned(inexact_message(lexeme, became))
+            }
         }
     }
+}
+
+/// A JSON pointer for messages: the root (`""`) is shown as `(root)`.
+fn shown_pointer(pointer: &str) -> &str {
+    if pointer.is_empty() {
+        "(root)"
+    } else {
+        pointer
+    }
+}
+
+fn inexact_message(lexeme: &str, became: &str) -> String {
+    format!(
+        "the number {lexeme} cannot be carried exactly (JSON reads it as {became}); dss never changes a number"
+    )
 }
 
 /// Shorthand -> JSON failed.
 #[derive(Debug, Clone, Error)]
 #[non_exhaustive]
-#[error("{line}:{column}: expected {expected}, found {found}")]
-pub struct ExpandError {
-    /// 1-based line.
-    pub line: usize,
-    /// 1-based column, in characters.
-    pub column: usize,
-    /// What the notation allows there.
-    pub expected: String,
-    /// What the text has there.
-    pub found: String,
+pub enum ExpandError {
+    /// The text is not shorthand of this notation (nor of its grammars).
+    #[error("{line}:{column}: expected {expected}, found {found}")]
+    Syntax {
+        /// 1-based line.
+        line: usize,
+        /// 1-based column, in characters.
+        column: usize,
+        /// What the notation allows there.
+        expected: String,
+        /// What the text has there.
+        found: String,
+    },
+    /// The text is shorthand, but the JSON it stands for is not valid against the schema
+    /// (an assertion no grammar can say: a `pattern`, a `maximum`, `uniqueItems`…).
+    #[error("the expanded JSON at {pointer}: {message} (keyword `{keyword}`)")]
+    Invalid {
+        /// JSON pointer into the expanded instance ("" is the root).
+        pointer: String,
+        /// The violated JSON Schema keyword.
+        keyword: String,
+        /// The validator's message.
+        message: String,
+    },
+    /// The schema cannot validate instances (e.g. it has a remote `$ref`); expand without
+    /// validation ([`crate::CompiledSpec::expand_unvalidated`]) still reads the text.
+    #[error("the schema cannot validate instances: {0}")]
+    Schema(CompileError),
+}
+
+impl ExpandError {
+    /// Where the text is not shorthand: (line, column), both 1-based; `None` for a value
+    /// the schema rejects.
+    pub fn location(&self) -> Option<(usize, usize)> {
+        match self {
+            ExpandError::Syntax { line, column, .. } => Some((*line, *column)),
+            _ => None,
+        }
+    }
+
+    /// JSON pointer into the expanded instance, for a value the schema rejects.
+    pub fn pointer(&self) -> Option<&str> {
+        match self {
+            ExpandError::Invalid { pointer, .. } => Some(pointer),
+            _ => None,
+        }
+    }
+
+    /// What the notation allows where the text is not shorthand.
+    pub fn expected(&self) -> Option<&str> {
+        match self {
+            ExpandError::Syntax { expected, .. } => Some(expected),
+            _ => None,
+        }
+    }
+
+    /// What the text has where it is not shorthand.
+    pub fn found(&self) -> Option<&str> {
+        match self {
+            ExpandError::Syntax { found, .. } => Some(found),
+            _ => None,
+        }
+    }
+
+    /// The violated JSON Schema keyword, for a value the schema rejects.
+    pub fn keyword(&self) -> Option<&str> {
+        match self {
+            ExpandError::Invalid { keyword, .. } => Some(keyword),
+            _ => None,
+        }
+    }
 }
 
 /// Shorthand -> a Rust value failed ([`crate::CompiledSpec::expand_into`]).

@@ -59,6 +59,6 @@ pub use request::Progress;
 pub use schema::is_keywordless;
 pub use shape::Lexical;
 pub use sites::{path_matches, Site, SiteKind};
-pub use spec::{compile, CompileOptions, CompiledSpec, SpecFile, SPEC_VERSION};
+pub use spec::{check_numbers, compile, CompileOptions, CompiledSpec, SpecFile, SPEC_VERSION};
 #[cfg(feature = "schemars")]
 pub use typed::compile_type;

@@ -12,7 +12,7 @@ use crate::error::{CompileError, CompressError, ExpandError, SpecError};
 use crate::grammar;
 use crate::notation::{self, Notation, NotationConfig};
 use crate::schema::SchemaDoc;
-use crate::shape::{self, Shapes};
+use crate::shape::{self, ExprId, Shapes};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::sync::OnceLock;
@@ -66,11 +66,49 @@ impl SpecFile {
             )));
         }
         let mut file: SpecFile = serde_json::from_str(text).map_err(not_a_spec)?;
+        file.check()?;
         if file.dss_spec == 1 {
             file.shapes.encoding_validates = false;
             file.dss_spec = SPEC_VERSION;
         }
         Ok(file)
+    }
+
+    /// Checks that the shapes are those of the schema (built again from it, they must be
+    /// equal) and that the notation is one the codec can run: every expression it names
+    /// exists, the root layout fits the root, keywords, tags and abbreviations are tokens,
+    /// non-empty and distinct, and the first tokens of a record's optional fields are
+    /// disjoint. A file edited by hand or written by another dss is refused here with a
+    /// clear error, never trusted into an index out of range or a notation whose text its
+    /// own expand rejects. [`SpecFile::from_json`] calls
+    /// it; a `SpecFile` deserialized otherwise should be checked before
+    /// [`CompiledSpec::from_file`].
+    pub fn check(&self) -> Result<(), SpecError> {
+        let recompile = "; recompile with `dss compile`";
+        let shapes = shape::build(&SchemaDoc::new(&self.schema)).map_err(|e| {
+            SpecError::Format(format!(
+                "the spec's schema does not compile: {e}{recompile}"
+            ))
+        })?;
+        let (a, b) = (&shapes, &self.shapes);
+        // A version-1 file lists no local assertions.
+        let locals = self.dss_spec == 1
+            || (a.encoding_validates == b.encoding_validates
+                && a.local_assertions == b.local_assertions
+                && a.asserted == b.asserted);
+        if !(a.exprs == b.exprs
+            && a.parts == b.parts
+            && a.docs == b.docs
+            && a.root == b.root
+            && locals)
+        {
+            return Err(SpecError::Format(format!(
+                "the spec's shapes are not those of its schema (the file was edited, or written by another version of dss){recompile}"
+            )));
+        }
+        check_notation(&shapes, &self.notation).map_err(|e| {
+            SpecError::Format(format!("the spec's notation is not valid: {e}{recompile}"))
+        })
     }
 
     /// Write as `spec.json`.
@@ -144,6 +182,137 @@ fn repair(
         }
     }
     build_validator(&fixed, &fixed).map(|v| (fixed, v))
+}
+
+/// What [`SpecFile::check`] asks of a loaded notation (the shapes are already checked).
+fn check_notation(shapes: &Shapes, n: &Notation) -> Result<(), String> {
+    use crate::grammar::terminal::bare_len;
+    use crate::notation::{FieldMode, ObjLayout, RecordLayout, RootLayout};
+    use std::collections::BTreeSet;
+    let count = shapes.exprs.len();
+    let expr = |e: ExprId, what: &str| -> Result<(), String> {
+        if (e as usize) < count {
+            Ok(())
+        } else {
+            Err(format!(
+                "{what} names expression {e}, but there are {count}"
+            ))
+        }
+    };
+    if n.canon.len() != count {
+        return Err(format!(
+            "{} canonical expressions for {count} expressions",
+            n.canon.len()
+        ));
+    }
+    for &c in &n.canon {
+        expr(c, "a canonical expression")?;
+    }
+    // A token the decoder reads as one: a bare word, or a JSON string.
+    let token = |t: &str| {
+        (!t.is_empty() && bare_len(t) == t.len())
+            || (t.len() > 2 && t.starts_with('"') && serde_json::from_str::<String>(t).is_ok())
+    };
+    let record = |r: &RecordLayout| -> Result<(), String> {
+        let at = format!("object `{}`", r.name);
+        let mut names = BTreeSet::new();
+        let mut keywords = BTreeSet::new();
+        let mut firsts = BTreeSet::new();
+        for f in &r.fields {
+            expr(f.expr, &format!("{at} field `{}`", f.name))?;
+            expr(f.source, &format!("{at} field `{}`", f.name))?;
+            if !names.insert(&f.name) {
+                return Err(format!("{at} has field `{}` twice", f.name));
+            }
+            if !token(&f.keyword) || !keywords.insert(&f.keyword) {
+                return Err(format!(
+                    "{at} field `{}` has keyword {:?}: not a token, or another field's",
+                    f.name, f.keyword
+                ));
+            }
+            let mut written = BTreeSet::new();
+            for (value, abbrev) in &f.abbrev {
+                if !token(abbrev) || !written.insert(abbrev) {
+                    return Err(format!(
+                        "{at} field `{}` writes `{value}` as {abbrev:?}: not a token, or another value's",
+                        f.name
+                    ));
+                }
+            }
+            if matches!(f.mode, FieldMode::Keyed | FieldMode::Keyless)
+                && (f.first.is_empty() || f.first.iter().any(|t| !firsts.insert(t)))
+            {
+                return Err(format!(
+                    "{at} field `{}` is optional, but its first tokens are none or another field's",
+                    f.name
+                ));
+            }
+        }
+        for e in r.extras.iter().chain(&r.extras_source) {
+            expr(*e, &format!("{at} undeclared properties"))?;
+        }
+        Ok(())
+    };
+    for (&e, layout) in &n.objects {
+        expr(e, "an object layout")?;
+        match layout {
+            ObjLayout::Record(r) => record(r)?,
+            ObjLayout::Tagged { key, variants } => {
+                let mut tags = BTreeSet::new();
+                if variants.is_empty() {
+                    return Err(format!("the union tagged by `{key}` has no variants"));
+                }
+                for v in variants {
+                    record(&v.record)?;
+                    for (value, written) in &v.tags {
+                        if !token(written) || !tags.insert(written) {
+                            return Err(format!(
+                                "tag `{value}` of `{key}` is written {written:?}: not a token, or another variant's"
+                            ));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    let root = shapes.root;
+    let fits = match n.root {
+        RootLayout::Block | RootLayout::Line => n.object(root).is_some(),
+        RootLayout::Lines => shapes.parts(root).array.is_some(),
+        RootLayout::Value => true,
+    };
+    if fits {
+        Ok(())
+    } else {
+        Err(format!(
+            "the root layout {:?} does not fit the root",
+            n.root
+        ))
+    }
+}
+
+/// Checks that every number of a JSON text is read exactly: serde_json (as dss uses it)
+/// reads numbers as 64-bit integers or doubles, so `18446744073709551617` would become
+/// `1.8446744073709552e19` and `1e-400` would become `0.0`. Call it on the text an
+/// instance was parsed from before [`CompiledSpec::compress`]: dss refuses such a number
+/// (naming its JSON pointer) rather than change it. `text` should be valid JSON.
+///
+/// ```
+/// use dss_compiler::{check_numbers, CompressError};
+/// assert!(check_numbers(r#"{"n": 18446744073709551615, "x": 0.1}"#).is_ok());
+/// let e = check_numbers(r#"{"n": [100000000000000000001]}"#).unwrap_err();
+/// assert_eq!(e.pointer(), "/n/0");
+/// assert!(matches!(e, CompressError::Inexact { .. }), "{e}");
+/// ```
+pub fn check_numbers(text: &str) -> Result<(), CompressError> {
+    match crate::codec::first_inexact(text) {
+        None => Ok(()),
+        Some(bad) => Err(CompressError::Inexact {
+            pointer: bad.pointer,
+            lexeme: bad.lexeme,
+            became: bad.became,
+        }),
+    }
 }
 
 /// Compile a JSON Schema document.
@@ -289,25 +458,69 @@ impl CompiledSpec {
         Some(self.encoder().with_checks(checks).document(instance))
     }
 
-    /// Shorthand -> JSON (exactly the JSON that was compressed).
+    /// Shorthand -> JSON (exactly the JSON that was compressed), validated against the
+    /// schema: text the grammars admit can still break an assertion no grammar says (a
+    /// `maximum`, a `pattern`, `uniqueItems`), and expand never returns JSON its schema
+    /// rejects. Where the encoder's checks are the whole validation (see
+    /// [`Self::encoder_validates`]), they validate; else the validator does.
+    /// [`Self::expand_unvalidated`] skips this.
     ///
     /// ```
-    /// use dss_compiler::{compile, CompileOptions};
+    /// use dss_compiler::{compile, CompileOptions, ExpandError};
     /// let schema = serde_json::json!({
     ///     "type": "object",
-    ///     "properties": {"city": {"type": "string"}, "unit": {"enum": ["celsius", "fahrenheit"]}},
+    ///     "properties": {"city": {"type": "string"}, "unit": {"enum": ["celsius", "fahrenheit"]},
+    ///         "days": {"type": "integer", "maximum": 7}},
     ///     "required": ["city"]
     /// });
     /// let spec = compile(&schema, &CompileOptions::default())?;
     /// assert_eq!(spec.expand("Paris celsius")?, serde_json::json!({"city": "Paris", "unit": "celsius"}));
     /// // Text the notation cannot read is an error at line:column.
     /// let err = spec.expand("Paris kelvin").unwrap_err();
-    /// assert_eq!(err.line, 1);
+    /// assert_eq!(err.location(), Some((1, 7)));
+    /// // JSON the schema rejects is an error at its pointer.
+    /// let err = spec.expand("Paris days 9").unwrap_err();
+    /// assert!(matches!(err, ExpandError::Invalid { .. }));
+    /// assert_eq!(err.pointer(), Some("/days"));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn expand(&self, text: &str) -> Result<Value, ExpandError> {
+        let value = self.expand_unvalidated(text)?;
+        self.check_expanded(&value)?;
+        Ok(value)
+    }
+
+    /// Shorthand -> JSON without validating the result against the schema (faster): the
+    /// text is read as strictly as by [`Self::expand`] (what the grammars say, numbers
+    /// exactly), but an assertion no grammar says is not checked.
+    pub fn expand_unvalidated(&self, text: &str) -> Result<Value, ExpandError> {
         let file = &self.file;
         Decoder::new(text, &file.shapes, &file.notation, self.tables()).document()
+    }
+
+    /// An expanded value is valid: by the encoder's checks where they are the whole
+    /// validation (one walk, no full validator to build), else by the validator.
+    fn check_expanded(&self, value: &Value) -> Result<(), ExpandError> {
+        if let Some(Ok(_)) = self.encode_validating(value) {
+            return Ok(());
+        }
+        self.validate(value).map_err(|e| match e {
+            CompressError::Invalid {
+                pointer,
+                keyword,
+                message,
+            } => ExpandError::Invalid {
+                pointer,
+                keyword,
+                message,
+            },
+            CompressError::Schema(e) => ExpandError::Schema(e),
+            other => ExpandError::Invalid {
+                pointer: other.pointer().to_string(),
+                keyword: String::new(),
+                message: other.message().into_owned(),
+            },
+        })
     }
 
     /// Readable CFG with the schema's descriptions as comments (for prompts).
@@ -432,7 +645,7 @@ mod tests {
         assert_eq!(spec.expand(&s).unwrap(), x);
         let bare = "chart bar\nfields:\nSales sum\n";
         let e = spec.expand(bare).unwrap_err();
-        assert_eq!((e.line, e.column), (3, 1), "{e}");
+        assert_eq!(e.location(), Some((3, 1)), "{e}");
         let (_, rules) = pest_meta::parse_and_optimize(&spec.grammar_pest()).unwrap();
         assert!(pest_vm::Vm::new(rules).parse("document", bare).is_err());
         // The final newline may be left out.
@@ -695,14 +908,14 @@ mod tests {
     fn expand_errors_say_where_and_what() {
         let spec = compile(&viz(), &CompileOptions::default()).unwrap();
         let e = spec.expand("fields:\n\"Sales\" mean\n").unwrap_err();
-        assert_eq!((e.line, e.column), (2, 9));
-        assert_eq!(e.found, "`mean`");
+        assert_eq!(e.location(), Some((2, 9)));
+        assert_eq!(e.found(), Some("`mean`"));
         let e = spec.expand("fields:\n\"Sales\" sum \n").unwrap_err();
-        assert_eq!((e.line, e.column), (2, 13));
+        assert_eq!(e.location(), Some((2, 13)));
         let e = spec.expand("chart bar\n").unwrap_err();
-        assert!(e.expected.contains("fields:"), "{e}");
+        assert!(e.expected().is_some_and(|x| x.contains("fields:")), "{e}");
         let e = spec.expand("chart bar\nfields:\n\"Sales\n").unwrap_err();
-        assert_eq!(e.line, 3);
+        assert_eq!(e.location().map(|l| l.0), Some(3));
     }
 
     #[test]
@@ -966,16 +1179,45 @@ mod tests {
         for (from, to) in [
             ("\"a b\"", "\"\""),
             ("limit 5", "limit 0"),
+            ("limit 5", "limit 5.5"),
+            ("limit 5", "limit 50e-1"),
             ("offset 0", "offset -1"),
+            ("offset 0", "offset -0"),
             ("ratio 0.5", "ratio -0.5"),
             ("since \"2024-01-31\"", "since \"January\""),
             ("since \"2024-01-31\"", "since Jan"),
+            ("since \"2024-01-31\"", "since \"2024-1-31\""),
             ("\"2024-01-31T10:00:00Z\"", "\"2024-01-31\""),
+            ("\"2024-01-31T10:00:00Z\"", "\"2024-01-31T10:00:00\""),
         ] {
             let bad = s.replace(from, to);
             assert_ne!(bad, s, "{from}");
             assert!(vm.parse("document", &bad).is_err(), "{bad}");
+            // The mapper reads exactly what the grammars say, with a line:column error.
+            let e = spec.expand_unvalidated(&bad).unwrap_err();
+            assert!(e.location().is_some(), "{bad}: {e}");
         }
+        // What the grammars admit, the mapper reads.
+        for (from, to) in [
+            ("limit 5", "limit 5.0"),
+            ("limit 5", "limit 5e0"),
+            (
+                "\"2024-01-31T10:00:00Z\"",
+                "\"2024-01-31t10:00:00.25+01:00\"",
+            ),
+        ] {
+            let good = s.replace(from, to);
+            assert!(vm.parse("document", &good).is_ok(), "{good}");
+            assert!(spec.expand(&good).is_ok(), "{good}");
+        }
+        // The encoder writes each number in its terminal's form: `-0` where `>= 0`.
+        let neg_zero: Value = serde_json::from_str(r#"{"name": "a", "offset": -0}"#).unwrap();
+        let s = spec.compress(&neg_zero).unwrap();
+        assert!(
+            s.contains("offset 0") && vm.parse("document", &s).is_ok(),
+            "{s}"
+        );
+        assert_eq!(spec.expand(&s).unwrap(), json!({"name": "a", "offset": 0}));
         let bnf = spec.grammar_bnf();
         assert!(
             bnf.contains("[since <date>]") && bnf.contains("[limit <positive>]"),
@@ -989,6 +1231,146 @@ mod tests {
         let s = spec.compress(&x).unwrap();
         let (_, rules) = pest_meta::parse_and_optimize(&spec.grammar_pest()).unwrap();
         assert!(pest_vm::Vm::new(rules).parse("document", &s).is_ok(), "{s}");
+    }
+
+    #[test]
+    fn expand_validates_what_no_grammar_says() {
+        // The grammars cannot say `maximum` or `pattern`: expand still never returns JSON
+        // the schema rejects, and says where.
+        let schema = json!({"type": "object", "properties": {
+            "days": {"type": "integer", "maximum": 7},
+            "code": {"type": "string", "pattern": "^[A-Z]+$"},
+            "tags": {"type": "array", "items": {"type": "string"}, "uniqueItems": true}
+        }, "additionalProperties": false});
+        let spec = compile(&schema, &CompileOptions::default()).unwrap();
+        assert!(spec.encoder_validates());
+        assert_eq!(
+            spec.expand("days 3\ncode AB\n").unwrap(),
+            json!({"days": 3, "code": "AB"})
+        );
+        for (text, pointer, keyword) in [
+            ("days 9\n", "/days", "maximum"),
+            ("code ab\n", "/code", "pattern"),
+            ("tags:\na\na\n", "/tags", "uniqueItems"),
+        ] {
+            let e = spec.expand(text).unwrap_err();
+            assert_eq!(
+                (e.pointer(), e.keyword()),
+                (Some(pointer), Some(keyword)),
+                "{text}: {e}"
+            );
+            assert!(e.location().is_none());
+            assert!(e.to_string().contains(pointer), "{e}");
+            // Without validation the text is read as it is.
+            assert!(spec.expand_unvalidated(text).is_ok(), "{text}");
+        }
+        // Where the encoder cannot validate alone (`not`), the validator decides.
+        let schema = json!({"type": "array", "items": {"type": "integer", "not": {"const": 3}}});
+        let spec = compile(&schema, &CompileOptions::default()).unwrap();
+        assert!(!spec.encoder_validates());
+        assert_eq!(spec.expand("1\n2\n").unwrap(), json!([1, 2]));
+        let e = spec.expand("1\n3\n").unwrap_err();
+        assert_eq!((e.pointer(), e.keyword()), (Some("/1"), Some("not")), "{e}");
+    }
+
+    #[test]
+    fn numbers_are_never_changed() {
+        // serde_json reads numbers as 64-bit integers or doubles: a number it would round
+        // is refused (with where), never changed.
+        let spec = compile(&json!({"type": "integer"}), &CompileOptions::default()).unwrap();
+        for text in ["18446744073709551617", "100000000000000000001", "1e400"] {
+            let e = spec.expand(text).unwrap_err();
+            assert_eq!(e.location(), Some((1, 1)), "{text}: {e}");
+            let e = check_numbers(text).unwrap_err();
+            assert!(matches!(e, CompressError::Inexact { .. }), "{e}");
+            assert!(e.to_string().starts_with("(root): the number"), "{e}");
+        }
+        // What JSON carries exactly goes through, the same value.
+        for text in [
+            "18446744073709551615",
+            "-9223372036854775808",
+            "100000000000000000000",
+        ] {
+            check_numbers(text).unwrap();
+            let x: Value = serde_json::from_str(text).unwrap();
+            let s = spec.compress(&x).unwrap();
+            let back = spec.expand(&s).unwrap();
+            assert!(crate::codec::json_eq(&back, &x), "{text} -> {s} -> {back}");
+        }
+        let spec = compile(&json!({"type": "number"}), &CompileOptions::default()).unwrap();
+        for text in ["1e-400", "0.30000000000000000001"] {
+            assert!(spec.expand(text).is_err(), "{text}");
+        }
+        assert_eq!(spec.expand("0.1").unwrap(), json!(0.1));
+        // Inside compact JSON (an unconstrained subtree) too, at the number's column.
+        let spec = compile(
+            &json!({"type": "object", "properties": {"x": {}}}),
+            &CompileOptions::default(),
+        )
+        .unwrap();
+        let e = spec
+            .expand("x {\"a\":[1,100000000000000000001]}")
+            .unwrap_err();
+        assert_eq!(e.location(), Some((1, 11)), "{e}");
+        let e = check_numbers(r#"{"x": {"a": [1, 1e-400]}}"#).unwrap_err();
+        assert_eq!(e.pointer(), "/x/a/1");
+    }
+
+    #[test]
+    fn tampered_spec_files_are_refused() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../grammars/viz/spec.json");
+        let text = std::fs::read_to_string(path).unwrap();
+        let good: Value = serde_json::from_str(&text).unwrap();
+        SpecFile::from_json(&text).unwrap();
+        fn set(v: &mut Value, pointer: &str, x: Value) {
+            *v.pointer_mut(pointer).expect("the pointer is in spec.json") = x;
+        }
+        type Tamper = fn(&mut Value);
+        let cases: [(&str, Tamper); 9] = [
+            ("an expression out of range", |v| {
+                set(v, "/notation/objects/2/Record/fields/1/expr", json!(99999));
+            }),
+            ("the root out of range", |v| {
+                v["shapes"]["root"] = json!(99999)
+            }),
+            ("a canon entry out of range", |v| {
+                set(v, "/notation/canon/3", json!(99999));
+            }),
+            ("a parts entry removed", |v| {
+                v["shapes"]["parts"].as_array_mut().and_then(Vec::pop);
+            }),
+            ("an empty keyword", |v| {
+                set(v, "/notation/objects/2/Record/fields/1/keyword", json!(""));
+            }),
+            ("a duplicate keyword", |v| {
+                set(
+                    v,
+                    "/notation/objects/2/Record/fields/2/keyword",
+                    json!("filters"),
+                );
+            }),
+            ("a first-token set emptied", |v| {
+                set(v, "/notation/objects/2/Record/fields/1/first", json!([]));
+            }),
+            ("a bound dropped from the shapes", |v| {
+                let parts = v["shapes"]["parts"].as_array_mut().unwrap();
+                for p in parts {
+                    if let Some(n) = p.get_mut("number").and_then(Value::as_object_mut) {
+                        n.remove("lower");
+                    }
+                }
+            }),
+            ("a schema changed under its shapes", |v| {
+                v["schema"]["properties"]["chart"] = json!({"type": "integer"});
+            }),
+        ];
+        for (what, tamper) in cases {
+            let mut v = good.clone();
+            tamper(&mut v);
+            assert_ne!(v, good, "{what}: nothing was changed");
+            let e = SpecFile::from_json(&v.to_string()).unwrap_err().to_string();
+            assert!(e.contains("recompile with `dss compile`"), "{what}: {e}");
+        }
     }
 
     #[test]

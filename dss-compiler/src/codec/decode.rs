@@ -1,14 +1,16 @@
 //! The decoder: shorthand -> JSON, left to right with one token of lookahead; the cursor,
 //! errors, tokens and values (objects are in `decode_object.rs`).
 
+use super::number;
 use super::tables::Tables;
 use super::NO_ABBREV;
 use crate::error::ExpandError;
+use crate::grammar::terminal::Terminal;
 use crate::grammar::terminal::{
     is_word, is_word_char, is_word_start, json_len, number_len, quoted_len, word_len,
 };
 use crate::notation::{render_word, First, Notation, RootLayout};
-use crate::shape::{same_number, ArrPart, ExprId, NumPart, Parts, Shapes};
+use crate::shape::{same_number, ArrPart, ExprId, Lexical, NumPart, Parts, Shapes, StrPart};
 use serde_json::{Number, Value};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -117,7 +119,7 @@ impl<'a> Decoder<'a> {
         let before = &self.src[..pos];
         let line = before.matches('\n').count() + 1;
         let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
-        Err(ExpandError {
+        Err(ExpandError::Syntax {
             line,
             column,
             expected: expected.into(),
@@ -280,14 +282,20 @@ impl<'a> Decoder<'a> {
         }
     }
 
+    /// A number, exactly as written: one JSON would round (`100000000000000000001`,
+    /// `1e-400`) is an error, never a changed value.
     pub(super) fn number(&mut self) -> DResult<Number> {
         let rest = self.rest();
         let n = number_len(rest);
-        match serde_json::from_str::<Number>(&rest[..n]) {
-            Ok(num) if n > 0 => {
+        let lexeme = &rest[..n];
+        match serde_json::from_str::<Number>(lexeme) {
+            Ok(num) if n > 0 && number::is_exact(lexeme, &num) => {
                 self.pos += n;
                 Ok(num)
             }
+            Ok(num) if n > 0 => self.error(format!(
+                "a number JSON carries exactly ({lexeme} would become {num})"
+            )),
             _ => self.error("a number"),
         }
     }
@@ -300,6 +308,15 @@ impl<'a> Decoder<'a> {
         };
         match serde_json::from_str::<Value>(&rest[..n]) {
             Ok(v) => {
+                if let Some(bad) = number::first_inexact(&rest[..n]) {
+                    return self.error_at(
+                        self.pos + bad.start,
+                        format!(
+                            "a number JSON carries exactly ({} would become {})",
+                            bad.lexeme, bad.became
+                        ),
+                    );
+                }
                 self.pos += n;
                 Ok(v)
             }
@@ -416,11 +433,34 @@ impl<'a> Decoder<'a> {
                 ),
             },
             None => {
-                if np.integer && n.as_f64().is_some_and(|f| f.fract() != 0.0) {
-                    return self.error_at(start, "an integer");
+                // The lexeme its terminal admits: a bound the grammar says (`limit 0`,
+                // `-3 years`) is the decoder's too.
+                let t = Terminal::of_number(np);
+                if !number::fits(t, &self.src[start..self.pos]) {
+                    return self.error_at(start, number::describe(t));
                 }
                 Ok(Value::Number(n))
             }
+        }
+    }
+
+    /// A free string just read from `start`: the lexical form its terminal admits
+    /// (non-empty, an asserted `date` or `date-time`).
+    fn check_lexical(&self, sp: &StrPart, start: usize) -> DResult<()> {
+        let raw = &self.src[start + 1..self.pos - 1];
+        let (ok, what) = match sp.lexical {
+            None => return Ok(()),
+            Some(Lexical::NonEmpty) => (!raw.is_empty(), "a non-empty string"),
+            Some(Lexical::Date) => (is_date(raw), "a date \"YYYY-MM-DD\""),
+            Some(Lexical::DateTime) => (
+                is_date_time(raw),
+                "a date-time \"YYYY-MM-DDThh:mm:ss[.f](Z|+hh:mm)\"",
+            ),
+        };
+        if ok {
+            Ok(())
+        } else {
+            self.error_at(start, what)
         }
     }
 
@@ -450,7 +490,10 @@ impl<'a> Decoder<'a> {
                 Some(sp) => {
                     let s = self.quoted()?;
                     match &sp.values {
-                        None => Ok(Value::String(s)),
+                        None => {
+                            self.check_lexical(sp, start)?;
+                            Ok(Value::String(s))
+                        }
                         Some(vs) => match lookup_enum(vs, abbrev, &s, false) {
                             Some(v) => Ok(Value::String(v)),
                             None => self.error_at(start, self.expected_of(p)),
@@ -471,8 +514,14 @@ impl<'a> Decoder<'a> {
                     "false" if p.bool_false => Some(Value::Bool(false)),
                     _ => match p.string.as_ref().map(|s| &s.values) {
                         Some(Some(vs)) => lookup_enum(vs, abbrev, w, true).map(Value::String),
-                        // A free string written bare.
-                        Some(None) if !quoted && w.starts_with(is_word_start) => {
+                        // A free string written bare (dates are always quoted).
+                        Some(None)
+                            if !quoted
+                                && w.starts_with(is_word_start)
+                                && !p.string.as_ref().is_some_and(|s| {
+                                    matches!(s.lexical, Some(Lexical::Date | Lexical::DateTime))
+                                }) =>
+                        {
                             Some(Value::String(w.to_string()))
                         }
                         _ => None,
@@ -489,6 +538,51 @@ impl<'a> Decoder<'a> {
             _ => self.error(self.expected_of(p)),
         }
     }
+}
+
+/// `YYYY-MM-DD`, as the grammars' `date` terminal writes it (between the quotes).
+fn is_date(s: &str) -> bool {
+    let b = s.as_bytes();
+    b.len() == 10
+        && digits(&b[..4])
+        && b[4] == b'-'
+        && digits(&b[5..7])
+        && b[7] == b'-'
+        && digits(&b[8..])
+}
+
+/// `YYYY-MM-DD(T|t| )hh:mm:ss(.f+)?(Z|z|(+|-)hh:mm)`, the grammars' `date_time` terminal.
+fn is_date_time(s: &str) -> bool {
+    let b = s.as_bytes();
+    if b.len() < 20 || !is_date(&s[..10]) || !matches!(b[10], b'T' | b't' | b' ') {
+        return false;
+    }
+    let time = &b[11..];
+    if !(digits(&time[..2])
+        && time[2] == b':'
+        && digits(&time[3..5])
+        && time[5] == b':'
+        && digits(&time[6..8]))
+    {
+        return false;
+    }
+    let mut rest = &time[8..];
+    if let Some(f) = rest.strip_prefix(b".") {
+        let n = f.iter().take_while(|c| c.is_ascii_digit()).count();
+        if n == 0 {
+            return false;
+        }
+        rest = &f[n..];
+    }
+    match rest {
+        [b'Z' | b'z'] => true,
+        [b'+' | b'-', h1, h2, b':', m1, m2] => digits(&[*h1, *h2, *m1, *m2]),
+        _ => false,
+    }
+}
+
+fn digits(b: &[u8]) -> bool {
+    b.iter().all(u8::is_ascii_digit)
 }
 
 /// Which enum value a written token stands for (bare words must be written bare, others
@@ -519,7 +613,7 @@ mod tests {
         let spec = compile(&schema, &CompileOptions::default()).unwrap();
         let deep = format!("{}{}\n", "[".repeat(50_000), "]".repeat(50_000));
         let e = spec.expand(&deep).unwrap_err();
-        assert!(e.expected.contains("levels of nesting"), "{e}");
+        assert!(e.to_string().contains("levels of nesting"), "{e}");
         let ok = format!("{}{}\n", "[".repeat(100), "]".repeat(100));
         assert!(spec.expand(&ok).is_ok());
     }

@@ -2,10 +2,12 @@
 
 use super::index::{RecordIndex, SlotMode};
 use super::json::{json_eq, type_name, write_json_string, write_number, write_word};
+use super::number;
 use super::tables::{Rec, Tables};
 use super::NO_ABBREV;
 use crate::checks::LocalChecks;
 use crate::grammar::terminal::is_word;
+use crate::grammar::terminal::Terminal;
 use crate::notation::{Notation, ObjLayout, RecordLayout, RootLayout};
 use crate::schema::escape_token;
 use crate::shape::{same_number, ExprId, Kind, Shapes};
@@ -409,7 +411,31 @@ impl<'a> Encoder<'a> {
                 if k.has(Kind::INTEGER) && n.as_f64().is_some_and(|f| f.fract() != 0.0) {
                     return eerr(ptr, format!("{n} is not an integer"));
                 }
+                let at = out.len();
                 write_number(n, out);
+                // Digits alone (not `0`) are a lexeme of every number terminal.
+                if !out[at..].starts_with('0') && out[at..].bytes().all(|b| b.is_ascii_digit()) {
+                    return Ok(());
+                }
+                out.truncate(at);
+                let Some(np) = self.shapes.parts(expr).number.as_ref() else {
+                    return eerr(ptr, "numbers are not allowed here");
+                };
+                // Its own text, or the same value in the form the field's terminal reads
+                // (`-0` where the grammar says `>= 0` is written `0`).
+                let t = Terminal::of_number(np);
+                match number::write_as(t, n) {
+                    Some(text) => out.push_str(&text),
+                    None => {
+                        return eerr(
+                            ptr,
+                            format!(
+                                "{n} is not {} (the grammar's form here)",
+                                number::describe(t)
+                            ),
+                        )
+                    }
+                }
             }
             Value::String(s) if k.has(Kind::STRING_VALUES) => {
                 let values = self

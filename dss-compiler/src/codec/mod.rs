@@ -12,19 +12,22 @@
 //! expression, the per-record indexes), `index.rs` (the encoder's packed per-record index),
 //! `encode.rs` (the encoder), `decode.rs` (the decoder: cursor, errors, tokens, values),
 //! `decode_object.rs` (the decoder's objects: block documents, records, undeclared
-//! properties), `json.rs` (JSON values: equality, writing).
+//! properties), `json.rs` (JSON values: equality, writing), `number.rs` (numbers as text:
+//! exactness, the lexemes of the number terminals, the form the encoder writes).
 
 mod decode;
 mod decode_object;
 mod encode;
 mod index;
 mod json;
+mod number;
 mod tables;
 
 pub(crate) use decode::{Decoder, MAX_DEPTH};
 pub use encode::EncodeError;
 pub(crate) use encode::Encoder;
 pub(crate) use json::json_eq;
+pub(crate) use number::first_inexact;
 pub(crate) use tables::Tables;
 
 use std::collections::BTreeMap;
