@@ -90,6 +90,22 @@ pub(crate) struct EvalRunArgs {
     /// Output token budget per case [default: sized from the suite's examples, or 512].
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
     pub(crate) max_tokens: Option<u32>,
+    /// `closed`: extraction knows every catalog and enum value. `loo`: for each case, the
+    /// values no other case's gold uses are withheld from extraction (the honest setting
+    /// when a schema lists exactly its cases' values, as APIMix's do); the grammar is not
+    /// changed.
+    #[arg(long, default_value = "closed", value_parser = ["closed", "loo"])]
+    pub(crate) catalog_mode: String,
+    /// `typo:SEED`: one seeded typo in every mention of a gold value of 5+ characters in
+    /// each request (see `dss_extract::perturb`).
+    #[arg(long, value_name = "typo:SEED", value_parser = parse_perturb)]
+    pub(crate) perturb: Option<u64>,
+}
+
+fn parse_perturb(s: &str) -> Result<u64, String> {
+    s.strip_prefix("typo:")
+        .and_then(|n| n.parse::<u64>().ok())
+        .ok_or_else(|| format!("expected typo:SEED (SEED a number), found `{s}`"))
 }
 
 fn parse_condition(s: &str) -> Result<String, String> {
@@ -234,8 +250,13 @@ mod runner {
 
     /// The suite's catalogs and aliases; catalog entries for sites the schema already
     /// enumerates (APIMix lists its enum slots as catalogs too) are left to the schema.
-    fn index(dir: &Path, spec: &CompiledSpec) -> Result<SpecIndex> {
+    fn index(
+        dir: &Path,
+        spec: &CompiledSpec,
+        withheld: Vec<(String, String)>,
+    ) -> Result<SpecIndex> {
         let mut catalogs = Catalogs::from_dir(dir)?;
+        catalogs.withheld = withheld;
         let sites = spec.sites();
         catalogs.values.retain(|path, _| {
             sites.iter().any(|s| {
@@ -256,7 +277,19 @@ mod runner {
         }
         let cases = &suite.cases[..args.limit.unwrap_or(usize::MAX).min(suite.cases.len())];
         let spec = compile(&suite, dir)?;
-        let index = index(dir, &spec)?;
+        let index = index(dir, &spec, Vec::new())?;
+        let site_paths: Vec<String> = spec.sites().into_iter().map(|s| s.path).collect();
+        // Leave-one-out: how many cases' golds use each (site, value).
+        let mut uses: std::collections::HashMap<(String, String), usize> = Default::default();
+        if args.catalog_mode == "loo" {
+            for c in &suite.cases {
+                let pairs: std::collections::BTreeSet<(String, String)> =
+                    gold_pairs(&c.gold, &site_paths).into_iter().collect();
+                for p in pairs {
+                    *uses.entry(p).or_default() += 1;
+                }
+            }
+        }
         let sites = spec.sites();
         let examples: Vec<Example> = suite
             .examples
@@ -322,8 +355,31 @@ mod runner {
             conditions.iter().map(|_| Vec::new()).collect();
         let mut ner = NerCounts::default();
         let mut reachable = 0usize;
-        for case in cases {
-            let a = index.analyze(&case.request, ExtractMode::Full, NEAREST);
+        for (case_no, case) in cases.iter().enumerate() {
+            let request = match args.perturb {
+                Some(seed) => {
+                    let values: Vec<String> = gold_pairs(&case.gold, &site_paths)
+                        .into_iter()
+                        .map(|(_, v)| v)
+                        .collect();
+                    let values: Vec<&str> = values.iter().map(String::as_str).collect();
+                    let mut rng = dss_extract::perturb::Rng::new(seed ^ (case_no as u64 + 1));
+                    dss_extract::perturb::typos(&case.request, &values, &mut rng)
+                }
+                None => case.request.clone(),
+            };
+            let own_index;
+            let index = if args.catalog_mode == "loo" {
+                let withheld: Vec<(String, String)> = gold_pairs(&case.gold, &site_paths)
+                    .into_iter()
+                    .filter(|p| uses.get(p).copied().unwrap_or(0) <= 1)
+                    .collect();
+                own_index = self::index(dir, &spec, withheld)?;
+                &own_index
+            } else {
+                &index
+            };
+            let a = index.analyze(&request, ExtractMode::Full, NEAREST);
             let predicted: Vec<(String, String)> = a
                 .mentions
                 .iter()
@@ -340,7 +396,7 @@ mod runner {
                 let Some((_, gen)) = gens.iter_mut().find(|(k, _)| *k == kind) else {
                     bail!("no generator for condition {cond}");
                 };
-                let o = run_condition(gen, cond, &case.request, &a);
+                let o = run_condition(gen, cond, &request, &a);
                 let (e, ep) = match &o.result {
                     Ok(g) => (
                         em(&g.value, &case.gold, &suite.meta.scoring),
@@ -356,7 +412,7 @@ mod runner {
                     let line = json!({
                         "id": case.id,
                         "condition": cond,
-                        "request": case.request,
+                        "request": request,
                         "gold": case.gold,
                         "output": output,
                         "shorthand": shorthand,
@@ -380,7 +436,19 @@ mod runner {
             w.flush()
                 .with_context(|| format!("writing {}", p.display()))?;
         }
-        let mut report = Report::new(&suite.meta.name, cases.len() as u64, &args.model);
+        // The setting is part of the suite's name in every format.
+        let mut name = suite.meta.name.clone();
+        let mut setting = Vec::new();
+        if args.catalog_mode == "loo" {
+            setting.push("loo".to_string());
+        }
+        if let Some(seed) = args.perturb {
+            setting.push(format!("typo:{seed}"));
+        }
+        if !setting.is_empty() {
+            name = format!("{name} ({})", setting.join(", "));
+        }
+        let mut report = Report::new(&name, cases.len() as u64, &args.model);
         for (cond, outcomes) in conditions.iter().zip(&per) {
             report.set(cond, &aggregate(outcomes));
         }

@@ -1900,6 +1900,59 @@ fn eval_import_writes_a_suite_and_reports_bad_sources() {
     );
 }
 
+/// `--catalog-mode loo` withholds the values only a case uses from extraction, and
+/// `--perturb typo:SEED` puts seeded typos into the requests; both are named in the report.
+#[cfg(feature = "runtime")]
+#[test]
+fn eval_leave_one_out_and_typos() {
+    if skip_model_test("eval_leave_one_out_and_typos") {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let suite = import_atis(dir.path());
+    let run_with = |extra: &[&str], out: &Path| {
+        let mut args = vec![
+            "eval",
+            path_str(&suite),
+            "--model",
+            "smollm2-135m",
+            "--limit",
+            "3",
+            "--conditions",
+            "gp",
+            "--max-tokens",
+            "8",
+            "--format",
+            "json",
+            "--out",
+            path_str(out),
+        ];
+        args.extend_from_slice(extra);
+        parse_json(&run_ok(&args, None).stdout)
+    };
+    let closed = run_with(&[], &dir.path().join("closed"));
+    let loo = run_with(
+        &["--catalog-mode", "loo", "--perturb", "typo:3"],
+        &dir.path().join("loo"),
+    );
+    assert_eq!(closed["suite"], "apimix-atis");
+    assert_eq!(loo["suite"], "apimix-atis (loo, typo:3)");
+    let tp = |v: &Value| v["ner"]["tp"].as_u64().unwrap_or(u64::MAX);
+    assert!(tp(&loo) < tp(&closed), "closed {closed}\nloo {loo}");
+    // The perturbed requests are the ones run (and written to items.jsonl).
+    let items = std::fs::read_to_string(dir.path().join("loo/items.jsonl")).expect("items");
+    let cases = std::fs::read_to_string(suite.join("cases.jsonl")).expect("cases");
+    let changed = items
+        .lines()
+        .map(parse_json)
+        .filter(|l| !cases.contains(l["request"].as_str().unwrap_or_default()))
+        .count();
+    assert!(changed > 0, "{items}");
+    let bad = run(&["eval", path_str(&suite), "--perturb", "typos"], None);
+    assert_eq!(bad.code, 2, "{}", bad.stderr);
+    assert!(bad.stderr.contains("typo:SEED"), "{}", bad.stderr);
+}
+
 /// The CI smoke evaluation: the whole path (import, extraction, pruned and full grammar,
 /// scoring, report) on two ATIS cases with the small model.
 #[cfg(feature = "runtime")]

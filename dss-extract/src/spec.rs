@@ -25,6 +25,10 @@ pub struct Catalogs {
     /// A filter value `Furniture` at `/filters/*/values/*` implies the column `Category` at
     /// `/filters/*/fieldName`: finding the one offers the other.
     pub implies: Vec<((String, Value), (String, Value))>,
+    /// (site path pattern, value text) pairs left out of the index (leave-one-out
+    /// evaluation: the values only the evaluated request uses), wherever they come from
+    /// (the schema's enums, catalogs, aliases).
+    pub withheld: Vec<(String, String)>,
 }
 
 /// A spec directory's `catalogs.yaml`: site path -> a file (relative to the directory) or
@@ -260,6 +264,18 @@ impl SpecIndex {
             }
         }
         attach_aliases(&mut entries, &catalogs.aliases);
+        if !catalogs.withheld.is_empty() {
+            entries.retain(|e| {
+                let text = match &e.value {
+                    Value::String(s) => s.clone(),
+                    v => v.to_string(),
+                };
+                !catalogs
+                    .withheld
+                    .iter()
+                    .any(|(p, v)| *v == text && path_matches(p, &e.site))
+            });
+        }
         let resolve = |p: &str| -> Vec<String> {
             sites
                 .iter()
