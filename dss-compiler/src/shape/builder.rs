@@ -188,7 +188,14 @@ impl<'d, 'a> Builder<'d, 'a> {
     }
 
     /// The parts of `id`, computed on first use (a cycle without structure admits all).
+    /// Recursive through `$ref`, `allOf` and `anyOf` (one level per link of a chain, at
+    /// most [`MAX_EXPRS`] deep: an expression in progress is not entered again), on a
+    /// growing stack.
     pub(crate) fn materialize(&mut self, id: ExprId) -> Result<Arc<Parts>, CompileError> {
+        crate::stack::deep(|| self.materialize_now(id))
+    }
+
+    fn materialize_now(&mut self, id: ExprId) -> Result<Arc<Parts>, CompileError> {
         if let Some(p) = &self.parts[id as usize] {
             return Ok(p.clone());
         }
@@ -209,7 +216,13 @@ impl<'d, 'a> Builder<'d, 'a> {
                 self.parts[id as usize] = Some(shared.clone());
                 return Ok(shared);
             }
-            Expr::Union(xs) => self.fold(&xs, Parts::never(), Self::union_rc)?,
+            Expr::Union(xs) => {
+                let mut all = Vec::with_capacity(xs.len());
+                for &x in &xs {
+                    all.push(self.materialize(x)?);
+                }
+                self.union_all(all)
+            }
             Expr::Inter(xs) => self.fold(&xs, Parts::any(), Self::inter_rc)?,
         };
         self.in_progress[id as usize] = false;

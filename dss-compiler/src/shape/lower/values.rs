@@ -1,8 +1,8 @@
 //! `enum` and `const`: the values a node lists, as parts of their own that the node's
 //! parts are intersected with.
 
-use crate::shape::algebra::{add_value, retain_integers};
-use crate::shape::model::{same_number, ArrPart, NumPart, ObjPart, Parts, Record, StrPart, ANY};
+use crate::shape::algebra::{dedup_values, retain_integers};
+use crate::shape::model::{ArrPart, NumPart, ObjPart, Parts, Record, StrPart, ANY};
 use serde_json::{Map, Value};
 use std::sync::Arc;
 
@@ -18,6 +18,13 @@ pub(super) fn listed_parts(m: &Map<String, Value>, p: &str, parts: &Parts) -> Op
     let mut e = Parts::never();
     for v in listed {
         add_listed(&mut e, v, p);
+    }
+    // Repeats dropped once at the end (a scan per value would be quadratic).
+    if let Some(vs) = e.number.as_mut().and_then(|n| n.values.as_mut()) {
+        *vs = dedup_values(std::mem::take(vs));
+    }
+    if let Some(vs) = e.string.as_mut().and_then(|s| s.values.as_mut()) {
+        *vs = dedup_values(std::mem::take(vs));
     }
     if let (Some(en), Some(tn)) = (&mut e.number, &parts.number) {
         if tn.integer {
@@ -40,7 +47,7 @@ fn add_listed(e: &mut Parts, v: &Value, p: &str) {
                 lower: None,
             });
             if let Some(vs) = &mut np.values {
-                add_value(vs, n, same_number);
+                vs.push(n.clone());
             }
         }
         Value::String(s) => {
@@ -49,7 +56,7 @@ fn add_listed(e: &mut Parts, v: &Value, p: &str) {
                 lexical: None,
             });
             if let Some(vs) = &mut sp.values {
-                add_value(vs, s, String::eq);
+                vs.push(s.clone());
             }
         }
         Value::Array(_) => {
