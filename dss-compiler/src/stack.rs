@@ -17,12 +17,23 @@ pub(crate) fn deep<R>(f: impl FnOnce() -> R) -> R {
     stacker::maybe_grow(RED_ZONE, SEGMENT, f)
 }
 
+/// Run `f` on a thread with a 512 KiB stack (the main thread has 8 MiB), so that a
+/// recursion left without [`deep`] overflows in a test, not only on a bigger schema.
+#[cfg(test)]
+pub(crate) fn on_small_stack(f: impl FnOnce() + Send + 'static) {
+    std::thread::Builder::new()
+        .stack_size(512 * 1024)
+        .spawn(f)
+        .expect("spawn a test thread")
+        .join()
+        .expect("the test thread panicked");
+}
+
 #[cfg(test)]
 mod tests {
     //! Long reference chains through every stage: compile, grammars, `spec.json`, notation
-    //! YAML, sites, and a compress/expand of a small instance. Run on a thread with a small
-    //! stack, so a recursion left without [`super::deep`] overflows here, not only on a
-    //! bigger schema in production.
+    //! YAML, sites, and a compress/expand of a small instance, on a small stack.
+    use super::on_small_stack;
     use crate::codec::Encoder;
     use crate::{compile, CompileOptions, CompiledSpec, Restriction, Resume};
     use serde_json::{json, Map, Value};
@@ -42,7 +53,10 @@ mod tests {
     fn every_stage(schema: &Value, instance: &Value) {
         let t0 = std::time::Instant::now();
         let spec = compile(schema, &CompileOptions::default()).unwrap();
-        eprintln!("{:?} let spec = compile(schema, &CompileOptio", t0.elapsed());
+        eprintln!(
+            "{:?} let spec = compile(schema, &CompileOptio",
+            t0.elapsed()
+        );
         spec.check_validator().unwrap();
         eprintln!("{:?} spec.check_validator().unwrap();", t0.elapsed());
         let files = spec.artifacts().unwrap();
@@ -50,7 +64,10 @@ mod tests {
         assert_eq!(files.len(), 4);
         eprintln!("{:?} assert_eq!(files.len(), 4);", t0.elapsed());
         assert!(files.iter().all(|(_, text)| !text.is_empty()));
-        eprintln!("{:?} assert!(files.iter().all(|(_, text)| !te", t0.elapsed());
+        eprintln!(
+            "{:?} assert!(files.iter().all(|(_, text)| !te",
+            t0.elapsed()
+        );
         spec.notation_yaml().unwrap();
         eprintln!("{:?} spec.notation_yaml().unwrap();", t0.elapsed());
         let _ = spec.warnings();
@@ -58,37 +75,53 @@ mod tests {
         let sites = spec.sites();
         eprintln!("{:?} let sites = spec.sites();", t0.elapsed());
         let g = spec.pruned_grammar(&Restriction::default(), Resume::default());
-        eprintln!("{:?} let g = spec.pruned_grammar(&Restriction", t0.elapsed());
+        eprintln!(
+            "{:?} let g = spec.pruned_grammar(&Restriction",
+            t0.elapsed()
+        );
         assert!(!g.to_gbnf().is_empty());
         eprintln!("{:?} assert!(!g.to_gbnf().is_empty());", t0.elapsed());
         let loaded = CompiledSpec::from_json(&spec.to_json().unwrap()).unwrap();
-        eprintln!("{:?} let loaded = CompiledSpec::from_json(&sp", t0.elapsed());
+        eprintln!(
+            "{:?} let loaded = CompiledSpec::from_json(&sp",
+            t0.elapsed()
+        );
         let text = spec.compress(instance).unwrap();
-        eprintln!("{:?} let text = spec.compress(instance).unwra", t0.elapsed());
+        eprintln!(
+            "{:?} let text = spec.compress(instance).unwra",
+            t0.elapsed()
+        );
         assert_eq!(&loaded.expand(&text).unwrap(), instance);
-        eprintln!("{:?} assert_eq!(&loaded.expand(&text).unwrap(", t0.elapsed());
+        eprintln!(
+            "{:?} assert_eq!(&loaded.expand(&text).unwrap(",
+            t0.elapsed()
+        );
         assert_eq!(loaded.compress(instance).unwrap(), text);
-        eprintln!("{:?} assert_eq!(loaded.compress(instance).unw", t0.elapsed());
-        let lines = if text.ends_with('\n') { text } else { format!("{text}\n") };
-        eprintln!("{:?} let lines = if text.ends_with('\n') {{ te", t0.elapsed());
+        eprintln!(
+            "{:?} assert_eq!(loaded.compress(instance).unw",
+            t0.elapsed()
+        );
+        let lines = if text.ends_with('\n') {
+            text
+        } else {
+            format!("{text}\n")
+        };
+        eprintln!(
+            "{:?} let lines = if text.ends_with('\n') {{ te",
+            t0.elapsed()
+        );
         spec.progress(&lines, &sites).unwrap();
         eprintln!("{:?} spec.progress(&lines, &sites).unwrap();", t0.elapsed());
-    }
-
-    /// Run `f` on a thread with a 512 KiB stack (the main thread has 8 MiB).
-    fn on_small_stack(f: impl FnOnce() + Send + 'static) {
-        std::thread::Builder::new()
-            .stack_size(512 * 1024)
-            .spawn(f)
-            .unwrap()
-            .join()
-            .unwrap();
     }
 
     #[test]
     fn all_of_chain() {
         on_small_stack(|| {
-            let s = chain(3000, |i| json!({"allOf": [to(i)]}), json!({"type": "integer"}));
+            let s = chain(
+                3000,
+                |i| json!({"allOf": [to(i)]}),
+                json!({"type": "integer"}),
+            );
             every_stage(&s, &json!(7));
         });
     }

@@ -62,7 +62,8 @@ impl Listed for Number {
     /// the key; distinct integers beyond 2^53 may share one, and are told apart by `same`.
     fn key(&self) -> u64 {
         match self.as_f64() {
-            Some(f) if f == 0.0 => 0,
+            // -0.0 too: a float pattern compares as `==` does.
+            Some(0.0) => 0,
             Some(f) => f.to_bits(),
             None => u64::MAX,
         }
@@ -270,7 +271,11 @@ impl Builder<'_, '_> {
         });
         let strs: Vec<&StrPart> = all.iter().filter_map(|p| p.string.as_ref()).collect();
         let string = (!strs.is_empty()).then(|| StrPart {
-            lexical: strs.iter().map(|s| s.lexical).reduce(lexical_union).flatten(),
+            lexical: strs
+                .iter()
+                .map(|s| s.lexical)
+                .reduce(lexical_union)
+                .flatten(),
             values: union_many(strs.iter().map(|s| &s.values)),
         });
         let arrs: Vec<&ArrPart> = all.iter().filter_map(|p| p.array.as_ref()).collect();
@@ -555,7 +560,10 @@ impl Builder<'_, '_> {
         let mut props = Vec::with_capacity(names.len());
         let mut lacking = vec![0usize; extras.len()];
         for ((n, m), decl) in names.iter().zip(&mut members).zip(&declaring) {
-            lacking.iter_mut().zip(&extras).for_each(|(l, (_, total))| *l = *total);
+            lacking
+                .iter_mut()
+                .zip(&extras)
+                .for_each(|(l, (_, total))| *l = *total);
             for &ri in decl {
                 if let Some(k) = extras_slot[ri as usize] {
                     lacking[k] -= 1;
@@ -569,11 +577,10 @@ impl Builder<'_, '_> {
             let e = self.union(m);
             props.push((n.to_string(), e));
         }
-        let required_by: Vec<std::collections::HashSet<&str, rustc_hash::FxBuildHasher>> =
-            records
-                .iter()
-                .map(|r| r.required.iter().map(String::as_str).collect())
-                .collect();
+        let required_by: Vec<std::collections::HashSet<&str, rustc_hash::FxBuildHasher>> = records
+            .iter()
+            .map(|r| r.required.iter().map(String::as_str).collect())
+            .collect();
         let required = records[0]
             .required
             .iter()
@@ -609,6 +616,53 @@ mod tests {
         let p = s.parts(s.root);
         assert!(p.null && p.string.is_some() && p.number.as_ref().unwrap().integer);
         assert!(p.object.is_none() && p.array.is_none());
+    }
+
+    #[test]
+    fn union_of_many_branches() {
+        // More than two branches take `union_all`: the same as folding two at a time.
+        let s = shapes(
+            json!({"$defs": {"o": {"type": "object", "properties": {"x": {}}}}, "anyOf": [
+                {"enum": ["a", "b", 1]},
+                {"enum": ["b", "c", 1.0, 2]},
+                {"type": "integer", "minimum": 1},
+                {"type": "array", "prefixItems": [{"type": "string"}], "items": false, "minItems": 1},
+                {"type": "array", "items": {"type": "null"}, "minItems": 2},
+                {"$ref": "#/$defs/o"},
+                {"$ref": "#/$defs/o"},
+                {"type": "object", "properties": {"y": {"type": "null"}}},
+            ]}),
+        );
+        let p = s.parts(s.root);
+        assert_eq!(
+            p.string.as_ref().unwrap().values.as_ref().unwrap(),
+            &vec!["a", "b", "c"]
+        );
+        // A free integer absorbs the listed numbers.
+        let n = p.number.as_ref().unwrap();
+        assert!(n.values.is_none() && !n.integer && n.lower.is_none());
+        let a = p.array.as_ref().unwrap();
+        assert_eq!((a.prefix.len(), a.min_items), (1, 1));
+        let first = s.parts(a.prefix[0]);
+        assert!(first.string.is_some() && first.null);
+        assert!(s.parts(a.items.unwrap()).null);
+        // One object form counts once.
+        assert_eq!(p.object.as_ref().unwrap().records.len(), 2);
+    }
+
+    #[test]
+    fn merged_record_of_open_records() {
+        let branches: Vec<_> = (0..500)
+            .map(|i| json!({"type": "object", "properties": {format!("x{i}"): {"type": "string"}}, "required": [format!("x{i}")]}))
+            .collect();
+        let s = shapes(json!({"oneOf": branches}));
+        let o = s.parts(s.root).object.as_ref().unwrap();
+        let m = o.merged.as_ref().unwrap();
+        assert_eq!(m.props.len(), 500);
+        assert!(m.required.is_empty());
+        // Each name is a string where declared, and anything where another record has it
+        // as an undeclared property.
+        assert!(m.props.iter().all(|(_, e)| s.parts(*e).any));
     }
 
     #[test]

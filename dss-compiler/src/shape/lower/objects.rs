@@ -83,6 +83,23 @@ mod tests {
     use serde_json::json;
 
     #[test]
+    fn many_required_properties_once_each() {
+        let props: serde_json::Map<String, serde_json::Value> = (0..10_000)
+            .map(|i| (format!("p{i}"), json!({"type": "integer"})))
+            .collect();
+        // Every declared name required twice, and 10 required but undeclared ones.
+        let mut required: Vec<String> = (0..10_000).map(|i| format!("p{i}")).collect();
+        required.extend((0..10_000).map(|i| format!("p{i}")));
+        required.extend((0..10).map(|i| format!("u{i}")));
+        let s = shapes(json!({"type": "object", "properties": props, "required": required}));
+        let r = &s.parts(s.root).object.as_ref().unwrap().records[0];
+        assert_eq!(r.required.len(), 10_010);
+        assert_eq!(r.props.len(), 10_010);
+        assert_eq!(r.props[9_999].0, "p9999");
+        assert_eq!(r.props[10_000].0, "u0");
+    }
+
+    #[test]
     fn object_with_required_and_enum() {
         let s = shapes(json!({
             "type": "object",

@@ -78,7 +78,33 @@ fn add_listed(e: &mut Parts, v: &Value, p: &str) {
 #[cfg(test)]
 mod tests {
     use crate::shape::test_support::shapes;
-    use serde_json::json;
+    use serde_json::{json, Value};
+
+    #[test]
+    fn large_enum_keeps_first_of_each_value_in_order() {
+        // 100,000 strings, each listed twice, and numbers equal as JSON Schema compares them.
+        let mut listed: Vec<Value> = (0..100_000).map(|i| json!(format!("v{i}"))).collect();
+        listed.extend((0..100_000).rev().map(|i| json!(format!("v{i}"))));
+        listed.extend([
+            json!(1),
+            json!(1.0),
+            json!(2.5),
+            json!(0),
+            json!(-0.0),
+            json!(2.5),
+        ]);
+        let s = shapes(json!({"enum": listed}));
+        let p = s.parts(s.root);
+        let strings = p.string.as_ref().unwrap().values.as_ref().unwrap();
+        assert_eq!(strings.len(), 100_000);
+        assert!(strings
+            .iter()
+            .enumerate()
+            .all(|(i, v)| *v == format!("v{i}")));
+        let numbers = p.number.as_ref().unwrap().values.as_ref().unwrap();
+        let numbers: Vec<Value> = numbers.iter().cloned().map(Value::Number).collect();
+        assert_eq!(numbers, vec![json!(1), json!(2.5), json!(0)]);
+    }
 
     #[test]
     fn const_is_single_value() {
