@@ -159,6 +159,16 @@ fn inter_lists<T: Listed>(x: Option<Vec<T>>, y: &Option<Vec<T>>) -> Option<Vec<T
     }
 }
 
+/// The properties of `r` by name (the first of a name, as [`Record::prop`] finds).
+fn props_by_name(r: &Record) -> HashMap<&str, ExprId> {
+    let mut m: HashMap<&str, ExprId> = HashMap::default();
+    m.reserve(r.props.len());
+    for (n, e) in &r.props {
+        m.entry(n.as_str()).or_insert(*e);
+    }
+    m
+}
+
 /// Keeps only the whole numbers of listed values (for an integer part).
 pub(super) fn retain_integers(values: &mut Option<Vec<Number>>) {
     if let Some(vs) = values {
@@ -473,22 +483,26 @@ impl Builder<'_, '_> {
         if trivial(y) {
             return x.clone();
         }
+        // Names looked up in maps, not scanned (records of 10,000 properties); the first
+        // property of a name counts, as in `Record::prop`.
+        let (in_x, in_y) = (props_by_name(x), props_by_name(y));
         let mut props = Vec::new();
         for (name, ex) in &x.props {
-            let e = match y.prop(name) {
-                Some(ey) => self.inter(&[*ex, ey]),
+            let e = match in_y.get(name.as_str()) {
+                Some(&ey) => self.inter(&[*ex, ey]),
                 None => *ex,
             };
             props.push((name.clone(), e));
         }
         for (name, ey) in &y.props {
-            if x.prop(name).is_none() {
+            if !in_x.contains_key(name.as_str()) {
                 props.push((name.clone(), *ey));
             }
         }
         let mut required = x.required.clone();
+        let mut seen: HashSet<&str> = x.required.iter().map(String::as_str).collect();
         for r in &y.required {
-            if !required.contains(r) {
+            if seen.insert(r) {
                 required.push(r.clone());
             }
         }
