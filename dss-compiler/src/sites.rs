@@ -131,9 +131,9 @@ impl Walker<'_> {
         );
     }
 
-    /// Whether walking on at `path` can add nothing: past [`MAX_VISITS`], or once
-    /// [`MAX_SITES`] are listed and no listed site is at or below `path` (what is found
-    /// there could only merge into a listed site).
+    /// Whether walking on at `path` is not done: past [`MAX_VISITS`], or when it would be
+    /// useless: once [`MAX_SITES`] are listed, what a walk finds can only merge into a
+    /// listed site, and none is at or below `path`.
     fn exhausted(&self, path: &str) -> bool {
         if self.visits >= MAX_VISITS {
             return true;

@@ -1,10 +1,17 @@
-//! Deep recursion without stack overflow: every recursive walk over schema input (a chain of
-//! thousands of `$ref`s, `allOf`s or nested properties) runs its recursive calls through
-//! [`deep`], which moves to a fresh heap-allocated stack segment when the current one runs
-//! low ([`stacker::maybe_grow`], as rustc does). A stack overflow aborts the process and no
-//! panic guard can catch it, so no recursion over input may go without it; what bounds the
-//! depth is the size of the input (and [`crate::shape`]'s limit on expressions), not the
-//! thread's stack.
+//! Deep recursion without stack overflow. A schema's shapes form a graph: a chain of
+//! thousands of `$ref`s, `allOf`s, `anyOf`s, properties or items is walked one recursive
+//! call per link, by the shape builder (`materialize`) and the grammar builder
+//! (`value_as`, `body`, `array_tail`). Those calls go through [`deep`], which moves to a
+//! fresh heap-allocated stack segment when the current one runs low
+//! ([`stacker::maybe_grow`], as rustc does). A stack overflow aborts the process and no
+//! panic guard catches it, so no such walk may go without it.
+//!
+//! The limit is the shape builder's: a schema has at most 50,000 expressions (beyond that,
+//! new ones are plain JSON); the shape builder enters no expression already in progress
+//! and the grammar builder builds each rule once, so neither goes deeper than that. A chain
+//! of 20,000 `allOf` links compiles in about 2 s and 100 MB. Walks over JSON nesting (the
+//! schema document, an instance, a shorthand text) are bounded by the nesting the JSON and
+//! shorthand readers accept (128 levels), the sites walk by its own depth limit.
 
 /// Grow the stack when less than this is left before a recursive call.
 const RED_ZONE: usize = 128 * 1024;
