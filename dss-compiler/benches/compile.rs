@@ -5,7 +5,11 @@
 //! 2. compiling MaskBench schemas (every 10th file, all of them per iteration);
 //! 3. compress / expand throughput over the Vega-Lite examples and the MaskBench valid
 //!    instances, next to serde_json parse + serialize of the same documents
-//!    (target: >= 0.5 of serde_json's throughput).
+//!    (target: >= 0.5 of serde_json's throughput);
+//! 4. compiling generated large schemas: an `enum` of 100,000 strings (target: <= 1 s),
+//!    an object of 10,000 required properties, a `oneOf` of 1,000 object branches, an
+//!    `anyOf` of 1,000 enums of 100 values, a chain of 3,000 `allOf`/`$ref` links (each
+//!    once quadratic in its size, or a stack overflow).
 //!
 //! Data: as the corpus test (the `dss-data` crate): the full corpora in `DSS_DATA_DIR`
 //! (default `../shared/data` beside the workspace), else the samples in `tests/fixtures/`
@@ -16,7 +20,7 @@
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use dss_compiler::{compile, CompileOptions, CompiledSpec};
-use serde_json::Value;
+use serde_json::{json, Value};
 use std::hint::black_box;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
@@ -119,6 +123,56 @@ fn throughput(c: &mut Criterion, label: &str, docs: &[Doc<'_>]) {
     g.finish();
 }
 
+/// Generated schemas whose compile time was once quadratic in their size.
+fn large_schemas(c: &mut Criterion) {
+    let enum_100k = json!({"enum": (0..100_000).map(|i| format!("v{i}")).collect::<Vec<_>>()});
+    let props: serde_json::Map<String, Value> = (0..10_000)
+        .map(|i| (format!("p{i}"), json!({"type": "integer"})))
+        .collect();
+    let names: Vec<&String> = props.keys().collect();
+    let props_10k = json!({"type": "object", "properties": props, "required": names});
+    let branches: Vec<Value> = (0..1_000)
+        .map(|i| {
+            json!({
+                "type": "object",
+                "properties": {"kind": {"const": format!("k{i}")}, format!("x{i}"): {"type": "string"}},
+                "required": ["kind"],
+                "additionalProperties": false
+            })
+        })
+        .collect();
+    let one_of_1k = json!({"oneOf": branches});
+    let enums: Vec<Value> = (0..1_000)
+        .map(|i| json!({"enum": (0..100).map(|j| format!("v{i}_{j}")).collect::<Vec<_>>()}))
+        .collect();
+    let any_of_enums = json!({"anyOf": enums});
+    let n = 3_000;
+    let mut defs: serde_json::Map<String, Value> = (0..n)
+        .map(|i| {
+            let next = json!({"$ref": format!("#/$defs/d{}", i + 1)});
+            (format!("d{i}"), json!({"allOf": [next]}))
+        })
+        .collect();
+    defs.insert(format!("d{n}"), json!({"type": "integer"}));
+    let chain = json!({"$defs": defs, "$ref": "#/$defs/d0"});
+
+    let mut g = c.benchmark_group("compile large");
+    g.sample_size(10);
+    g.measurement_time(Duration::from_secs(10));
+    for (name, schema) in [
+        ("enum of 100,000 strings", &enum_100k),
+        ("10,000 required properties", &props_10k),
+        ("oneOf of 1,000 objects", &one_of_1k),
+        ("anyOf of 1,000 enums of 100", &any_of_enums),
+        ("chain of 3,000 allOf $refs", &chain),
+    ] {
+        g.bench_function(name, |b| {
+            b.iter(|| black_box(try_compile(black_box(schema)).is_some()))
+        });
+    }
+    g.finish();
+}
+
 fn benches(c: &mut Criterion) {
     let vega_lite = corpus("vega-lite");
     let vl_schema = read_json(&vega_lite.join("vega-lite-schema.json"));
@@ -151,6 +205,8 @@ fn benches(c: &mut Criterion) {
         })
     });
     g.finish();
+
+    large_schemas(c);
 
     if let Some(vl) = try_compile(&vl_schema) {
         throughput(

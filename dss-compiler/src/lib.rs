@@ -49,6 +49,7 @@ mod schema;
 mod shape;
 mod sites;
 mod spec;
+mod stack;
 mod typed;
 
 pub use codec::EncodeError;

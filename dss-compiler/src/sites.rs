@@ -55,6 +55,10 @@ pub struct Site {
 const MAX_DEPTH: usize = 24;
 /// At most this many sites are listed (Vega-Lite has thousands of optional paths).
 const MAX_SITES: usize = 20_000;
+/// At most this many (expression, path) pairs are walked: a graph of definitions that
+/// branches at every level has exponentially many paths within [`MAX_DEPTH`], even where
+/// none of them is a site (the largest corpus schemas take under 40,000).
+const MAX_VISITS: usize = 200_000;
 
 /// The sites of a notation, in document order, one per path (a path reached through
 /// several variants of a union merges their values).
@@ -65,6 +69,7 @@ pub(crate) fn sites(shapes: &Shapes, notation: &Notation) -> Vec<Site> {
         order: Vec::new(),
         by_path: BTreeMap::new(),
         stack: Vec::new(),
+        visits: 0,
     };
     w.walk(shapes.root, String::new(), true);
     let mut by_path = w.by_path;
@@ -101,6 +106,8 @@ struct Walker<'a> {
     by_path: BTreeMap<String, Site>,
     /// Canonical expressions on the current path (a recursive schema stops at a repeat).
     stack: Vec<ExprId>,
+    /// Calls of [`Walker::walk`] so far (see [`MAX_VISITS`]).
+    visits: usize,
 }
 
 impl Walker<'_> {
@@ -124,6 +131,24 @@ impl Walker<'_> {
         );
     }
 
+    /// Whether walking on at `path` is not done: past [`MAX_VISITS`], or when it would be
+    /// useless: once [`MAX_SITES`] are listed, what a walk finds can only merge into a
+    /// listed site, and none is at or below `path`.
+    fn exhausted(&self, path: &str) -> bool {
+        if self.visits >= MAX_VISITS {
+            return true;
+        }
+        if self.by_path.len() < MAX_SITES || self.by_path.contains_key(path) {
+            return false;
+        }
+        let below = format!("{path}/");
+        !self
+            .by_path
+            .range(below.clone()..)
+            .next()
+            .is_some_and(|(k, _)| k.starts_with(&below))
+    }
+
     fn walk(&mut self, expr: ExprId, path: String, required: bool) {
         let canon = self
             .notation
@@ -131,9 +156,10 @@ impl Walker<'_> {
             .get(expr as usize)
             .copied()
             .unwrap_or(expr);
-        if self.stack.contains(&canon) || self.stack.len() >= MAX_DEPTH {
+        if self.stack.contains(&canon) || self.stack.len() >= MAX_DEPTH || self.exhausted(&path) {
             return;
         }
+        self.visits += 1;
         let parts = self.shapes.parts(canon);
         if parts.any {
             return;

@@ -12,6 +12,7 @@ use crate::notation::{
 };
 use crate::shape::{ArrPart, ExprId, Parts, Shapes};
 use crate::sites::escape_segment;
+use crate::stack::deep;
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -129,7 +130,7 @@ impl Builder<'_> {
             return s;
         }
         p.stack.push(canon);
-        let s = self.status_of(canon);
+        let s = deep(|| self.status_of(canon));
         if let Some(p) = self.prune.as_mut() {
             p.stack.pop();
             p.status.insert(key, s);
@@ -280,8 +281,9 @@ impl Builder<'_> {
         self.done.insert(key, name.clone());
         let found = self.candidates().map(<[Value]>::to_vec);
         let mut alts = scalar_alts(&p, abbrev, quoted, found.as_deref(), literals);
+        // Recursive (a field's value may be an object with fields…): on a growing stack.
         if let Some(a) = &p.array {
-            let inner = self.array_tail(a, 0);
+            let inner = deep(|| self.array_tail(a, 0));
             alts.push(match inner {
                 Some(g) if a.min_items > 0 => seq(vec![lit("["), g, lit("]")]),
                 Some(g) => seq(vec![lit("["), G::Opt(Box::new(g)), lit("]")]),
@@ -289,7 +291,7 @@ impl Builder<'_> {
             });
         }
         if p.object.is_some() {
-            let body = self.body(expr);
+            let body = deep(|| self.body(expr));
             let body = match &body {
                 G::Rule(n) if self.found_inside(expr) => {
                     self.nonempty.get(n).cloned().flatten().unwrap_or(body)
@@ -314,7 +316,7 @@ impl Builder<'_> {
         let min = a.min_items as usize;
         if i < a.prefix.len() {
             let head = self.at(&i.to_string(), |b| b.value(a.prefix[i], &BTreeMap::new()));
-            Some(match self.array_tail(a, i + 1) {
+            Some(match deep(|| self.array_tail(a, i + 1)) {
                 Some(t) if i + 1 < min => seq(vec![head, lit(" "), t]),
                 Some(t) => seq(vec![head, G::Opt(Box::new(seq(vec![lit(" "), t])))]),
                 None => head,
@@ -394,7 +396,7 @@ impl Builder<'_> {
 
     /// An object without parentheses (see `FieldLayout::open`): `()` when empty.
     fn open_value(&mut self, expr: ExprId) -> G {
-        let body = self.body(expr);
+        let body = deep(|| self.body(expr));
         let nonempty = match &body {
             G::Rule(n) => self.nonempty.get(n).cloned().flatten(),
             _ => None,
@@ -608,7 +610,7 @@ impl Builder<'_> {
 
     fn line_item(&mut self, expr: ExprId) -> G {
         if self.shapes.parts(expr).object_only() {
-            self.body(expr)
+            deep(|| self.body(expr))
         } else {
             self.value(expr, &BTreeMap::new())
         }

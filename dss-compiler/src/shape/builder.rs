@@ -188,7 +188,14 @@ impl<'d, 'a> Builder<'d, 'a> {
     }
 
     /// The parts of `id`, computed on first use (a cycle without structure admits all).
+    /// Recursive through `$ref`, `allOf` and `anyOf` (one level per link of a chain, at
+    /// most [`MAX_EXPRS`] deep: an expression in progress is not entered again), on a
+    /// growing stack.
     pub(crate) fn materialize(&mut self, id: ExprId) -> Result<Arc<Parts>, CompileError> {
+        crate::stack::deep(|| self.materialize_now(id))
+    }
+
+    fn materialize_now(&mut self, id: ExprId) -> Result<Arc<Parts>, CompileError> {
         if let Some(p) = &self.parts[id as usize] {
             return Ok(p.clone());
         }
@@ -209,7 +216,13 @@ impl<'d, 'a> Builder<'d, 'a> {
                 self.parts[id as usize] = Some(shared.clone());
                 return Ok(shared);
             }
-            Expr::Union(xs) => self.fold(&xs, Parts::never(), Self::union_rc)?,
+            Expr::Union(xs) => {
+                let mut all = Vec::with_capacity(xs.len());
+                for &x in &xs {
+                    all.push(self.materialize(x)?);
+                }
+                self.union_all(all)
+            }
             Expr::Inter(xs) => self.fold(&xs, Parts::any(), Self::inter_rc)?,
         };
         self.in_progress[id as usize] = false;
@@ -240,4 +253,56 @@ fn describe(v: &Value) -> Option<String> {
         .or_else(|| m.get("title"))
         .and_then(Value::as_str)
         .map(|s| s.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::shape::test_support::shapes;
+    use crate::stack::on_small_stack;
+    use serde_json::{json, Map, Value};
+
+    /// `{"$defs": {d0: link(1), …, d{n}: {"type": "integer"}}, "$ref": "#/$defs/d0"}`.
+    fn chain(n: usize, link: fn(Value) -> Value) -> Value {
+        let mut defs: Map<String, Value> = (0..n)
+            .map(|i| {
+                (
+                    format!("d{i}"),
+                    link(json!({"$ref": format!("#/$defs/d{}", i + 1)})),
+                )
+            })
+            .collect();
+        defs.insert(format!("d{n}"), json!({"type": "integer"}));
+        json!({"$defs": defs, "$ref": "#/$defs/d0"})
+    }
+
+    #[test]
+    fn long_reference_chains_materialize() {
+        on_small_stack(|| {
+            for schema in [
+                chain(10_000, |r| r),
+                chain(5_000, |r| json!({"allOf": [r]})),
+                chain(5_000, |r| json!({"anyOf": [r, {"type": "integer"}]})),
+            ] {
+                let s = shapes(schema);
+                let p = s.parts(s.root);
+                assert!(p.number.as_ref().is_some_and(|n| n.integer), "{p:?}");
+                assert!(p.string.is_none() && p.object.is_none());
+            }
+        });
+    }
+
+    #[test]
+    fn cycle_of_unions_without_structure_admits_all() {
+        on_small_stack(|| {
+            let n = 5_000;
+            let defs: Map<String, Value> = (0..n)
+                .map(|i| {
+                    let next = json!({"$ref": format!("#/$defs/d{}", (i + 1) % n)});
+                    (format!("d{i}"), json!({"anyOf": [next, {"type": "null"}]}))
+                })
+                .collect();
+            let s = shapes(json!({"$defs": defs, "$ref": "#/$defs/d0"}));
+            assert!(s.parts(s.root).any);
+        });
+    }
 }

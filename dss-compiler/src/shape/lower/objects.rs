@@ -4,6 +4,7 @@
 use crate::schema::escape_token;
 use crate::shape::model::{ExprId, ObjPart, Record, ANY, NEVER};
 use crate::shape::Builder;
+use rustc_hash::FxHashSet as HashSet;
 use serde_json::{Map, Value};
 use std::sync::Arc;
 
@@ -19,20 +20,24 @@ impl<'a> Builder<'_, 'a> {
                 rec.props.push((name.clone(), e));
             }
         }
+        // Names looked up in sets, not scanned: 10,000 required properties.
+        let mut declared: HashSet<&str> = rec.props.iter().map(|(n, _)| n.as_str()).collect();
+        let mut required: HashSet<&str> = HashSet::default();
         if let Some(Value::Array(req)) = m.get("required") {
             for r in req.iter().filter_map(Value::as_str) {
-                if !rec.required.iter().any(|x| x == r) {
+                if required.insert(r) {
                     rec.required.push(r.to_string());
                 }
             }
         }
         rec.extras = self.lower_extras(m, p);
-        for r in rec.required.clone() {
-            if rec.prop(&r).is_none() {
-                let e = rec.extras.unwrap_or(ANY);
-                rec.props.push((r, e));
+        let mut undeclared = Vec::new();
+        for r in &rec.required {
+            if declared.insert(r) {
+                undeclared.push((r.clone(), rec.extras.unwrap_or(ANY)));
             }
         }
+        rec.props.extend(undeclared);
         ObjPart {
             records: vec![Arc::new(rec)],
             merged: None,
@@ -76,6 +81,23 @@ impl<'a> Builder<'_, 'a> {
 mod tests {
     use crate::shape::test_support::shapes;
     use serde_json::json;
+
+    #[test]
+    fn many_required_properties_once_each() {
+        let props: serde_json::Map<String, serde_json::Value> = (0..10_000)
+            .map(|i| (format!("p{i}"), json!({"type": "integer"})))
+            .collect();
+        // Every declared name required twice, and 10 required but undeclared ones.
+        let mut required: Vec<String> = (0..10_000).map(|i| format!("p{i}")).collect();
+        required.extend((0..10_000).map(|i| format!("p{i}")));
+        required.extend((0..10).map(|i| format!("u{i}")));
+        let s = shapes(json!({"type": "object", "properties": props, "required": required}));
+        let r = &s.parts(s.root).object.as_ref().unwrap().records[0];
+        assert_eq!(r.required.len(), 10_010);
+        assert_eq!(r.props.len(), 10_010);
+        assert_eq!(r.props[9_999].0, "p9999");
+        assert_eq!(r.props[10_000].0, "u0");
+    }
 
     #[test]
     fn object_with_required_and_enum() {

@@ -1,8 +1,8 @@
 //! `enum` and `const`: the values a node lists, as parts of their own that the node's
 //! parts are intersected with.
 
-use crate::shape::algebra::{add_value, retain_integers};
-use crate::shape::model::{same_number, ArrPart, NumPart, ObjPart, Parts, Record, StrPart, ANY};
+use crate::shape::algebra::{dedup_values, retain_integers};
+use crate::shape::model::{ArrPart, NumPart, ObjPart, Parts, Record, StrPart, ANY};
 use serde_json::{Map, Value};
 use std::sync::Arc;
 
@@ -18,6 +18,13 @@ pub(super) fn listed_parts(m: &Map<String, Value>, p: &str, parts: &Parts) -> Op
     let mut e = Parts::never();
     for v in listed {
         add_listed(&mut e, v, p);
+    }
+    // Repeats dropped once at the end (a scan per value would be quadratic).
+    if let Some(vs) = e.number.as_mut().and_then(|n| n.values.as_mut()) {
+        *vs = dedup_values(std::mem::take(vs));
+    }
+    if let Some(vs) = e.string.as_mut().and_then(|s| s.values.as_mut()) {
+        *vs = dedup_values(std::mem::take(vs));
     }
     if let (Some(en), Some(tn)) = (&mut e.number, &parts.number) {
         if tn.integer {
@@ -40,7 +47,7 @@ fn add_listed(e: &mut Parts, v: &Value, p: &str) {
                 lower: None,
             });
             if let Some(vs) = &mut np.values {
-                add_value(vs, n, same_number);
+                vs.push(n.clone());
             }
         }
         Value::String(s) => {
@@ -49,7 +56,7 @@ fn add_listed(e: &mut Parts, v: &Value, p: &str) {
                 lexical: None,
             });
             if let Some(vs) = &mut sp.values {
-                add_value(vs, s, String::eq);
+                vs.push(s.clone());
             }
         }
         Value::Array(_) => {
@@ -72,7 +79,33 @@ fn add_listed(e: &mut Parts, v: &Value, p: &str) {
 #[cfg(test)]
 mod tests {
     use crate::shape::test_support::shapes;
-    use serde_json::json;
+    use serde_json::{json, Value};
+
+    #[test]
+    fn large_enum_keeps_first_of_each_value_in_order() {
+        // 100,000 strings, each listed twice, and numbers equal as JSON Schema compares them.
+        let mut listed: Vec<Value> = (0..100_000).map(|i| json!(format!("v{i}"))).collect();
+        listed.extend((0..100_000).rev().map(|i| json!(format!("v{i}"))));
+        listed.extend([
+            json!(1),
+            json!(1.0),
+            json!(2.5),
+            json!(0),
+            json!(-0.0),
+            json!(2.5),
+        ]);
+        let s = shapes(json!({"enum": listed}));
+        let p = s.parts(s.root);
+        let strings = p.string.as_ref().unwrap().values.as_ref().unwrap();
+        assert_eq!(strings.len(), 100_000);
+        assert!(strings
+            .iter()
+            .enumerate()
+            .all(|(i, v)| *v == format!("v{i}")));
+        let numbers = p.number.as_ref().unwrap().values.as_ref().unwrap();
+        let numbers: Vec<Value> = numbers.iter().cloned().map(Value::Number).collect();
+        assert_eq!(numbers, vec![json!(1), json!(2.5), json!(0)]);
+    }
 
     #[test]
     fn const_is_single_value() {
