@@ -25,6 +25,13 @@ impl Fixed {
     pub fn pest_accepts(&self, text: &str) -> bool {
         self.pest.parse("document", text).is_ok()
     }
+
+    /// Whether the pest grammar accepts `text` as `expand` reads it: `expand` also takes a
+    /// document whose final newline is left out (README "The notation").
+    pub fn pest_accepts_read(&self, text: &str) -> bool {
+        self.pest_accepts(text)
+            || (!text.ends_with('\n') && self.pest_accepts(&format!("{text}\n")))
+    }
 }
 
 /// The schemas of the fixed specs: the viz schema, and small MaskBench fixtures chosen for
