@@ -271,6 +271,38 @@ mod tests {
     }
 
     #[test]
+    fn found_fields_may_come_in_any_order_under_pruning() {
+        // The model writes the slots as the request names them; the pruned grammar and
+        // `expand_any_order` take any order (each once), the full grammar and `expand` the
+        // notation's.
+        let spec = calls();
+        let gold = json!([{"weather": {"city": "oslo", "unit": "celsius"}}]);
+        let text = spec.compress(&gold).expect("compresses");
+        assert_eq!(text, "weather oslo celsius\n");
+        let swapped = "weather celsius oslo\n";
+        let r = restriction(&[("/*/weather/city", "oslo"), ("/*/weather/unit", "celsius")]);
+        let pruned = spec.pruned_grammar(&r, Resume::Start).to_pest();
+        assert!(accepts(&pruned, &text), "{pruned}");
+        assert!(accepts(&pruned, swapped), "{pruned}");
+        assert!(accepts(&pruned, "weather celsius\n"));
+        assert!(!accepts(&pruned, "weather celsius celsius\n"));
+        assert!(!accepts(&spec.grammar_pest(), swapped));
+        assert!(spec.expand(swapped).is_err());
+        assert_eq!(spec.expand_any_order(swapped).expect("reads"), gold);
+        assert_eq!(
+            spec.compress(&spec.expand_any_order(swapped).expect("reads"))
+                .expect("compresses"),
+            text
+        );
+        let twice = "weather celsius oslo celsius\n";
+        let e = spec.expand_any_order(twice).expect_err("twice").to_string();
+        assert!(e.contains("given already"), "{e}");
+        // The lines so far are read in any order too (the rebuilds after each line).
+        let p = spec.progress(swapped, &spec.sites()).expect("progress");
+        assert_eq!(p.used.len(), 2, "{:?}", p.used);
+    }
+
+    #[test]
     fn pruning_drops_the_calls_nothing_was_found_for() {
         let spec = calls();
         let r = restriction(&[("/*/weather/city", "oslo"), ("/*/play/song", "help")]);

@@ -498,6 +498,21 @@ impl CompiledSpec {
         Decoder::new(text, &file.shapes, &file.notation, self.tables()).document()
     }
 
+    /// [`Self::expand`] of text whose records' optional fields may come in any order (each
+    /// once): what a model writes under a grammar pruned for its request, which offers the
+    /// fields it found in any order (`CompiledSpec::pruned_grammar`). Validated like
+    /// `expand`; [`Self::compress`] of the result gives the notation's own order.
+    ///
+    /// # Errors
+    /// As [`Self::expand`], and a field given twice.
+    pub fn expand_any_order(&self, text: &str) -> Result<Value, ExpandError> {
+        let file = &self.file;
+        let value =
+            Decoder::any_order(text, &file.shapes, &file.notation, self.tables()).document()?;
+        self.check_expanded(&value)?;
+        Ok(value)
+    }
+
     /// An expanded value is valid: by the encoder's checks where they are the whole
     /// validation (one walk, no full validator to build), else by the validator.
     fn check_expanded(&self, value: &Value) -> Result<(), ExpandError> {

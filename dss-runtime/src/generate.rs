@@ -943,9 +943,11 @@ impl<'m> Generator<'m> {
             message,
         };
         let value = match self.opts.format {
-            OutputFormat::Shorthand => {
-                self.spec.expand(text).map_err(|e| invalid(e.to_string()))?
-            }
+            // A pruned grammar lets the fields found come in any order (each once).
+            OutputFormat::Shorthand => self
+                .spec
+                .expand_any_order(text)
+                .map_err(|e| invalid(e.to_string()))?,
             OutputFormat::Json => {
                 serde_json::from_str(text.trim()).map_err(|e| invalid(e.to_string()))?
             }

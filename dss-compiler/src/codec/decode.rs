@@ -27,6 +27,9 @@ pub(crate) struct Decoder<'a> {
     /// Reading a document's complete lines so far: the input may end before required
     /// lines or items (see [`Decoder::prefix`]).
     pub(super) partial: bool,
+    /// A record's optional fields may come in any order (each once): what a grammar pruned
+    /// for a request lets a model write (see `CompiledSpec::expand_any_order`).
+    pub(super) any_order: bool,
 }
 
 pub(super) type DResult<T> = Result<T, ExpandError>;
@@ -68,6 +71,7 @@ impl<'a> Decoder<'a> {
             notation,
             tables,
             partial: false,
+            any_order: false,
         }
     }
 
@@ -82,6 +86,20 @@ impl<'a> Decoder<'a> {
     ) -> Self {
         Decoder {
             partial: true,
+            any_order: true,
+            ..Decoder::new(src, shapes, notation, tables)
+        }
+    }
+
+    /// A decoder that reads a record's optional fields in any order (each once).
+    pub(crate) fn any_order(
+        src: &'a str,
+        shapes: &'a Shapes,
+        notation: &'a Notation,
+        tables: &'a Tables,
+    ) -> Self {
+        Decoder {
+            any_order: true,
             ..Decoder::new(src, shapes, notation, tables)
         }
     }

@@ -186,6 +186,24 @@ impl Decoder<'_> {
                     .as_ref()
                     .and_then(|t| (i..r.fields.len()).find(|&j| t.selects(&r.fields[j].first)))
             };
+            // Read in any order: an optional field before `i` not given yet.
+            let earlier = match (&token, found, self.any_order && !extras_started) {
+                (Some(t), None, true) => (0..i).find(|&j| {
+                    matches!(r.fields[j].mode, FieldMode::Keyed | FieldMode::Keyless)
+                        && t.selects(&r.fields[j].first)
+                }),
+                _ => None,
+            };
+            if let Some(j) = earlier {
+                let f = &r.fields[j];
+                if map.contains_key(&f.name) {
+                    return self.error(&format!("`{}` once (it was given already)", f.name));
+                }
+                let v = self.optional_field(f)?;
+                map.insert(f.name.clone(), v);
+                *slots += 1;
+                continue;
+            }
             if let Some(j) = found {
                 // Const fields between i and j take their value without being written.
                 insert_consts(&r.fields[i..j], map);

@@ -483,6 +483,12 @@ impl Builder<'_> {
             );
             next = Some(G::Rule(xname));
         }
+        // Pruned for a request, a few found fields may come in any order (the model writes
+        // them as the request names them; `CompiledSpec::expand_any_order` reads them).
+        if self.prune.is_some() && next.is_none() && (2..=MAX_ANY_ORDER).contains(&optional.len()) {
+            next = Some(self.any_order(&optional, name));
+            optional.clear();
+        }
         for (j, o) in optional.into_iter().enumerate().rev() {
             let g = match next.take() {
                 Some(n) => G::Alt(vec![
@@ -513,6 +519,36 @@ impl Builder<'_> {
             }
             seq(items)
         }
+    }
+
+    /// Each of `slots` at most once, in any order, at least one: `R_S ::= o_j (" " R_S+j)?
+    /// | …` for every `j` not in `S`, one rule per set `S` of slots written.
+    fn any_order(&mut self, slots: &[G], name: &str) -> G {
+        let full = (1usize << slots.len()) - 1;
+        let mut rules: HashMap<usize, String> = HashMap::new();
+        for mask in (0..full).rev() {
+            let rname = self.fresh(&format!("{name}_any{mask}"));
+            rules.insert(mask, rname);
+        }
+        for mask in (0..full).rev() {
+            let mut alts = Vec::new();
+            for (j, o) in slots.iter().enumerate() {
+                if mask & (1 << j) != 0 {
+                    continue;
+                }
+                let with = mask | (1 << j);
+                alts.push(match rules.get(&with) {
+                    Some(r) => seq(vec![
+                        o.clone(),
+                        G::Opt(Box::new(seq(vec![lit(" "), G::Rule(r.clone())]))),
+                    ]),
+                    None => o.clone(),
+                });
+            }
+            let rname = rules[&mask].clone();
+            self.add(rname, G::Alt(alts), None);
+        }
+        G::Rule(rules[&0].clone())
     }
 
     /// A merged union of closed forms (see `RecordLayout::forms`): its positional fields,
@@ -855,6 +891,10 @@ fn offered<'v, T>(
         kept
     }
 }
+
+/// Found optional fields of one record read in any order under pruning, up to this many
+/// (`2^n` rules); more keep the notation's order.
+const MAX_ANY_ORDER: usize = 5;
 
 /// Unrolled copies of a mandatory item; beyond this a grammar demands no more (it
 /// over-approximates, as shapes do, and the validator has the last word).
