@@ -197,7 +197,7 @@ impl Decoder<'_> {
             if let Some(j) = earlier {
                 let f = &r.fields[j];
                 if map.contains_key(&f.name) {
-                    return self.error(&format!("`{}` once (it was given already)", f.name));
+                    return self.error(format!("`{}` once (it was given already)", f.name));
                 }
                 let v = self.optional_field(f)?;
                 map.insert(f.name.clone(), v);
