@@ -224,7 +224,9 @@ fn check_notation(shapes: &Shapes, n: &Notation) -> Result<(), String> {
             if !names.insert(&f.name) {
                 return Err(format!("{at} has field `{}` twice", f.name));
             }
-            if !token(&f.keyword) || !keywords.insert(&f.keyword) {
+            // Keywords are written before keyed fields only: those must differ.
+            let keyed = f.mode == FieldMode::Keyed;
+            if !token(&f.keyword) || (keyed && !keywords.insert(&f.keyword)) {
                 return Err(format!(
                     "{at} field `{}` has keyword {:?}: not a token, or another field's",
                     f.name, f.keyword
@@ -1132,6 +1134,15 @@ mod tests {
         assert_ne!(short, s);
         assert!(spec.expand(&short).is_err());
         assert!(vm.parse("document", &short).is_err());
+    }
+
+    #[test]
+    fn a_spec_whose_positional_fields_share_a_keyword_loads_back() {
+        // Found by fuzzing: required names that sanitize to one keyword (never written).
+        let schema = json!({"required": ["foo\nbar", "foo\"bar", "foo\\bar", "foo\rbar"]});
+        let spec = compile(&schema, &CompileOptions::default()).unwrap();
+        let back = CompiledSpec::from_json(&spec.to_json().unwrap()).unwrap();
+        assert_eq!(back.grammar_pest(), spec.grammar_pest());
     }
 
     #[test]

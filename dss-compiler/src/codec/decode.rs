@@ -560,7 +560,10 @@ impl<'a> Decoder<'a> {
 
 /// `YYYY-MM-DD`, as the grammars' `date` terminal writes it (between the quotes).
 fn is_date(s: &str) -> bool {
-    let b = s.as_bytes();
+    is_date_bytes(s.as_bytes())
+}
+
+fn is_date_bytes(b: &[u8]) -> bool {
     b.len() == 10
         && digits(&b[..4])
         && b[4] == b'-'
@@ -572,7 +575,8 @@ fn is_date(s: &str) -> bool {
 /// `YYYY-MM-DD(T|t| )hh:mm:ss(.f+)?(Z|z|(+|-)hh:mm)`, the grammars' `date_time` terminal.
 fn is_date_time(s: &str) -> bool {
     let b = s.as_bytes();
-    if b.len() < 20 || !is_date(&s[..10]) || !matches!(b[10], b'T' | b't' | b' ') {
+    // Bytes, not `&s[..10]`: the text may hold any character there.
+    if b.len() < 20 || !is_date_bytes(&b[..10]) || !matches!(b[10], b'T' | b't' | b' ') {
         return false;
     }
     let time = &b[11..];
@@ -624,6 +628,18 @@ fn lookup_enum(
 mod tests {
     use crate::{compile, CompileOptions};
     use serde_json::json;
+
+    #[test]
+    fn dates_with_any_characters_are_errors_not_panics() {
+        // Found by fuzzing: a multi-byte character across the date part of a date-time.
+        assert!(!super::is_date_time("2024-01-0ϭT10:00:00Z"));
+        assert!(!super::is_date("2024-01-ϭ1"));
+        assert!(super::is_date_time("2024-01-31T10:00:00Z"));
+        let schema = json!({"type": "object", "properties": {
+            "at": {"type": "string", "format": "date-time"}}, "additionalProperties": false});
+        let spec = compile(&schema, &CompileOptions::default()).unwrap();
+        assert!(spec.expand("at \"2024-01-0ϭT10:00:00Z\"\n").is_err());
+    }
 
     #[test]
     pub(super) fn deep_nesting_is_an_error_not_a_crash() {
