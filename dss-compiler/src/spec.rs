@@ -187,7 +187,7 @@ fn repair(
 /// What [`SpecFile::check`] asks of a loaded notation (the shapes are already checked).
 fn check_notation(shapes: &Shapes, n: &Notation) -> Result<(), String> {
     use crate::grammar::terminal::bare_len;
-    use crate::notation::{FieldMode, ObjLayout, RecordLayout, RootLayout};
+    use crate::notation::{FieldMode, First, ObjLayout, RecordLayout, RootLayout};
     use std::collections::BTreeSet;
     let count = shapes.exprs.len();
     let expr = |e: ExprId, what: &str| -> Result<(), String> {
@@ -240,6 +240,15 @@ fn check_notation(shapes: &Shapes, n: &Notation) -> Result<(), String> {
                         f.name
                     ));
                 }
+            }
+            // A keyed field is recognised by its keyword, and by nothing else.
+            if f.mode == FieldMode::Keyed
+                && f.first != BTreeSet::from([First::Word(f.keyword.clone())])
+            {
+                return Err(format!(
+                    "{at} field `{}` is keyed by {:?}, but is recognised by other tokens",
+                    f.name, f.keyword
+                ));
             }
             if matches!(f.mode, FieldMode::Keyed | FieldMode::Keyless)
                 && (f.first.is_empty() || f.first.iter().any(|t| !firsts.insert(t)))
@@ -1352,7 +1361,17 @@ mod tests {
             *v.pointer_mut(pointer).expect("the pointer is in spec.json") = x;
         }
         type Tamper = fn(&mut Value);
-        let cases: [(&str, Tamper); 9] = [
+        let cases: [(&str, Tamper); 10] = [
+            (
+                "a keyword renamed, its first token not (found by fuzzing)",
+                |v| {
+                    set(
+                        v,
+                        "/notation/objects/2/Record/fields/1/keyword",
+                        json!("fltrs"),
+                    );
+                },
+            ),
             ("an expression out of range", |v| {
                 set(v, "/notation/objects/2/Record/fields/1/expr", json!(99999));
             }),
