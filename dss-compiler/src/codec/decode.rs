@@ -630,6 +630,22 @@ mod tests {
     use serde_json::json;
 
     #[test]
+    fn an_empty_open_object_is_written_as_parentheses() {
+        // Found by fuzzing: `kw ` with nothing after it was read as `{}`, which no grammar
+        // writes (`kw ()`).
+        let schema = json!({"type": "object", "properties": {
+            "time": {"type": "object", "properties": {"since": {"type": "string"}},
+                "additionalProperties": false}}, "additionalProperties": false});
+        let spec = compile(&schema, &CompileOptions::default()).unwrap();
+        let empty = spec.compress(&json!({"time": {}})).unwrap();
+        assert_eq!(empty.trim_end(), "time ()");
+        assert_eq!(spec.expand(&empty).unwrap(), json!({"time": {}}));
+        let e = spec.expand("time \n").unwrap_err().to_string();
+        assert!(e.contains("`()` for an empty one"), "{e}");
+        assert!(spec.expand("time since x\n").is_ok());
+    }
+
+    #[test]
     fn dates_with_any_characters_are_errors_not_panics() {
         // Found by fuzzing: a multi-byte character across the date part of a date-time.
         assert!(!super::is_date_time("2024-01-0ϭT10:00:00Z"));

@@ -352,7 +352,16 @@ impl Decoder<'_> {
         }
         self.expect(' ', &format!("a space, then the value of `{}`", f.name))?;
         if f.open && self.peek() != Some('(') {
-            return self.open_body(f.expr);
+            // An empty open object is written `()`, never as nothing.
+            let start = self.pos;
+            let v = self.open_body(f.expr)?;
+            if self.pos == start {
+                return self.error_at(
+                    start,
+                    format!("a field of `{}`, or `()` for an empty one", f.name),
+                );
+            }
+            return Ok(v);
         }
         self.value(f.expr, &f.abbrev)
     }
