@@ -1146,6 +1146,21 @@ mod tests {
     }
 
     #[test]
+    fn draft_04_integers_have_no_fraction() {
+        // Found by fuzzing: `150.0` is an integer from draft 6 on, not in draft 4.
+        let schema = json!({"$schema": "http://json-schema.org/draft-04/schema#",
+            "type": "object", "properties": {"n": {"type": "integer"}},
+            "additionalProperties": false});
+        let spec = compile(&schema, &CompileOptions::default()).unwrap();
+        assert!(spec.compress(&json!({"n": 150.0})).is_err());
+        assert!(spec.expand("n 150.0\n").is_err());
+        assert_eq!(spec.expand("n 150\n").unwrap(), json!({"n": 150}));
+        let later = json!({"type": "object", "properties": {"n": {"type": "integer"}}});
+        let spec = compile(&later, &CompileOptions::default()).unwrap();
+        assert!(spec.expand("n 150.0\n").is_ok());
+    }
+
+    #[test]
     fn a_spec_whose_positional_fields_share_a_keyword_loads_back() {
         // Found by fuzzing: required names that sanitize to one keyword (never written).
         let schema = json!({"required": ["foo\nbar", "foo\"bar", "foo\\bar", "foo\rbar"]});
