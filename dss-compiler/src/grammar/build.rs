@@ -562,20 +562,30 @@ impl Builder<'_> {
                 head.push(self.at(&seg, |b| b.value_as(f.expr, &f.abbrev, f.quoted)));
             }
         }
+        let statuses: Vec<Status> = r
+            .fields
+            .iter()
+            .map(|f| self.at(&escape_segment(&f.name), |b| b.status(f.expr)))
+            .collect();
         let droppable: Vec<bool> = r
             .fields
             .iter()
-            .map(|f| {
-                matches!(f.mode, FieldMode::Keyed | FieldMode::Keyless)
-                    && self
-                        .at(&escape_segment(&f.name), |b| b.status(f.expr))
-                        .droppable()
+            .zip(&statuses)
+            .map(|(f, st)| {
+                matches!(f.mode, FieldMode::Keyed | FieldMode::Keyless) && st.droppable()
             })
             .collect();
+        // A form is kept as a union variant is: for a found item in it, or when it has no
+        // known site at all (a free number beside enums that found nothing does not keep
+        // an order of a drink nobody asked for).
         let mut forms: Vec<&Form> = r
             .forms
             .iter()
-            .filter(|form| form.fields.first().is_some_and(|&i| !droppable[i]))
+            .filter(|form| {
+                form.fields
+                    .first()
+                    .is_some_and(|&i| statuses[i].keeps_variant())
+            })
             .collect();
         if forms.is_empty() {
             forms = r.forms.iter().collect();
