@@ -260,10 +260,46 @@ impl SpecIndex {
             }
             for s in matching {
                 bound.insert(s.path.clone());
-                entries.extend(values.iter().map(|v| Entry::new(&s.path, v.clone())));
+                // A number site's catalog may list its values as text (`"1"`): they are the
+                // numbers, so that they compare and consume as the written values do.
+                let is_number = matches!(s.kind, SiteKind::Number { .. });
+                entries.extend(values.iter().map(|v| {
+                    let v = match v {
+                        Value::String(t) if is_number => {
+                            serde_json::from_str::<serde_json::Number>(t.trim())
+                                .map(Value::Number)
+                                .unwrap_or_else(|_| v.clone())
+                        }
+                        _ => v.clone(),
+                    };
+                    Entry::new(&s.path, v)
+                }));
             }
         }
-        attach_aliases(&mut entries, &catalogs.aliases);
+        // Aliases of a number site's values name the numbers (see above).
+        let aliases: Vec<Entry> = catalogs
+            .aliases
+            .iter()
+            .map(|a| {
+                let number_site = sites.iter().any(|s| {
+                    matches!(s.kind, SiteKind::Number { .. }) && path_matches(&a.site, &s.path)
+                });
+                match &a.value {
+                    Value::String(t) if number_site => {
+                        match serde_json::from_str::<serde_json::Number>(t.trim()) {
+                            Ok(n) => {
+                                let mut a = a.clone();
+                                a.value = Value::Number(n);
+                                a
+                            }
+                            Err(_) => a.clone(),
+                        }
+                    }
+                    _ => a.clone(),
+                }
+            })
+            .collect();
+        attach_aliases(&mut entries, &aliases);
         if !catalogs.withheld.is_empty() {
             entries.retain(|e| {
                 let text = match &e.value {
@@ -511,6 +547,37 @@ mod tests {
         c.aliases
             .push(Entry::new("*", json!("mean")).with_aliases(["average"]));
         c
+    }
+
+    #[test]
+    fn a_number_sites_catalog_and_aliases_give_numbers() {
+        // FoodOrdering's NUMBER aliases are text (`1: [a, an, one]`): they are numbers, so
+        // that the value written (1) matches and consumes them.
+        let spec = compile(
+            &json!({"type": "object", "properties": {
+                "number": {"type": "integer", "minimum": 1},
+                "drink": {"enum": ["iced_tea", "milk"]}
+            }, "required": ["number"], "additionalProperties": false}),
+            &CompileOptions::default(),
+        )
+        .expect("compiles");
+        let mut c = Catalogs::default();
+        c.values
+            .insert("/number".into(), vec![json!("1"), json!("2")]);
+        c.aliases
+            .push(Entry::new("/number", json!("1")).with_aliases(["an", "one"]));
+        let ix = SpecIndex::build(&spec, &c).expect("index");
+        let a = ix.analyze("an iced tea", ExtractMode::Full, 0);
+        assert_eq!(
+            a.restriction.at("/number"),
+            [json!(1)],
+            "{:?}",
+            a.restriction
+        );
+        let rest = a
+            .restriction
+            .consumed(&[("/number".to_string(), json!(1))], Consume::Class);
+        assert!(rest.at("/number").is_empty());
     }
 
     #[test]
