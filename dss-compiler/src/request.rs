@@ -150,7 +150,7 @@ fn collect_used(value: &Value, path: &mut String, sites: &[Site], out: &mut Vec<
 
 #[cfg(test)]
 mod tests {
-    use crate::grammar::{Restriction, Resume};
+    use crate::grammar::{Consume, Restriction, Resume};
     use crate::{compile, CompileOptions, CompiledSpec};
     use pest_meta::{optimizer, parser};
     use pest_vm::Vm;
@@ -300,6 +300,40 @@ mod tests {
         // The lines so far are read in any order too (the rebuilds after each line).
         let p = spec.progress(swapped, &spec.sites()).expect("progress");
         assert_eq!(p.used.len(), 2, "{:?}", p.used);
+    }
+
+    #[test]
+    fn lines_stop_when_nothing_found_is_left() {
+        // A free part of an item (a boolean flag nothing binds) does not keep a pruned
+        // document going once its found values are written.
+        let order = |name: &str| {
+            json!({"type": "object", "properties": {name: {"type": "object", "properties": {
+                "kind": {"enum": ["a", "b"]}, "flag": {"type": "boolean"}},
+                "additionalProperties": false}}, "required": [name], "additionalProperties": false})
+        };
+        let spec = compile(
+            &json!({"type": "array", "minItems": 1, "items": {"oneOf": [order("drink"), order("side")]}}),
+            &CompileOptions::default(),
+        )
+        .expect("compiles");
+        let r = restriction(&[("/*/drink/kind", "a")]);
+        let first = spec.pruned_grammar(&r, Resume::Start).to_pest();
+        let line = spec
+            .compress(&json!([{"drink": {"kind": "a"}}]))
+            .expect("compresses");
+        assert!(accepts(&first, &line), "{first}");
+        let more = format!("{line}{line}");
+        let rest = r.consumed(&[("/*/drink/kind".into(), json!("a"))], Consume::Class);
+        let g = spec
+            .pruned_grammar(&rest, Resume::Lines { items: 1 })
+            .to_pest();
+        assert!(accepts(&g, ""), "{g}");
+        let side = spec
+            .compress(&json!([{"side": {"kind": "b"}}]))
+            .expect("compresses");
+        assert!(!accepts(&g, &side), "{g}");
+        // The full grammar still takes any number of lines.
+        assert!(accepts(&spec.grammar_pest(), &more));
     }
 
     #[test]

@@ -860,8 +860,10 @@ mod tests {
     /// matches, or else `additionalProperties`.
     #[test]
     fn pattern_properties_are_checked_by_the_encoder() {
+        // Draft-07: a draft-04 schema with integers is checked by the validator (its
+        // integers have no fraction; see `draft_04_integers_have_no_fraction`).
         let schema = json!({
-            "$schema": "http://json-schema.org/draft-04/schema#",
+            "$schema": "http://json-schema.org/draft-07/schema#",
             "type": "object",
             "properties": {"x_id": {"type": "integer"}},
             "patternProperties": {"^x_": {"type": "integer", "minimum": 0}},

@@ -755,7 +755,15 @@ impl Builder<'_> {
             RootLayout::Lines => {
                 let item = self.shapes.items_of(root);
                 let li = self.at("*", |b| seq(vec![b.line_item(item), lit("\n")]));
-                let more = !self.at("*", |b| b.status(item)).droppable();
+                // Lines go on while an item has a found value (or sites nothing can bind):
+                // the paper's stop on exhaustion. A free part of an item (a boolean flag)
+                // does not keep the document going.
+                let st = self.at("*", |b| b.status(item));
+                let more = if self.prune.is_some() {
+                    st.keeps_variant()
+                } else {
+                    !st.droppable()
+                };
                 let written = match resume {
                     Resume::Lines { items } => items,
                     _ => 0,
