@@ -177,6 +177,14 @@ impl Walker<'_> {
                 None => self.add(&path, SiteKind::Number { integer: n.integer }, required),
             }
         }
+        // A boolean (an optional flag such as `negation: true`) is a choice too: a request
+        // names it or not ("no onions").
+        if parts.bool_true {
+            choice.push(Value::Bool(true));
+        }
+        if parts.bool_false {
+            choice.push(Value::Bool(false));
+        }
         if !choice.is_empty() {
             self.add(&path, SiteKind::Choice { values: choice }, required);
         }

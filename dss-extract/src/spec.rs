@@ -284,6 +284,21 @@ impl SpecIndex {
                 let number_site = sites.iter().any(|s| {
                     matches!(s.kind, SiteKind::Number { .. }) && path_matches(&a.site, &s.path)
                 });
+                // Likewise a choice's non-text value named as text (`'true': [no, without]`).
+                if let Value::String(t) = &a.value {
+                    let named = sites.iter().find_map(|s| match &s.kind {
+                        SiteKind::Choice { values } if path_matches(&a.site, &s.path) => values
+                            .iter()
+                            .find(|v| !v.is_string() && v.to_string() == *t)
+                            .cloned(),
+                        _ => None,
+                    });
+                    if let Some(v) = named {
+                        let mut a = a.clone();
+                        a.value = v;
+                        return a;
+                    }
+                }
                 match &a.value {
                     Value::String(t) if number_site => {
                         match serde_json::from_str::<serde_json::Number>(t.trim()) {

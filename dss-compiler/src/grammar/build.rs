@@ -165,6 +165,12 @@ impl Builder<'_> {
                 None => st = st.or(free_site(bound_here, !found.is_empty())),
             }
         }
+        if parts.bool_true {
+            choice.push(Value::Bool(true));
+        }
+        if parts.bool_false {
+            choice.push(Value::Bool(false));
+        }
         if !choice.is_empty() && restriction.free.contains(&self.path) {
             st.free = true;
         } else if !choice.is_empty() {
