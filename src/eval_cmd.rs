@@ -100,6 +100,10 @@ pub(crate) struct EvalRunArgs {
     /// each request (see `dss_extract::perturb`).
     #[arg(long, value_name = "typo:SEED", value_parser = parse_perturb)]
     pub(crate) perturb: Option<u64>,
+    /// Under pruning, let a line end while a value found only it could take is unwritten
+    /// (by default the line goes on: one call is not split over two lines).
+    #[arg(long)]
+    pub(crate) split_lines: bool,
 }
 
 fn parse_perturb(s: &str) -> Result<u64, String> {
@@ -243,8 +247,12 @@ mod runner {
         fallback: Option<String>,
     }
 
+    /// The suite's schema compiled with its notation edits (`notation.yaml` in the suite
+    /// folder, as `dss init` writes them), if it has any.
     fn compile(suite: &Suite, dir: &Path) -> Result<CompiledSpec> {
-        dss_compiler::compile(&suite.schema, &Default::default())
+        let yaml = dir.join("notation.yaml");
+        let notation = crate::load_notation(yaml.is_file().then_some(yaml.as_path()))?;
+        dss_compiler::compile(&suite.schema, &dss_compiler::CompileOptions { notation })
             .with_context(|| format!("compiling {}", dir.join("schema.json").display()))
     }
 
@@ -396,7 +404,7 @@ mod runner {
                 let Some((_, gen)) = gens.iter_mut().find(|(k, _)| *k == kind) else {
                     bail!("no generator for condition {cond}");
                 };
-                let o = run_condition(gen, cond, &request, &a);
+                let o = run_condition(gen, cond, &request, &a, args.split_lines);
                 let (e, ep) = match &o.result {
                     Ok(g) => (
                         em(&g.value, &case.gold, &suite.meta.scoring),
@@ -479,7 +487,13 @@ mod runner {
     /// One case under one condition. `gp` falls back once to the full grammar (plain
     /// prompt) when pruned decoding fails, as `dss generate` does; its time counts both,
     /// and items.jsonl's `fallback` holds the pruned error.
-    fn run_condition(gen: &mut Generator<'_>, cond: &str, request: &str, a: &Analysis) -> Outcome {
+    fn run_condition(
+        gen: &mut Generator<'_>,
+        cond: &str,
+        request: &str,
+        a: &Analysis,
+        split_lines: bool,
+    ) -> Outcome {
         let items = a.items();
         let with_items = if items.is_empty() {
             request.to_string()
@@ -489,6 +503,7 @@ mod runner {
         let pruning = |consume| Pruning {
             restriction: a.restriction.clone(),
             consume,
+            split_lines,
         };
         let r: Result<Generation, GenerateError> = match cond {
             "gp" => gen.generate_pruned(&with_items, &pruning(Consume::Class)),

@@ -20,7 +20,8 @@ mod tokens;
 use anyhow::{anyhow, bail, Context, Result};
 use clap::{Args, Parser, Subcommand};
 use dss_compiler::{
-    compile, CompileError, CompileOptions, CompiledSpec, CompressError, ExpandError, NotationConfig,
+    compile, CompileError, CompileOptions, CompiledSpec, CompressError, ExpandError,
+    NotationConfig, NotationStyle,
 };
 use serde_json::Value;
 use std::fs;
@@ -51,6 +52,8 @@ enum Command {
         /// Start from an edited notation design instead of the automatic one.
         #[arg(long, value_name = "FILE.yaml")]
         notation: Option<PathBuf>,
+        #[command(flatten)]
+        style: StyleArg,
     },
     /// Compile a schema: writes DIR/spec.json and the grammars DIR/shorthand.{bnf,pest,gbnf}.
     /// Without -o, prints the readable BNF grammar.
@@ -60,6 +63,8 @@ enum Command {
         /// The notation design to use (from `dss init`, possibly edited).
         #[arg(long, value_name = "FILE.yaml")]
         notation: Option<PathBuf>,
+        #[command(flatten)]
+        style: StyleArg,
         /// Output directory (created if missing).
         #[arg(short = 'o', long = "out", value_name = "DIR")]
         out: Option<PathBuf>,
@@ -160,8 +165,12 @@ fn main() -> ExitCode {
 
 fn run(cli: Cli) -> Result<ExitCode> {
     match cli.command {
-        Command::Init { schema, notation } => {
-            let spec = compile_schema_file(&schema, notation.as_deref())?;
+        Command::Init {
+            schema,
+            notation,
+            style,
+        } => {
+            let spec = compile_schema_file(&schema, notation.as_deref(), style.style)?;
             let yaml =
                 guard("notation_yaml", || spec.notation_yaml()).map_err(|e| anyhow!(e))??;
             write_stdout(&yaml)?;
@@ -170,9 +179,10 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Compile {
             schema,
             notation,
+            style,
             out,
         } => {
-            let spec = compile_schema_file(&schema, notation.as_deref())?;
+            let spec = compile_schema_file(&schema, notation.as_deref(), style.style)?;
             // Compile checks everything up front: the validator is otherwise built lazily.
             spec.check_validator()
                 .map_err(|e| compile_error(&schema, notation.as_deref(), &e))?;
@@ -295,7 +305,7 @@ fn parse_schema_text(text: &str, path: &Path) -> Result<Value> {
     }
 }
 
-fn load_notation(path: Option<&Path>) -> Result<Option<NotationConfig>> {
+pub(crate) fn load_notation(path: Option<&Path>) -> Result<Option<NotationConfig>> {
     let Some(path) = path else { return Ok(None) };
     let text = read_file(path)?;
     let name = path.display().to_string();
@@ -348,7 +358,26 @@ fn compile_error(schema: &Path, notation: Option<&Path>, e: &CompileError) -> an
     }
 }
 
-fn compile_value(schema: &Value, path: &Path, notation: Option<&Path>) -> Result<CompiledSpec> {
+/// `--style`: how the automatic design writes optional fields.
+#[derive(clap::Args, Clone, Copy, Debug, Default)]
+struct StyleArg {
+    /// `compact` (fewest tokens: choice words alone, single values as flags) or `explicit`
+    /// (every optional field `keyword value`: what small models write most reliably for
+    /// calls). Overrides the `style:` of a --notation file.
+    #[arg(long, value_name = "STYLE", value_parser = parse_style)]
+    style: Option<NotationStyle>,
+}
+
+fn parse_style(s: &str) -> Result<NotationStyle, String> {
+    NotationStyle::from_name(s).ok_or_else(|| format!("unknown style `{s}` (compact, explicit)"))
+}
+
+fn compile_value(
+    schema: &Value,
+    path: &Path,
+    notation: Option<&Path>,
+    style: Option<NotationStyle>,
+) -> Result<CompiledSpec> {
     if dss_compiler::is_keywordless(schema) {
         streams::report(&format!(
             "warning: {}: not one JSON Schema keyword (`type`, `properties`, `$ref`…) at the \
@@ -356,18 +385,28 @@ fn compile_value(schema: &Value, path: &Path, notation: Option<&Path>) -> Result
             path.display()
         ));
     }
+    let mut notation_cfg = load_notation(notation)?;
+    if let Some(style) = style {
+        notation_cfg
+            .get_or_insert_with(NotationConfig::default)
+            .set_style(style);
+    }
     let opts = CompileOptions {
-        notation: load_notation(notation)?,
+        notation: notation_cfg,
     };
     guard("compile", || compile(schema, &opts))
         .map_err(|e| anyhow!("{}: {e}", path.display()))?
         .map_err(|e| compile_error(path, notation, &e))
 }
 
-fn compile_schema_file(path: &Path, notation: Option<&Path>) -> Result<CompiledSpec> {
+fn compile_schema_file(
+    path: &Path,
+    notation: Option<&Path>,
+    style: Option<NotationStyle>,
+) -> Result<CompiledSpec> {
     let text = read_file(path)?;
     let schema = parse_schema_text(&text, path)?;
-    compile_value(&schema, path, notation)
+    compile_value(&schema, path, notation, style)
 }
 
 fn spec_from_json(text: &str, path: &Path) -> Result<CompiledSpec> {
@@ -428,7 +467,7 @@ fn load_spec(path: &Path, notation: Option<&Path>) -> Result<CompiledSpec> {
     let schema = parse_schema_text(&text, path).map_err(|schema_err| {
         anyhow!("neither a compiled spec ({spec_err:#}) nor a schema ({schema_err:#})")
     })?;
-    compile_value(&schema, path, notation)
+    compile_value(&schema, path, notation, None)
 }
 
 // ── Input and output ─────────────────────────────────────────────────────────

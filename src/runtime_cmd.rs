@@ -5,7 +5,7 @@ use clap::{Args, Subcommand};
 use dss_runtime::models::{FetchProgress, ModelRegistry};
 use dss_runtime::{
     load_examples, EngineKind, Example, GenerateError, Generation, Generator, GeneratorOptions,
-    LocalModel, OutputFormat, PrefixCache, Pruning, DEFAULT_MODEL,
+    LocalModel, OutputFormat, PrefixCache, Pruning, Stats, DEFAULT_MODEL,
 };
 use serde_json::{json, Value};
 use std::io::{self, Write};
@@ -136,10 +136,18 @@ pub(crate) struct GenerateArgs {
     /// allowed token instead of ending the document.
     #[arg(long)]
     pub no_end_on_rejection: bool,
-    /// Keep the shared prompt prefix's KV cache in a file, so the next process starts warm:
-    /// in DIR, or without DIR in the spec's directory. A stale or foreign file is rewritten.
+    /// Where the shared prompt prefix's KV cache is kept, so the next process starts warm
+    /// [default: `$DSS_CACHE_DIR/prefix`, else the user's cache directory `dss/prefix`;
+    /// the 8 most recently used files are kept]. A stale or foreign file is rewritten.
     #[arg(long, value_name = "DIR", num_args = 0..=1)]
     pub prefix_cache: Option<Option<PathBuf>>,
+    /// Evaluate the prompt prefix in this process only (no cache file).
+    #[arg(long, conflicts_with = "prefix_cache")]
+    pub no_prefix_cache: bool,
+    /// Print the prompt each request would be given (chat template, worked examples,
+    /// the grammar, the request and the items found in it) and generate nothing.
+    #[arg(long)]
+    pub print_prompt: bool,
     /// Decode under the full grammar (no grammar pruning by the request's values).
     #[arg(long)]
     pub no_prune: bool,
@@ -152,6 +160,10 @@ pub(crate) struct GenerateArgs {
     /// Do not add the values found to the prompt ("Items found: …" after the request).
     #[arg(long)]
     pub no_items: bool,
+    /// Let a line end while a value found only it could take is unwritten (by default the
+    /// line goes on with the best token that does not end it: one call is not split).
+    #[arg(long)]
+    pub split_lines: bool,
 }
 
 fn parse_consume(s: &str) -> Result<Consume, String> {
@@ -180,12 +192,7 @@ fn generate_one(
     let t = std::time::Instant::now();
     let a = args.prune.analyze(index, request);
     let extract_ms = t.elapsed().as_secs_f64() * 1e3;
-    let items = a.items();
-    let prompt_request = if items.is_empty() || args.no_items {
-        request.to_string()
-    } else {
-        format!("{request}\nItems found: {}", items.join(", "))
-    };
+    let prompt_request = with_items(args, request, &a.items());
     let mut report = PruneReport {
         extract_ms,
         ix_values: a.restriction.len(),
@@ -203,6 +210,7 @@ fn generate_one(
     let pruning = Pruning {
         restriction: a.restriction,
         consume: args.consume,
+        split_lines: args.split_lines,
     };
     match gen.generate_pruned(&prompt_request, &pruning) {
         Ok(g) => Ok((g, Some(report))),
@@ -211,6 +219,80 @@ fn generate_one(
             report.tier = "full".into();
             Ok((gen.generate(request)?, Some(report)))
         }
+    }
+}
+
+/// The request as the prompt carries it: followed by the items found, unless --no-items.
+fn with_items(args: &GenerateArgs, request: &str, items: &[String]) -> String {
+    if items.is_empty() || args.no_items {
+        request.to_string()
+    } else {
+        format!("{request}\nItems found: {}", items.join(", "))
+    }
+}
+
+/// The whole prompt `request` is given (what `--print-prompt` shows).
+fn full_prompt(
+    gen: &Generator<'_>,
+    index: Option<&SpecIndex>,
+    args: &GenerateArgs,
+    request: &str,
+) -> String {
+    let request = match index {
+        Some(ix) => with_items(args, request, &args.prune.analyze(ix, request).items()),
+        None => request.to_string(),
+    };
+    let t = gen.prompt();
+    format!("{}{request}{}", t.prefix, t.suffix)
+}
+
+/// The directory of prompt-prefix cache files: `--prefix-cache DIR`, else the default
+/// (`$DSS_CACHE_DIR/prefix`, else `<user cache dir>/dss/prefix`); `None` with
+/// `--no-prefix-cache` or when the system has no cache directory.
+fn prefix_cache_dir(args: &GenerateArgs) -> Option<PathBuf> {
+    if args.no_prefix_cache {
+        return None;
+    }
+    if let Some(Some(dir)) = &args.prefix_cache {
+        return Some(dir.clone());
+    }
+    match std::env::var_os("DSS_CACHE_DIR") {
+        Some(d) if !d.is_empty() => Some(PathBuf::from(d).join("prefix")),
+        _ => dirs::cache_dir().map(|c| c.join("dss").join("prefix")),
+    }
+}
+
+/// How many prefix files the cache directory keeps (the most recently used).
+const PREFIX_CACHE_KEEP: usize = 8;
+
+/// Removes all but the `keep` most recently used prefix files of `dir` (their names start
+/// with `prefix-` and end with `.kv`; nothing else there is touched). Best effort.
+fn evict_prefix_files(dir: &Path, keep: usize) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut files: Vec<(std::time::SystemTime, PathBuf)> = entries
+        .filter_map(|e| e.ok())
+        .filter(|e| {
+            let name = e.file_name();
+            let name = name.to_string_lossy();
+            name.starts_with("prefix-") && name.ends_with(".kv")
+        })
+        .filter_map(|e| {
+            let m = e.metadata().ok()?;
+            Some((m.modified().ok()?, e.path()))
+        })
+        .collect();
+    files.sort_by(|a, b| b.0.cmp(&a.0));
+    for (_, path) in files.into_iter().skip(keep) {
+        let _ = std::fs::remove_file(path);
+    }
+}
+
+/// Marks a loaded cache file as just used, so eviction keeps it.
+fn touch(path: &Path) {
+    if let Ok(f) = std::fs::File::options().append(true).open(path) {
+        let _ = f.set_modified(std::time::SystemTime::now());
     }
 }
 
@@ -255,6 +337,13 @@ pub(crate) fn load_model(name_or_path: &str) -> Result<LocalModel> {
 pub(crate) fn run_generate(args: &GenerateArgs) -> Result<ExitCode> {
     let spec = load_spec(&args.spec, None)?;
     let examples = spec_examples(&args.spec, args.examples.as_deref(), args.no_examples)?;
+    if examples.is_empty() && !args.no_examples {
+        eprintln!(
+            "warning: this spec has no worked examples, so the model sees only the grammar and tends to fill \
+             every optional field; add a few as JSON Lines of {{\"request\": ..., \"output\": ...}} in \
+             examples.jsonl beside spec.json, or pass --examples FILE (--no-examples silences this)"
+        );
+    }
     let model = load_model(&args.model)?;
     let opts = GeneratorOptions {
         engine: args.engine,
@@ -281,34 +370,43 @@ pub(crate) fn run_generate(args: &GenerateArgs) -> Result<ExitCode> {
     let mut gen = Generator::new(&model, spec, opts)
         .with_context(|| format!("preparing generation for {}", args.spec.display()))?;
     let load_ms = model.load_ms();
-    let prefix = match &args.prefix_cache {
+    if args.print_prompt {
+        let print = |request: &str| full_prompt(&gen, index.as_ref(), args, request);
+        if let Some(done) = args
+            .requests
+            .each_line(|r| Ok(serde_json::to_string(&print(r)).map_err(|e| e.to_string())?))
+        {
+            return done;
+        }
+        write_stdout(&print(args.requests.single()?))?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let prefix = match prefix_cache_dir(args) {
         None => None,
         Some(dir) => {
-            let dir = match dir {
-                Some(d) => d.clone(),
-                None if args.spec.is_dir() => args.spec.clone(),
-                None => args
-                    .spec
-                    .parent()
-                    .map(Path::to_path_buf)
-                    .unwrap_or_default(),
-            };
             let outcome = gen
                 .warm_cached(&dir)
                 .context("evaluating the prompt prefix")?;
-            if let PrefixCache::NotSaved { path, reason } = &outcome {
-                eprintln!(
+            match &outcome {
+                PrefixCache::NotSaved { path, reason } => eprintln!(
                     "warning: could not write the prefix cache {}: {reason}",
                     path.display()
-                );
+                ),
+                PrefixCache::Loaded { path, .. } => touch(path),
+                _ => {}
             }
+            evict_prefix_files(&dir, PREFIX_CACHE_KEEP);
             Some(outcome)
         }
     };
-    let stats_line = |g: &Generation, pr: Option<&PruneReport>| -> Result<()> {
+    let stats_line = |stats: &Stats, pr: Option<&PruneReport>, error: Option<&str>| -> Result<()> {
         if args.stats {
-            let mut v = serde_json::to_value(&g.stats)?;
+            let mut v = serde_json::to_value(stats)?;
             if let Value::Object(o) = &mut v {
+                o.insert("ok".into(), json!(error.is_none()));
+                if let Some(e) = error {
+                    o.insert("error".into(), json!(e));
+                }
                 o.insert("load_ms".into(), json!(round(load_ms)));
                 if let Some(p) = pr {
                     o.insert("extract_ms".into(), json!(round(p.extract_ms)));
@@ -335,9 +433,15 @@ pub(crate) fn run_generate(args: &GenerateArgs) -> Result<ExitCode> {
         Ok(())
     };
     if let Some(done) = args.requests.each_line(|request| {
-        let (g, pr) =
-            generate_one(&mut gen, index.as_ref(), args, request).map_err(|e| e.to_string())?;
-        stats_line(&g, pr.as_ref()).map_err(|e| e.to_string())?;
+        let (g, pr) = match generate_one(&mut gen, index.as_ref(), args, request) {
+            Ok(x) => x,
+            Err(e) => {
+                let msg = e.to_string();
+                stats_line(gen.last_stats(), None, Some(&msg)).map_err(|e| e.to_string())?;
+                return Err(msg);
+            }
+        };
+        stats_line(&g.stats, pr.as_ref(), None).map_err(|e| e.to_string())?;
         let record = if args.shorthand {
             json!({"shorthand": g.text, "json": g.value})
         } else {
@@ -348,7 +452,13 @@ pub(crate) fn run_generate(args: &GenerateArgs) -> Result<ExitCode> {
         return done;
     }
     let request = args.requests.single()?;
-    let (g, pr) = generate_one(&mut gen, index.as_ref(), args, request)?;
+    let (g, pr) = match generate_one(&mut gen, index.as_ref(), args, request) {
+        Ok(x) => x,
+        Err(e) => {
+            stats_line(gen.last_stats(), None, Some(&e.to_string()))?;
+            return Err(e.into());
+        }
+    };
     if args.shorthand {
         write_stdout(&g.text)?;
     }
@@ -358,7 +468,7 @@ pub(crate) fn run_generate(args: &GenerateArgs) -> Result<ExitCode> {
         serde_json::to_string_pretty(&g.value)?
     };
     write_stdout(&text)?;
-    stats_line(&g, pr.as_ref())?;
+    stats_line(&g.stats, pr.as_ref(), None)?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -1,5 +1,6 @@
 //! End-to-end tests of the `dss` binary.
 
+use dss_compiler::json_eq;
 use serde_json::{json, Value};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -88,22 +89,6 @@ fn run_ok(args: &[&str], stdin: Option<&str>) -> Run {
 
 fn path_str(p: &Path) -> &str {
     p.to_str().expect("temp paths are UTF-8")
-}
-
-/// JSON equality with numbers compared by value (`1` == `1.0`); key order is ignored.
-fn json_eq(a: &Value, b: &Value) -> bool {
-    match (a, b) {
-        (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
-        (Value::Array(x), Value::Array(y)) => {
-            x.len() == y.len() && x.iter().zip(y).all(|(a, b)| json_eq(a, b))
-        }
-        (Value::Object(x), Value::Object(y)) => {
-            x.len() == y.len()
-                && x.iter()
-                    .all(|(k, v)| y.get(k).is_some_and(|w| json_eq(v, w)))
-        }
-        _ => a == b,
-    }
 }
 
 /// A tempdir with the person schema written to schema.json and compiled into spec/.

@@ -52,10 +52,11 @@ mod spec;
 mod stack;
 mod typed;
 
+pub use codec::json_eq;
 pub use codec::EncodeError;
 pub use error::{CompileError, CompressError, ExpandError, ExpandIntoError, SpecError};
 pub use grammar::{quote_lit, Consume, Grammar, Restriction, Resume};
-pub use notation::NotationConfig;
+pub use notation::{NotationConfig, NotationStyle};
 pub use request::Progress;
 pub use schema::is_keywordless;
 pub use shape::Lexical;

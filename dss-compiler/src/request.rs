@@ -9,7 +9,8 @@
 
 use crate::codec::Decoder;
 use crate::error::ExpandError;
-use crate::grammar::{self, block_fields, Grammar, Restriction, Resume};
+use crate::grammar::prune::same_value;
+use crate::grammar::{self, block_fields, Consume, Grammar, Restriction, Resume};
 use crate::notation::{ObjLayout, RootLayout};
 use crate::sites::{self, path_matches, Site};
 use crate::spec::CompiledSpec;
@@ -89,6 +90,69 @@ impl CompiledSpec {
         })
     }
 
+    /// The found values the last line of `text` (ending with a newline) leaves behind
+    /// although only that line could take them: values still among the candidates (after
+    /// every complete line consumed its own, see [`Restriction::consumed`]) whose every
+    /// site lies in the record that line wrote, at a field that line did not write.
+    ///
+    /// A line of a call that ends there splits one call in two (`Book city denver` then
+    /// `Book time monday`): the runtime uses this to keep the line going while the
+    /// grammar lets it. Empty when the line wrote no site, or when the text cannot be read.
+    pub fn line_leaves(
+        &self,
+        text: &str,
+        initial: &Restriction,
+        consume: Consume,
+        sites: &[Site],
+    ) -> Vec<(String, Value)> {
+        let body = text.strip_suffix('\n').unwrap_or(text);
+        let before = match body.rfind('\n') {
+            Some(i) => &body[..=i],
+            None => "",
+        };
+        let (Ok(p0), Ok(p1)) = (self.progress(before, sites), self.progress(text, sites)) else {
+            return Vec::new();
+        };
+        if p1.used.len() < p0.used.len() || p1.used[..p0.used.len()] != p0.used[..] {
+            return Vec::new();
+        }
+        let line = &p1.used[p0.used.len()..];
+        // The record the line wrote: the common parent of its sites.
+        let Some(scope) = line
+            .iter()
+            .map(|(site, _)| parent(site))
+            .reduce(common_prefix)
+        else {
+            return Vec::new();
+        };
+        let inside = |site: &str| {
+            site.len() > scope.len()
+                && site.starts_with(scope)
+                && site.as_bytes()[scope.len()] == b'/'
+        };
+        let rest = initial.consumed(&p1.used, consume);
+        let elsewhere = |v: &Value| {
+            rest.candidates
+                .iter()
+                .any(|(s, vs)| !inside(s) && vs.iter().any(|x| same_value(x, v)))
+                || rest.readings.iter().any(|g| {
+                    g.iter().any(|(_, x)| same_value(x, v)) && g.iter().any(|(s, _)| !inside(s))
+                })
+        };
+        let mut out = Vec::new();
+        for (site, values) in &rest.candidates {
+            if !inside(site) || rest.free.contains(site) || line.iter().any(|(s, _)| s == site) {
+                continue;
+            }
+            for v in values {
+                if !elsewhere(v) {
+                    out.push((site.clone(), v.clone()));
+                }
+            }
+        }
+        out
+    }
+
     fn resume_of(&self, value: &Value) -> Option<Resume> {
         match self.notation().root {
             RootLayout::Lines => Some(Resume::Lines {
@@ -118,6 +182,32 @@ impl CompiledSpec {
             RootLayout::Line | RootLayout::Value => None,
         }
     }
+}
+
+/// The path of a site's parent (`/*/book/city` -> `/*/book`).
+fn parent(site: &str) -> &str {
+    site.rfind('/').map_or("", |i| &site[..i])
+}
+
+/// The longest common prefix of two paths, segment by segment.
+fn common_prefix<'a>(a: &'a str, b: &str) -> &'a str {
+    let mut end = 0;
+    for (i, (x, y)) in a.bytes().zip(b.bytes()).enumerate() {
+        if x != y {
+            break;
+        }
+        if x == b'/' {
+            end = i;
+        }
+        if i + 1 == a.len().min(b.len()) {
+            let next_a = a.as_bytes().get(i + 1);
+            let next_b = b.as_bytes().get(i + 1);
+            if matches!(next_a, None | Some(b'/')) && matches!(next_b, None | Some(b'/')) {
+                end = i + 1;
+            }
+        }
+    }
+    &a[..end]
 }
 
 /// The scalars of `value` at sites, as (site path, value).
@@ -194,6 +284,64 @@ mod tests {
                 .push(json!(v));
         }
         r
+    }
+
+    #[test]
+    fn a_line_leaving_behind_a_value_only_it_could_take_is_reported() {
+        let spec = calls();
+        let sites = spec.sites();
+        let r = restriction(&[
+            ("/*/weather/city", "rome"),
+            ("/*/weather/unit", "celsius"),
+            ("/*/book_flight/from", "paris"),
+        ]);
+        let line = spec
+            .compress(&json!([{"weather": {"city": "rome"}}]))
+            .expect("compresses");
+        // `celsius` can only go in this weather call, which did not write its unit.
+        assert_eq!(
+            spec.line_leaves(&line, &r, Consume::Class, &sites),
+            vec![("/*/weather/unit".to_string(), json!("celsius"))]
+        );
+        // After the whole call nothing is left that only it could take (`paris` belongs
+        // to another call).
+        let full = spec
+            .compress(&json!([{"weather": {"city": "rome", "unit": "celsius"}}]))
+            .expect("compresses");
+        assert!(spec
+            .line_leaves(&full, &r, Consume::Class, &sites)
+            .is_empty());
+        // A value another call could also take is not held back: `oslo` found as a city
+        // and as a flight's destination.
+        let r2 = restriction(&[
+            ("/*/weather/unit", "celsius"),
+            ("/*/weather/city", "oslo"),
+            ("/*/book_flight/to", "oslo"),
+        ]);
+        let unit = spec
+            .compress(&json!([{"weather": {"unit": "celsius"}}]))
+            .expect("compresses");
+        assert!(spec
+            .line_leaves(&unit, &r2, Consume::Class, &sites)
+            .is_empty());
+        // Only the last line counts: the second line's call is judged on its own.
+        let two = format!(
+            "{}{}",
+            spec.compress(&json!([{"book_flight": {"from": "paris"}}]))
+                .expect("compresses"),
+            line
+        );
+        assert_eq!(spec.line_leaves(&two, &r, Consume::Class, &sites).len(), 1);
+        // A line that wrote no site says nothing.
+        assert!(spec.line_leaves("", &r, Consume::Class, &sites).is_empty());
+    }
+
+    #[test]
+    fn common_prefix_is_taken_by_segments() {
+        assert_eq!(super::common_prefix("/*/book", "/*/book"), "/*/book");
+        assert_eq!(super::common_prefix("/*/book", "/*/books"), "/*");
+        assert_eq!(super::common_prefix("/*/book/x", "/*/book"), "/*/book");
+        assert_eq!(super::common_prefix("/a", "/b"), "");
     }
 
     #[test]

@@ -563,7 +563,7 @@ impl CompiledSpec {
     }
     /// The notation design as editable YAML (what `dss init` prints).
     pub fn notation_yaml(&self) -> Result<String, SpecError> {
-        let cfg = notation::to_config(&self.file.notation);
+        let cfg = notation::to_config(&self.file.notation, &self.file.shapes);
         let body = serde_yaml::to_string(&cfg).map_err(|e| SpecError::Serialize {
             what: "notation YAML",
             message: e.to_string(),
@@ -572,8 +572,10 @@ impl CompiledSpec {
             "# dss notation. Edit and pass back with: dss compile SCHEMA --notation THIS_FILE -o DIR\n\
              # root: block (one `key:` line per field) | line (one line) | lines (array: item per line) | value\n\
              # objects: by schema location; fields in written order. mode: positional (required, no key),\n\
-             #   const (required, single value: not written), keyed (`keyword value`), keyless (value alone;\n\
-             #   only when its first word cannot start anything after it). abbrev: enum value -> written word.\n\
+             #   const (required, single value: not written), keyed (`keyword value`), flag (optional,\n\
+             #   single value: `keyword` alone), keyless (value alone; only when its first word cannot\n\
+             #   start anything after it). abbrev: enum value -> written word. style: compact (default)\n\
+             #   | explicit (the fields not listed are all written `keyword value`).\n\
              {body}"
         ))
     }
@@ -632,6 +634,7 @@ impl CompiledSpec {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::notation::NotationStyle;
     use serde_json::json;
 
     fn viz() -> Value {
@@ -969,6 +972,81 @@ mod tests {
         let s = spec.compress(&x).unwrap();
         assert_eq!(s, "fields:\n\"Sales\" by mean\n");
         assert_eq!(spec.expand(&s).unwrap(), x);
+    }
+
+    #[test]
+    fn explicit_style_writes_every_optional_field_with_its_keyword() {
+        let schema = json!({
+            "type": "array",
+            "items": {"type": "object", "additionalProperties": false,
+              "required": ["Book"],
+              "properties": {"Book": {"type": "object", "additionalProperties": false,
+                "properties": {
+                  "city": {"enum": ["denver", "paris"]},
+                  "time": {"enum": ["monday"]},
+                  "near": {"enum": ["close", "distant"]}}}}}
+        });
+        let x = json!([{"Book": {"city": "denver", "time": "monday", "near": "close"}}]);
+        let compact = compile(&schema, &CompileOptions::default()).unwrap();
+        let c = compact.compress(&x).unwrap();
+        // Compact: the single value is a flag, a choice word may stand alone.
+        assert!(c.contains(" time") && !c.contains("monday"), "{c}");
+        let yaml = compact.notation_yaml().unwrap();
+        assert!(yaml.contains("mode: flag"), "{yaml}");
+
+        let explicit = compile(
+            &schema,
+            &CompileOptions {
+                notation: Some(NotationConfig::with_style(NotationStyle::Explicit)),
+            },
+        )
+        .unwrap();
+        let e = explicit.compress(&x).unwrap();
+        assert_eq!(e, "(city denver time monday near close)\n");
+        assert_eq!(explicit.expand(&e).unwrap(), x);
+        // The flag form is not part of the explicit language, in the grammar and the decoder.
+        assert!(explicit.expand("(time)\n").is_err());
+        assert!(
+            explicit.grammar_gbnf().contains("\"time \""),
+            "{}",
+            explicit.grammar_gbnf()
+        );
+        // Its YAML reproduces it: `keyed` on a single-valued field writes the value.
+        let cfg: NotationConfig = serde_yaml::from_str(&explicit.notation_yaml().unwrap()).unwrap();
+        let again = compile(
+            &schema,
+            &CompileOptions {
+                notation: Some(cfg),
+            },
+        )
+        .unwrap();
+        assert_eq!(again.compress(&x).unwrap(), e);
+        // And the compact YAML reproduces the flag.
+        let cfg: NotationConfig = serde_yaml::from_str(&yaml).unwrap();
+        let again = compile(
+            &schema,
+            &CompileOptions {
+                notation: Some(cfg),
+            },
+        )
+        .unwrap();
+        assert_eq!(again.compress(&x).unwrap(), c);
+        // `flag` on a field with several values is refused.
+        let bad = yaml.replacen(
+            "name: city\n      mode: keyless",
+            "name: city\n      mode: flag",
+            1,
+        );
+        assert_ne!(bad, yaml);
+        let cfg: NotationConfig = serde_yaml::from_str(&bad).unwrap();
+        let err = compile(
+            &schema,
+            &CompileOptions {
+                notation: Some(cfg),
+            },
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("single possible value"), "{err}");
     }
 
     #[test]

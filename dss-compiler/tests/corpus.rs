@@ -17,7 +17,7 @@
 //! The files are spread over threads (one per core). Run with `-- --nocapture` to see the
 //! summaries of passing runs; failing runs print them in the failure message.
 
-use dss_compiler::{compile, CompileError, CompileOptions, CompiledSpec};
+use dss_compiler::{compile, json_eq, CompileError, CompileOptions, CompiledSpec};
 use dss_data::Corpus;
 use serde_json::Value;
 use std::cell::{Cell, RefCell};
@@ -231,31 +231,6 @@ fn with_big_stack<R: Send>(f: impl FnOnce() -> R + Send) -> R {
 }
 
 // ── Comparing JSON ───────────────────────────────────────────────────────────
-
-/// JSON value equality: object key order ignored, numbers compared by value
-/// (exactly when both are integers, else as f64, so `1` == `1.0`).
-fn json_eq(a: &Value, b: &Value) -> bool {
-    match (a, b) {
-        (Value::Number(x), Value::Number(y)) => {
-            if let (Some(i), Some(j)) = (x.as_i64(), y.as_i64()) {
-                i == j
-            } else if let (Some(i), Some(j)) = (x.as_u64(), y.as_u64()) {
-                i == j
-            } else {
-                x.as_f64() == y.as_f64()
-            }
-        }
-        (Value::Array(x), Value::Array(y)) => {
-            x.len() == y.len() && x.iter().zip(y).all(|(a, b)| json_eq(a, b))
-        }
-        (Value::Object(x), Value::Object(y)) => {
-            x.len() == y.len()
-                && x.iter()
-                    .all(|(k, v)| y.get(k).is_some_and(|w| json_eq(v, w)))
-        }
-        _ => a == b,
-    }
-}
 
 fn short(s: &str) -> String {
     const MAX: usize = 400;

@@ -14,7 +14,7 @@
 //!
 //! The default case count (256) runs in a few seconds in a debug build.
 
-use dss_compiler::{compile, CompileOptions};
+use dss_compiler::{compile, json_eq, CompileOptions};
 use proptest::prelude::*;
 use proptest::test_runner::{FileFailurePersistence, TestCaseError};
 use serde_json::{json, Map, Value};
@@ -365,31 +365,6 @@ fn case() -> impl Strategy<Value = (S, Vec<Value>)> {
 }
 
 // ── The property ─────────────────────────────────────────────────────────────
-
-/// JSON value equality: object key order ignored, numbers compared by value (exactly when
-/// both are integers, else as f64, so `1 == 1.0`), as `tests/corpus.rs` compares.
-fn json_eq(a: &Value, b: &Value) -> bool {
-    match (a, b) {
-        (Value::Number(x), Value::Number(y)) => {
-            if let (Some(i), Some(j)) = (x.as_i64(), y.as_i64()) {
-                i == j
-            } else if let (Some(i), Some(j)) = (x.as_u64(), y.as_u64()) {
-                i == j
-            } else {
-                x.as_f64() == y.as_f64()
-            }
-        }
-        (Value::Array(x), Value::Array(y)) => {
-            x.len() == y.len() && x.iter().zip(y).all(|(a, b)| json_eq(a, b))
-        }
-        (Value::Object(x), Value::Object(y)) => {
-            x.len() == y.len()
-                && x.iter()
-                    .all(|(k, v)| y.get(k).is_some_and(|w| json_eq(v, w)))
-        }
-        _ => a == b,
-    }
-}
 
 fn round_trip(s: &S, xs: &[Value]) -> Result<(), TestCaseError> {
     let schema = s.to_json();

@@ -125,6 +125,8 @@ pub struct LocalModel {
     /// llguidance's parser factory, built on first use and kept: a per-request (pruned)
     /// grammar then costs its own compilation, not a pass over the vocabulary.
     factory: std::sync::OnceLock<Result<ParserFactory, String>>,
+    /// The tokens whose text holds a newline, found on first use.
+    line_ending: std::sync::OnceLock<Vec<LlamaToken>>,
 }
 
 impl LocalModel {
@@ -145,6 +147,7 @@ impl LocalModel {
             eog: eog.into(),
             load_ms: start.elapsed().as_secs_f64() * 1e3,
             factory: std::sync::OnceLock::new(),
+            line_ending: std::sync::OnceLock::new(),
         })
     }
 
@@ -161,6 +164,17 @@ impl LocalModel {
     /// Milliseconds spent loading (weights, vocabulary trie).
     pub fn load_ms(&self) -> f64 {
         self.load_ms
+    }
+
+    /// The tokens whose text holds a newline (they end a shorthand line).
+    fn line_ending_tokens(&self) -> &[LlamaToken] {
+        self.line_ending.get_or_init(|| {
+            let vocab = self.model.vocab();
+            (0..vocab.n_tokens())
+                .map(LlamaToken)
+                .filter(|&t| vocab.token_to_piece(t, false, None).contains(&b'\n'))
+                .collect()
+        })
     }
 
     /// Prepares a grammar for this model (per-request grammars: see [`Generator::generate_with`]).
@@ -348,6 +362,8 @@ pub struct Stats {
     pub prune_ms: f64,
     /// Grammars rebuilt after a line (iterative pruning).
     pub rebuilds: usize,
+    /// Line ends replaced because the line had a value found only it could take.
+    pub held_lines: usize,
 }
 
 /// One generated document.
@@ -656,6 +672,7 @@ impl<'m> Generator<'m> {
         let state = PruneState {
             initial: pruning.restriction.clone(),
             consume: pruning.consume,
+            hold_lines: !pruning.split_lines && self.opts.format == OutputFormat::Shorthand,
             sites: self.spec.sites(),
             checked: 0,
         };
@@ -906,9 +923,59 @@ impl<'m> Generator<'m> {
             st.constraint_time += t.elapsed().as_secs_f64();
             return Ok(None);
         }
+        let token = self.hold_line(st, token, logits_buf, stats)?;
         st.constraint.accept(token)?;
         st.constraint_time += t.elapsed().as_secs_f64();
         Ok(Some(token))
+    }
+
+    /// A token that ends a line while a value found only that line could take is still
+    /// unwritten ([`CompiledSpec::line_leaves`]) is replaced by the best allowed token that
+    /// does not end the line, if there is one: a call is not split over two lines.
+    fn hold_line(
+        &self,
+        st: &mut Decoding,
+        token: LlamaToken,
+        logits_buf: &mut Vec<f32>,
+        stats: &mut Stats,
+    ) -> Result<LlamaToken, GenerateError> {
+        let Some(p) = st.prune.as_ref().filter(|p| p.hold_lines) else {
+            return Ok(token);
+        };
+        let piece = self.model.model.vocab().token_to_piece(token, false, None);
+        let Some(nl) = piece.iter().position(|&b| b == b'\n') else {
+            return Ok(token);
+        };
+        let mut text = st.text.clone();
+        text.extend_from_slice(&piece[..=nl]);
+        let Ok(text) = String::from_utf8(text) else {
+            return Ok(token);
+        };
+        let leaves = self
+            .spec
+            .line_leaves(&text, &p.initial, p.consume, &p.sites);
+        if leaves.is_empty() {
+            return Ok(token);
+        }
+        stats.held_lines += 1;
+        let logits = self.ctx.get_logits_ith(-1);
+        logits_buf.clear();
+        logits_buf.extend_from_slice(logits);
+        st.constraint.mask(logits_buf)?;
+        for &t in self
+            .model
+            .line_ending_tokens()
+            .iter()
+            .chain(self.model.eog.iter())
+        {
+            if let Some(l) = logits_buf.get_mut(t.0 as usize) {
+                *l = f32::NEG_INFINITY;
+            }
+        }
+        Ok(match argmax(logits_buf) {
+            Some(t) if logits_buf[t.0 as usize] != f32::NEG_INFINITY => t,
+            _ => token,
+        })
     }
 
     /// Repetition: a line repeated within its section ends the document before it (if
@@ -1111,12 +1178,19 @@ pub struct Pruning {
     pub restriction: Restriction,
     /// What leaves the candidates once a line is written.
     pub consume: Consume,
+    /// Let a line end while a value found only it could take is unwritten. By default
+    /// (false) such a line goes on with the best token the grammar allows that does not
+    /// end it, so one call is not split over two lines (see
+    /// `dss_compiler::CompiledSpec::line_leaves`).
+    pub split_lines: bool,
 }
 
 /// Iterative pruning during one decoding loop.
 struct PruneState {
     initial: Restriction,
     consume: Consume,
+    /// See [`Pruning::split_lines`] (negated).
+    hold_lines: bool,
     sites: Vec<Site>,
     /// Output length when lines were last read.
     checked: usize,

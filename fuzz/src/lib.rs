@@ -4,6 +4,7 @@
 //! The specs are compiled once per process from the repository's files (`include_str!`), so a
 //! target needs no data directory at run time.
 
+pub use dss_compiler::json_eq;
 use dss_compiler::{compile, CompileOptions, CompiledSpec, Site};
 use serde_json::Value;
 use std::sync::OnceLock;
@@ -140,31 +141,6 @@ pub fn shorthands() -> &'static [String] {
         }
         out
     })
-}
-
-/// JSON value equality: object key order ignored, numbers compared by value (exactly when
-/// both are integers, else as f64, so `1 == 1.0`), as `dss-compiler/tests/corpus.rs` does.
-pub fn json_eq(a: &Value, b: &Value) -> bool {
-    match (a, b) {
-        (Value::Number(x), Value::Number(y)) => {
-            if let (Some(i), Some(j)) = (x.as_i64(), y.as_i64()) {
-                i == j
-            } else if let (Some(i), Some(j)) = (x.as_u64(), y.as_u64()) {
-                i == j
-            } else {
-                x.as_f64() == y.as_f64()
-            }
-        }
-        (Value::Array(x), Value::Array(y)) => {
-            x.len() == y.len() && x.iter().zip(y).all(|(a, b)| json_eq(a, b))
-        }
-        (Value::Object(x), Value::Object(y)) => {
-            x.len() == y.len()
-                && x.iter()
-                    .all(|(k, v)| y.get(k).is_some_and(|w| json_eq(v, w)))
-        }
-        _ => a == b,
-    }
 }
 
 /// At most 300 characters of `s`, for panic messages.

@@ -347,8 +347,10 @@ impl Decoder<'_> {
             return self.value(f.expr, &f.abbrev);
         }
         self.pos += f.keyword.len();
-        if let Some(c) = self.shapes.parts(f.expr).single_value() {
-            return Ok(c);
+        if f.is_flag(self.shapes) {
+            if let Some(c) = self.shapes.parts(f.expr).single_value() {
+                return Ok(c);
+            }
         }
         self.expect(' ', &format!("a space, then the value of `{}`", f.name))?;
         if f.open && self.peek() != Some('(') {

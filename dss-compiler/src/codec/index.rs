@@ -93,6 +93,7 @@ impl RecordIndex {
             let parts = shapes.parts(f.expr);
             let single = match &f.mode {
                 FieldMode::Const(c) => Some(c.clone()),
+                FieldMode::Keyed if f.explicit => None,
                 _ => parts.single_value(),
             };
             let required = matches!(f.mode, FieldMode::Positional | FieldMode::Const(_));

@@ -4,8 +4,15 @@ use crate::grammar::terminal::is_word;
 use crate::shape::same_number;
 use serde_json::{Number, Value};
 
-/// JSON values are equal, numbers compared by value.
-pub(crate) fn json_eq(a: &Value, b: &Value) -> bool {
+/// JSON values are equal as dss's round trip promises them: object key order ignored,
+/// numbers compared by value (`1` equals `1.0`; integers exactly).
+///
+/// ```
+/// use serde_json::json;
+/// assert!(dss_compiler::json_eq(&json!({"a": 1, "b": [2.0]}), &json!({"b": [2], "a": 1.0})));
+/// assert!(!dss_compiler::json_eq(&json!("1"), &json!(1)));
+/// ```
+pub fn json_eq(a: &Value, b: &Value) -> bool {
     match (a, b) {
         (Value::Number(x), Value::Number(y)) => same_number(x, y),
         (Value::Array(x), Value::Array(y)) => {

@@ -26,7 +26,7 @@ mod tables;
 pub(crate) use decode::{Decoder, MAX_DEPTH};
 pub use encode::EncodeError;
 pub(crate) use encode::Encoder;
-pub(crate) use json::json_eq;
+pub use json::json_eq;
 pub(crate) use number::first_inexact;
 pub(crate) use tables::Tables;
 

@@ -428,7 +428,7 @@ impl Builder<'_> {
     fn field_slot(&mut self, f: &FieldLayout) -> G {
         match f.mode {
             FieldMode::Keyed => {
-                if self.shapes.parts(f.expr).single_value().is_some() {
+                if f.is_flag(self.shapes) {
                     lit(&f.keyword)
                 } else if f.open {
                     let v = self.open_value(f.expr);

@@ -570,9 +570,7 @@ impl Readable<'_> {
                     let v = self.value_ref(f.expr, &f.abbrev).quoted();
                     Some((self.labeled(&f.name, v), true))
                 }
-                FieldMode::Keyed if self.shapes.parts(f.expr).single_value().is_some() => {
-                    Some((f.keyword.clone(), true))
-                }
+                FieldMode::Keyed if f.is_flag(self.shapes) => Some((f.keyword.clone(), true)),
                 FieldMode::Keyed => {
                     let v = if f.open {
                         self.body_ref(f.expr)

@@ -5,7 +5,7 @@
 use super::layout::{FieldMode, Notation, ObjLayout, RecordLayout, RootLayout};
 use super::words::{is_word, render_word};
 use crate::error::CompileError;
-use crate::shape::{ExprId, Parts, Record};
+use crate::shape::{ExprId, Parts, Record, Shapes};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -17,9 +17,62 @@ pub struct NotationConfig {
     /// `block`, `line`, `lines` or `value`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) root: Option<RootLayout>,
+    /// How fields the edits do not name are designed (`compact` or `explicit`).
+    #[serde(default, skip_serializing_if = "NotationStyle::is_compact")]
+    pub(crate) style: NotationStyle,
     /// Object forms by name (their schema location); fields in the order they are written.
     #[serde(default)]
     pub(crate) objects: BTreeMap<String, ObjectConfig>,
+}
+
+/// How the automatic design writes optional fields.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+#[non_exhaustive]
+pub enum NotationStyle {
+    /// The fewest tokens: an optional enum field whose values identify it is written as its
+    /// value alone (keyless), a single-valued optional field as its keyword alone (a flag).
+    #[default]
+    Compact,
+    /// Every optional field is written `keyword value`: a few tokens more, but what a
+    /// small model writes most reliably when it generates calls (each value announced by
+    /// its field's name, as in a function call's keyword arguments).
+    Explicit,
+}
+
+impl NotationStyle {
+    fn is_compact(&self) -> bool {
+        *self == NotationStyle::Compact
+    }
+
+    /// The style named `s` (`compact`, `explicit`).
+    pub fn from_name(s: &str) -> Option<Self> {
+        match s {
+            "compact" => Some(Self::Compact),
+            "explicit" => Some(Self::Explicit),
+            _ => None,
+        }
+    }
+}
+
+impl NotationConfig {
+    /// No edits, the automatic design in `style`.
+    pub fn with_style(style: NotationStyle) -> Self {
+        NotationConfig {
+            style,
+            ..Default::default()
+        }
+    }
+
+    /// Sets the style of the fields the edits do not name.
+    pub fn set_style(&mut self, style: NotationStyle) {
+        self.style = style;
+    }
+
+    /// The style of the fields the edits do not name.
+    pub fn style(&self) -> NotationStyle {
+        self.style
+    }
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
@@ -35,7 +88,8 @@ pub(crate) struct ObjectConfig {
 #[serde(deny_unknown_fields)]
 pub(crate) struct FieldConfig {
     pub name: String,
-    /// `positional`, `const`, `keyed` or `keyless`.
+    /// `positional`, `const`, `keyed`, `flag` (a single-valued optional field written as its
+    /// keyword alone) or `keyless`.
     pub mode: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub keyword: Option<String>,
@@ -148,6 +202,12 @@ impl FieldConfig {
                 }
             },
             "keyed" => FieldMode::Keyed,
+            "flag" if !required && parts.single_value().is_some() => FieldMode::Keyed,
+            "flag" => {
+                return Err(CompileError::Ambiguous(format!(
+                    "`{record}` field `{n}`: only an optional field with a single possible value can be a flag"
+                )))
+            }
             "keyless" if !required => FieldMode::Keyless,
             m @ ("positional" | "keyless") => {
                 return Err(CompileError::Ambiguous(format!(
@@ -157,7 +217,7 @@ impl FieldConfig {
             }
             m => {
                 return Err(CompileError::Notation(format!(
-                    "`{record}` field `{n}`: unknown mode `{m}` (positional, const, keyed or keyless)"
+                    "`{record}` field `{n}`: unknown mode `{m}` (positional, const, keyed, flag or keyless)"
                 )))
             }
         })
@@ -216,7 +276,7 @@ impl FieldConfig {
 }
 
 /// The notation design as editable YAML.
-pub(crate) fn to_config(n: &Notation) -> NotationConfig {
+pub(crate) fn to_config(n: &Notation, shapes: &Shapes) -> NotationConfig {
     let mut objects = BTreeMap::new();
     let mut add = |r: &RecordLayout, tag: Option<String>| {
         let fields = r
@@ -225,6 +285,7 @@ pub(crate) fn to_config(n: &Notation) -> NotationConfig {
             .map(|f| FieldConfig {
                 name: f.name.clone(),
                 mode: match f.mode {
+                    FieldMode::Keyed if f.is_flag(shapes) => "flag",
                     FieldMode::Positional => "positional",
                     FieldMode::Const(_) => "const",
                     FieldMode::Keyed => "keyed",
@@ -252,6 +313,7 @@ pub(crate) fn to_config(n: &Notation) -> NotationConfig {
     }
     NotationConfig {
         root: Some(n.root),
+        style: NotationStyle::Compact,
         objects,
     }
 }

@@ -1,7 +1,7 @@
 //! One record's fields: their order, mode (positional, const, keyed, keyless), keyword
 //! and abbreviations, from the automatic design or the user's edits.
 
-use super::config::{FieldConfig, NotationConfig, ObjectConfig};
+use super::config::{FieldConfig, NotationConfig, NotationStyle, ObjectConfig};
 use super::first::{first_set, First};
 use super::layout::{FieldLayout, FieldMode, RecordLayout};
 use super::words::keyword_for;
@@ -31,12 +31,29 @@ pub(super) fn design_record(
         .map(|(n, e)| {
             let fc = cfg.and_then(|c| c.field(n));
             let req = required.contains(n.as_str());
-            layout_field(shapes, &name, req, (n, *e), canon[*e as usize], fc)
+            layout_field(
+                shapes,
+                &name,
+                req,
+                (n, *e),
+                canon[*e as usize],
+                fc,
+                config.style,
+            )
         })
         .collect::<Result<Vec<_>, _>>()?;
     check_positional_first(&name, &fields)?;
     let user_fixed = cfg.is_some();
-    assign_keyless(shapes, &name, &mut fields, r.extras.is_some(), user_fixed)?;
+    // An edited object keeps its modes as given; the explicit style never picks keyless.
+    let auto = !user_fixed && config.style == NotationStyle::Compact;
+    assign_keyless(
+        shapes,
+        &name,
+        &mut fields,
+        r.extras.is_some(),
+        user_fixed,
+        auto,
+    )?;
     Ok(RecordLayout::new(
         name,
         fields,
@@ -78,6 +95,7 @@ fn layout_field(
     (n, e): (&String, ExprId),
     canon: ExprId,
     fc: Option<&FieldConfig>,
+    style: NotationStyle,
 ) -> Result<FieldLayout, CompileError> {
     let parts = shapes.parts(e);
     let mode = match fc {
@@ -97,10 +115,18 @@ fn layout_field(
         Some(fc) => fc.checked_abbrev(name, parts)?,
         None => Default::default(),
     };
+    // A single-valued keyed field is a flag unless the style or its edit says `keyed`.
+    let explicit = mode == FieldMode::Keyed
+        && parts.single_value().is_some()
+        && match fc {
+            Some(fc) => fc.mode == "keyed",
+            None => style == NotationStyle::Explicit,
+        };
     Ok(FieldLayout {
         name: n.clone(),
         expr: canon,
         mode,
+        explicit,
         keyword: keyword.unwrap_or_else(|| keyword_for(n)),
         abbrev,
         first: BTreeSet::new(),
@@ -148,6 +174,7 @@ fn assign_keyless(
     fields: &mut [FieldLayout],
     open: bool,
     user_fixed: bool,
+    auto: bool,
 ) -> Result<(), CompileError> {
     let mut follow: BTreeSet<First> = BTreeSet::new();
     if open {
@@ -185,8 +212,7 @@ fn assign_keyless(
                 }
             )));
         }
-        if !user_fixed && f.mode == FieldMode::Keyed && keyless_ok && !shared && auto_keyless(parts)
-        {
+        if auto && f.mode == FieldMode::Keyed && keyless_ok && !shared && auto_keyless(parts) {
             f.mode = FieldMode::Keyless;
         }
         if f.mode == FieldMode::Keyless {

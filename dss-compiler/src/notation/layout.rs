@@ -33,7 +33,8 @@ pub(crate) enum FieldMode {
     Positional,
     /// Required with a single possible value: not written.
     Const(Value),
-    /// Optional; written as `keyword value` (or `keyword` alone for single-valued fields).
+    /// Optional; written as `keyword value`, or `keyword` alone for a single-valued field
+    /// (a *flag*) unless [`FieldLayout::explicit`].
     Keyed,
     /// Optional; written as its value alone, recognised by its first token.
     Keyless,
@@ -65,6 +66,21 @@ pub(crate) struct FieldLayout {
     /// fields are always quoted.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub quoted: bool,
+    /// Keyed single-valued fields: written `keyword value` rather than as the keyword
+    /// alone (the `explicit` style, or `mode: keyed` on such a field in the notation YAML).
+    /// Easier for a model to write than a flag; older spec files (without it) keep flags.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub explicit: bool,
+}
+
+impl FieldLayout {
+    /// Written as its keyword alone: a keyed field with a single possible value, not
+    /// [`explicit`](Self::explicit).
+    pub(crate) fn is_flag(&self, shapes: &Shapes) -> bool {
+        self.mode == FieldMode::Keyed
+            && !self.explicit
+            && shapes.parts(self.expr).single_value().is_some()
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

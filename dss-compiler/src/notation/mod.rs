@@ -38,7 +38,7 @@ mod tags;
 mod words;
 
 pub(crate) use config::to_config;
-pub use config::NotationConfig;
+pub use config::{NotationConfig, NotationStyle};
 pub(crate) use design::design;
 pub(crate) use first::First;
 pub(crate) use layout::{
