@@ -3,14 +3,15 @@
 //! Rules are collected as data ([`RRule`]: comment, name, alternatives) and references as
 //! [`Ref`]s, and printed once at the end.
 
-use super::names::expr_name;
+use super::names::schema_name;
 use super::{block_fields, Terminal};
 use crate::notation::{
     is_section, render_word, FieldLayout, FieldMode, Notation, ObjLayout, RecordLayout, RootLayout,
     TaggedVariant,
 };
 use crate::shape::{ExprId, Shapes};
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use serde_json::Value;
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 const HEADER: &str = "# Shorthand notation (BNF). Lines starting with # are comments.\n\
     # Elements are separated by one space. ( ) is an object, [ ] a list; [x] in a rule\n\
@@ -57,7 +58,10 @@ impl Ref {
 
 /// A rule of the readable grammar, kept as data until printed.
 struct RRule {
-    /// Comment lines above it, each `# …\n`.
+    /// The description of the rule's value, printed above it unless a field's comment
+    /// already says it (each description is printed once).
+    doc: Option<String>,
+    /// Comment lines above it (after `doc`), each `# …\n`.
     comment: String,
     name: String,
     /// Its alternatives (one for a sequence).
@@ -67,9 +71,14 @@ struct RRule {
 }
 
 impl RRule {
-    fn print(&self) -> String {
+    /// The rule, with its description unless `printed` has it (which it then does).
+    fn print(&self, printed: &mut HashSet<String>) -> String {
+        let doc = match &self.doc {
+            Some(d) if printed.insert(d.clone()) => format!("# {d}\n"),
+            _ => String::new(),
+        };
         format!(
-            "{}<{}> ::= {}",
+            "{doc}{}<{}> ::= {}",
             self.comment,
             self.name,
             self.alts.join(self.alt_sep)
@@ -78,13 +87,17 @@ impl RRule {
 }
 
 /// A rule still to write, with its place in the output.
+/// Each holds the (canonical) expression, the expression it was met as (for its
+/// description), the rule's name and its place.
 enum Job {
-    Value(ExprId, BTreeMap<String, String>, String, usize),
-    Body(ExprId, String, usize),
+    Value(ExprId, ExprId, BTreeMap<String, String>, String, usize),
+    Body(ExprId, ExprId, String, usize),
 }
 
 struct Readable<'a> {
     shapes: &'a Shapes,
+    /// The schema, for the names it gives (`title`, definitions).
+    schema: &'a Value,
     notation: &'a Notation,
     out: Vec<(usize, RRule)>,
     done: HashMap<String, String>,
@@ -92,18 +105,22 @@ struct Readable<'a> {
     names: HashMap<String, usize>,
     /// The terminals written so far (for the explanations in the header).
     used: BTreeSet<Terminal>,
+    /// The descriptions written as a field's comment (a rule does not repeat them).
+    described: HashSet<String>,
 }
 
 /// A readable CFG of the notation with the schema's descriptions as comments.
-pub(crate) fn readable(shapes: &Shapes, notation: &Notation) -> String {
+pub(crate) fn readable(shapes: &Shapes, notation: &Notation, schema: &Value) -> String {
     let mut p = Readable {
         shapes,
+        schema,
         notation,
         out: Vec::new(),
         done: HashMap::new(),
         queue: Vec::new(),
         names: HashMap::new(),
         used: BTreeSet::new(),
+        described: HashSet::new(),
     };
     let doc = p.document();
     while let Some(job) = p.queue.pop() {
@@ -117,14 +134,18 @@ pub(crate) fn readable(shapes: &Shapes, notation: &Notation) -> String {
             out.push_str(&format!("# {what}.\n"));
         }
     }
+    // Each description once: a rule's is left out where a field's comment gives it.
+    let mut printed = p.described.clone();
     if let Some(d) = shapes.doc(shapes.root) {
-        out.push_str(&format!("# {}\n", one_line(d)));
+        let d = one_line(d);
+        out.push_str(&format!("# {d}\n"));
+        printed.insert(d);
     }
     out.push_str(&doc);
     out.push('\n');
     for (_, r) in &p.out {
         out.push('\n');
-        out.push_str(&r.print());
+        out.push_str(&r.print(&mut printed));
     }
     out
 }
@@ -151,10 +172,9 @@ fn field_comments(docs: &[(String, String)], indent: &str) -> String {
 }
 
 impl Readable<'_> {
-    /// A fresh rule name for `expr`: capitalized, numbered when taken.
-    fn name(&mut self, expr: ExprId) -> String {
-        let base = expr_name(self.shapes, expr);
-        let mut c: String = base
+    /// The name the schema gives `source` (see [`schema_name`]), capitalized.
+    fn base_name(&self, source: ExprId) -> String {
+        let mut c: String = schema_name(self.shapes, self.schema, source)
             .chars()
             .map(|c| {
                 if c.is_ascii_alphanumeric() || c == '_' {
@@ -167,6 +187,12 @@ impl Readable<'_> {
         if let Some(f) = c.get_mut(0..1) {
             f.make_ascii_uppercase();
         }
+        c
+    }
+
+    /// A fresh rule name from `base`, numbered when taken.
+    fn fresh(&mut self, base: &str) -> String {
+        let mut c = base.to_string();
         let n = self.names.entry(c.clone()).or_insert(0);
         *n += 1;
         if *n > 1 {
@@ -198,14 +224,22 @@ impl Readable<'_> {
         }
     }
 
-    /// Simple values in place, or a reference to a rule (queued to be written).
-    fn value_ref(&mut self, expr: ExprId, abbrev: &BTreeMap<String, String>) -> Ref {
+    /// Simple values in place, or a reference to a rule (queued to be written), named
+    /// after `source`, the expression as the schema has it there: equal shapes share a
+    /// rule only where the schema gives them the same name.
+    fn value_ref(
+        &mut self,
+        expr: ExprId,
+        source: ExprId,
+        abbrev: &BTreeMap<String, String>,
+    ) -> Ref {
         let expr = self.notation.canon[expr as usize];
         let p = self.shapes.parts(expr);
         if p.any {
             return Ref::Term(Terminal::JsonValue);
         }
-        let key = format!("v{expr}:{abbrev:?}");
+        let base = self.base_name(source);
+        let key = format!("v{expr}:{abbrev:?}:{base}");
         if let Some(n) = self.done.get(&key) {
             return Ref::Rule(n.clone());
         }
@@ -238,40 +272,53 @@ impl Readable<'_> {
         if only_simple && simple.len() == 1 {
             return simple.remove(0);
         }
-        let name = self.name(expr);
+        let name = self.fresh(&base);
         self.done.insert(key, name.clone());
         let order = self.done.len();
-        self.queue
-            .push(Job::Value(expr, abbrev.clone(), name.clone(), order));
+        self.queue.push(Job::Value(
+            expr,
+            source,
+            abbrev.clone(),
+            name.clone(),
+            order,
+        ));
         Ref::Rule(name)
     }
 
-    fn body_ref(&mut self, expr: ExprId) -> Ref {
+    /// A reference to the rule of an object's body, named after `source` (as
+    /// [`Readable::value_ref`]).
+    fn body_ref(&mut self, expr: ExprId, source: ExprId) -> Ref {
         let expr = self.notation.canon[expr as usize];
-        let key = format!("b{expr}");
+        let base = self.base_name(source);
+        let key = format!("b{expr}:{base}");
         if let Some(n) = self.done.get(&key) {
             return Ref::Rule(n.clone());
         }
-        let name = self.name(expr);
+        let name = self.fresh(&base);
         self.done.insert(key, name.clone());
         let order = self.done.len();
-        self.queue.push(Job::Body(expr, name.clone(), order));
+        self.queue
+            .push(Job::Body(expr, source, name.clone(), order));
         Ref::Rule(name)
     }
 
-    fn line_item_ref(&mut self, expr: ExprId) -> Ref {
+    fn line_item_ref(&mut self, expr: ExprId, source: ExprId) -> Ref {
         if self.shapes.parts(expr).object_only() {
-            self.body_ref(expr)
+            self.body_ref(expr, source)
         } else {
-            self.value_ref(expr, &BTreeMap::new())
+            self.value_ref(expr, source, &BTreeMap::new())
         }
     }
 
-    fn doc_comment(&self, expr: ExprId) -> String {
-        self.shapes
-            .doc(expr)
-            .map(|d| format!("# {}\n", one_line(d)))
-            .unwrap_or_default()
+    /// The description of `source`, on one line.
+    fn doc_of(&self, source: ExprId) -> Option<String> {
+        self.shapes.doc(source).map(one_line)
+    }
+
+    /// `field_comments`, noting the descriptions as written.
+    fn field_comments(&mut self, docs: &[(String, String)], indent: &str) -> String {
+        self.described.extend(docs.iter().map(|(_, d)| d.clone()));
+        field_comments(docs, indent)
     }
 
     /// The `<Document>` rule (nothing for a block root that is not a record).
@@ -283,29 +330,30 @@ impl Readable<'_> {
                 None => return String::new(),
             },
             RootLayout::Line => {
-                let b = self.body_ref(root);
+                let b = self.body_ref(root, root);
                 (String::new(), format!("{} [\\n]", self.text(b)))
             }
             RootLayout::Lines => {
                 let item = self.shapes.items_of(root);
-                let li = self.line_item_ref(item);
+                let li = self.line_item_ref(item, item);
                 let line = format!("({} \\n)", self.text(li));
                 let min = self.shapes.min_items(root);
                 let max = self.shapes.max_items(root);
                 (String::new(), repeat_ref(&line, min, max))
             }
             RootLayout::Value => {
-                let v = self.value_ref(root, &BTreeMap::new());
+                let v = self.value_ref(root, root, &BTreeMap::new());
                 (String::new(), format!("{} [\\n]", self.text(v)))
             }
         };
         RRule {
+            doc: None,
             comment,
             name: "Document".into(),
             alts: vec![seq],
             alt_sep: " | ",
         }
-        .print()
+        .print(&mut HashSet::new())
     }
 
     /// A block document: one statement per line (plain lines first, then sections), each
@@ -332,14 +380,15 @@ impl Readable<'_> {
         if r.extras.is_some() {
             seq.push_str("\n    (\"other key\": <json> \\n)*");
         }
-        Some((field_comments(&docs, " "), seq))
+        Some((self.field_comments(&docs, " "), seq))
     }
 
     /// A block's line for a field: `kw value \n`, or a section `kw:\n (item \n)*`.
     fn statement(&mut self, f: &FieldLayout) -> String {
         if is_section(self.shapes, f.expr) {
             let item = self.shapes.items_of(f.expr);
-            let li = self.line_item_ref(item);
+            let source = self.shapes.items_of(f.source);
+            let li = self.line_item_ref(item, source);
             let li = self.text(li);
             let lines = repeat_ref(
                 &format!("({li} \\n)"),
@@ -349,9 +398,9 @@ impl Readable<'_> {
             format!("{}:\\n {lines}", f.keyword)
         } else {
             let v = if self.notation.opens_on_line(self.shapes, f.expr) {
-                self.body_ref(f.expr)
+                self.body_ref(f.expr, f.source)
             } else {
-                self.value_ref(f.expr, &f.abbrev)
+                self.value_ref(f.expr, f.source, &f.abbrev)
             };
             format!("{} {} \\n", f.keyword, self.text(v))
         }
@@ -359,13 +408,16 @@ impl Readable<'_> {
 
     fn emit(&mut self, job: Job) -> (usize, RRule) {
         match job {
-            Job::Value(expr, abbrev, name, order) => (order, self.value_rule(expr, &abbrev, name)),
-            Job::Body(expr, name, order) => {
+            Job::Value(expr, source, abbrev, name, order) => {
+                (order, self.value_rule(expr, source, &abbrev, name))
+            }
+            Job::Body(expr, source, name, order) => {
                 let rule = match self.notation.object(expr).cloned() {
                     Some(ObjLayout::Record(r)) if !r.forms.is_empty() && r.extras.is_none() => {
                         let (docs, alts) = self.forms_rhs(&r);
                         RRule {
-                            comment: self.doc_comment(expr) + &field_comments(&docs, " "),
+                            doc: self.doc_of(source),
+                            comment: self.field_comments(&docs, " "),
                             name,
                             alts,
                             alt_sep: " | ",
@@ -374,16 +426,18 @@ impl Readable<'_> {
                     Some(ObjLayout::Record(r)) => {
                         let (docs, rhs) = self.record_rhs(&r);
                         RRule {
-                            comment: self.doc_comment(expr) + &field_comments(&docs, " "),
+                            doc: self.doc_of(source),
+                            comment: self.field_comments(&docs, " "),
                             name,
                             alts: vec![rhs],
                             alt_sep: " | ",
                         }
                     }
                     Some(ObjLayout::Tagged { key, variants }) => {
-                        self.tagged_rule(expr, &key, &variants, name)
+                        self.tagged_rule(source, &key, &variants, name)
                     }
                     None => RRule {
+                        doc: self.doc_of(source),
                         comment: String::new(),
                         name,
                         alts: vec!["<json>".into()],
@@ -399,6 +453,7 @@ impl Readable<'_> {
     fn value_rule(
         &mut self,
         expr: ExprId,
+        source: ExprId,
         abbrev: &BTreeMap<String, String>,
         name: String,
     ) -> RRule {
@@ -429,12 +484,12 @@ impl Readable<'_> {
             let mut parts: Vec<String> = Vec::new();
             let min = a.min_items as usize;
             for (i, e) in a.prefix.iter().enumerate() {
-                let v = self.value_ref(*e, &BTreeMap::new());
+                let v = self.value_ref(*e, *e, &BTreeMap::new());
                 let v = self.text(v);
                 parts.push(if i < min { v } else { format!("[{v}]") });
             }
             if let Some(it) = a.items {
-                let v = self.value_ref(it, &BTreeMap::new());
+                let v = self.value_ref(it, it, &BTreeMap::new());
                 let v = self.text(v);
                 let max = a.max_len().map(|m| m.saturating_sub(a.prefix.len()));
                 parts.push(repeat_ref(&v, min.saturating_sub(a.prefix.len()), max));
@@ -442,11 +497,12 @@ impl Readable<'_> {
             alts.push(format!("\"[\" {} \"]\"", parts.join(" ")));
         }
         if p.object.is_some() {
-            let b = self.body_ref(expr);
+            let b = self.body_ref(expr, source);
             alts.push(format!("\"(\" {} \")\"", self.text(b)));
         }
         RRule {
-            comment: self.doc_comment(expr),
+            doc: self.doc_of(source),
+            comment: String::new(),
             name,
             alts,
             alt_sep: " | ",
@@ -456,7 +512,7 @@ impl Readable<'_> {
     /// A tagged union: one form per tag, each form's field comments under a heading.
     fn tagged_rule(
         &mut self,
-        expr: ExprId,
+        source: ExprId,
         key: &str,
         variants: &[TaggedVariant],
         name: String,
@@ -485,15 +541,15 @@ impl Readable<'_> {
             if !docs.is_empty() {
                 let title: Vec<&str> = v.tags.iter().map(|(val, _)| val.as_str()).collect();
                 comment.push_str(&format!("# {head} ({}):\n", title.join(" / ")));
-                comment.push_str(&field_comments(&docs, "   "));
+                comment.push_str(&self.field_comments(&docs, "   "));
             }
             forms.push(format!("{head} {rhs}").trim_end().to_string());
         }
-        comment.push_str(&self.doc_comment(expr));
         comment.push_str(&format!(
             "# the first word is the `{key}`{legend}; it selects the form\n"
         ));
         RRule {
+            doc: self.doc_of(source),
             comment,
             name,
             alts: forms,
@@ -509,7 +565,7 @@ impl Readable<'_> {
             .filter_map(|p| p.map(|(text, optional)| bracket(text, optional)))
             .collect();
         if let Some(e) = r.extras {
-            let v = self.value_ref(e, &BTreeMap::new());
+            let v = self.value_ref(e, r.extras_source.unwrap_or(e), &BTreeMap::new());
             let v = self.text(v);
             // Undeclared properties: `"key":value`; in a pure map a one-word key is bare.
             out.push(if r.bare_keys() {
@@ -561,13 +617,13 @@ impl Readable<'_> {
             let part = match f.mode {
                 FieldMode::Const(_) => None,
                 FieldMode::Positional => {
-                    let v = self.value_ref(f.expr, &f.abbrev);
+                    let v = self.value_ref(f.expr, f.source, &f.abbrev);
                     let v = if f.quoted { v.quoted() } else { v };
                     Some((self.labeled(&f.name, v), false))
                 }
                 FieldMode::Keyless => {
                     // Recognised by its first token, so a free string is quoted here.
-                    let v = self.value_ref(f.expr, &f.abbrev).quoted();
+                    let v = self.value_ref(f.expr, f.source, &f.abbrev).quoted();
                     Some((self.labeled(&f.name, v), true))
                 }
                 FieldMode::Keyed if self.shapes.parts(f.expr).single_value().is_some() => {
@@ -575,9 +631,9 @@ impl Readable<'_> {
                 }
                 FieldMode::Keyed => {
                     let v = if f.open {
-                        self.body_ref(f.expr)
+                        self.body_ref(f.expr, f.source)
                     } else {
-                        self.value_ref(f.expr, &f.abbrev)
+                        self.value_ref(f.expr, f.source, &f.abbrev)
                     };
                     Some((format!("{} {}", f.keyword, self.text(v)), true))
                 }
@@ -627,5 +683,33 @@ mod tests {
         assert!(bnf.contains("# <date> is"), "{bnf}");
         assert!(bnf.contains("# <natural> is"), "{bnf}");
         assert!(!bnf.contains("# <number>=0> is"), "{bnf}");
+    }
+
+    #[test]
+    fn names_rules_after_the_schema_and_describes_once() {
+        // `name` has the shape of `notes`: its rule is still named after itself, with its
+        // own description, and no description is written twice.
+        let schema = json!({"type": "object", "required": ["attendees"], "properties": {
+            "notes": {"type": ["string", "null"], "description": "Free notes."},
+            "kind": {"$ref": "#/$defs/MeetingKind", "description": "What kind of meeting."},
+            "attendees": {"type": "array", "items": {"type": "object",
+                "required": ["email", "name"], "additionalProperties": false, "properties": {
+                "email": {"type": "string", "description": "Email address."},
+                "name": {"type": ["string", "null"], "description": "Full name."}}}}},
+            "$defs": {"MeetingKind": {"enum": ["standup", "review"]}}});
+        let bnf = compile(&schema, &CompileOptions::default())
+            .unwrap()
+            .grammar_bnf();
+        assert!(bnf.contains("<email:\"string\"> <Name>"), "{bnf}");
+        assert!(bnf.contains("<Name> ::= null | <string>"), "{bnf}");
+        assert!(bnf.contains("<MeetingKind> ::= standup | review"), "{bnf}");
+        for d in [
+            "Free notes.",
+            "Full name.",
+            "What kind of meeting.",
+            "Email address.",
+        ] {
+            assert_eq!(bnf.matches(d).count(), 1, "{d} in {bnf}");
+        }
     }
 }
