@@ -107,14 +107,18 @@ impl RuleNames {
 /// ([`expr_name`]). Never the name of another field that happens to have the same shape.
 pub(super) fn schema_name(shapes: &Shapes, schema: &serde_json::Value, id: ExprId) -> String {
     match &shapes.exprs[id as usize] {
-        Expr::Node(p) => named_at(schema, p, 0).unwrap_or_else(|| expr_name(shapes, id)),
+        Expr::Node(p) => named_at(schema, p).unwrap_or_else(|| expr_name(shapes, id)),
         _ => expr_name(shapes, id),
     }
 }
 
 /// The name the schema gives the node at `pointer`: its `title`, or its definition's name
 /// (following up to 8 local `$ref`s).
-fn named_at(schema: &serde_json::Value, pointer: &str, depth: usize) -> Option<String> {
+pub(super) fn named_at(schema: &serde_json::Value, pointer: &str) -> Option<String> {
+    named_at_depth(schema, pointer, 0)
+}
+
+fn named_at_depth(schema: &serde_json::Value, pointer: &str, depth: usize) -> Option<String> {
     let node = schema.pointer(pointer)?;
     if let Some(title) = node.get("title").and_then(|t| t.as_str()) {
         let words: String = title
@@ -144,7 +148,7 @@ fn named_at(schema: &serde_json::Value, pointer: &str, depth: usize) -> Option<S
         return None;
     }
     let target = percent_decode(target);
-    named_at(schema, &target, depth + 1)
+    named_at_depth(schema, &target, depth + 1)
 }
 
 /// `%XX` escapes of a URI fragment decoded (a `$ref` is a URI; the pointer is not).
@@ -191,18 +195,18 @@ mod tests {
             }
         });
         assert_eq!(
-            named_at(&schema, "/properties/type", 0).as_deref(),
+            named_at(&schema, "/properties/type").as_deref(),
             Some("FieldType")
         );
         assert_eq!(
-            named_at(&schema, "/properties/order", 0).as_deref(),
+            named_at(&schema, "/properties/order").as_deref(),
             Some("SortOrder")
         );
         assert_eq!(
-            named_at(&schema, "/$defs/FieldType", 0).as_deref(),
+            named_at(&schema, "/$defs/FieldType").as_deref(),
             Some("FieldType")
         );
-        assert_eq!(named_at(&schema, "/properties/plain", 0), None);
-        assert_eq!(named_at(&schema, "/properties/loop", 0), None);
+        assert_eq!(named_at(&schema, "/properties/plain"), None);
+        assert_eq!(named_at(&schema, "/properties/loop"), None);
     }
 }

@@ -3,7 +3,7 @@
 //! Rules are collected as data ([`RRule`]: comment, name, alternatives) and references as
 //! [`Ref`]s, and printed once at the end.
 
-use super::names::schema_name;
+use super::names::{named_at, schema_name};
 use super::{block_fields, Terminal};
 use crate::notation::{
     is_section, render_word, FieldLayout, FieldMode, Notation, ObjLayout, RecordLayout, RootLayout,
@@ -174,20 +174,7 @@ fn field_comments(docs: &[(String, String)], indent: &str) -> String {
 impl Readable<'_> {
     /// The name the schema gives `source` (see [`schema_name`]), capitalized.
     fn base_name(&self, source: ExprId) -> String {
-        let mut c: String = schema_name(self.shapes, self.schema, source)
-            .chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() || c == '_' {
-                    c
-                } else {
-                    '_'
-                }
-            })
-            .collect();
-        if let Some(f) = c.get_mut(0..1) {
-            f.make_ascii_uppercase();
-        }
-        c
+        capitalized(&schema_name(self.shapes, self.schema, source))
     }
 
     /// A fresh rule name from `base`, numbered when taken.
@@ -289,7 +276,17 @@ impl Readable<'_> {
     /// [`Readable::value_ref`]).
     fn body_ref(&mut self, expr: ExprId, source: ExprId) -> Ref {
         let expr = self.notation.canon[expr as usize];
-        let base = self.base_name(source);
+        // An object the schema names (a definition, a title) is named so wherever it is
+        // met, also as a branch of a union (`<ExprRef>` of `number | ExprRef`).
+        let base = match self.notation.object(expr) {
+            Some(ObjLayout::Record(r)) => r
+                .name
+                .strip_prefix('#')
+                .and_then(|p| named_at(self.schema, p))
+                .map(|n| capitalized(&n)),
+            _ => None,
+        }
+        .unwrap_or_else(|| self.base_name(source));
         let key = format!("b{expr}:{base}");
         if let Some(n) = self.done.get(&key) {
             return Ref::Rule(n.clone());
@@ -648,6 +645,24 @@ impl Readable<'_> {
         }
         (docs, parts)
     }
+}
+
+/// A rule name from a schema name: identifier characters only, capitalized.
+fn capitalized(name: &str) -> String {
+    let mut c: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if let Some(f) = c.get_mut(0..1) {
+        f.make_ascii_uppercase();
+    }
+    c
 }
 
 /// `[text]` when optional.
