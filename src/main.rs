@@ -29,7 +29,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use crate::guard::guard;
-use crate::streams::{RecordError, StdoutError, EXIT_STDOUT};
+use crate::streams::{RecordError, RecordInfo, StdoutError, EXIT_STDOUT};
 
 #[derive(Parser)]
 #[command(
@@ -649,7 +649,7 @@ fn expand_document(
 /// A record's line that is not JSON: the error with its column.
 fn record_json_error(e: &serde_json::Error) -> RecordError {
     let message = format!("invalid JSON: {}", json_error_message(e));
-    RecordError {
+    RecordInfo {
         error: format!(
             "invalid JSON at column {}: {}",
             e.column(),
@@ -659,17 +659,19 @@ fn record_json_error(e: &serde_json::Error) -> RecordError {
         position: Some((e.line(), e.column())),
         ..Default::default()
     }
+    .into()
 }
 
 /// A compress error as a `--jsonl` record error: pointer, keyword and message apart.
 fn compress_record_error(e: &CompressError) -> RecordError {
-    RecordError {
+    RecordInfo {
         error: show_compress_error(e),
         message: Some(e.message().into_owned()),
         pointer: Some(e.pointer().to_string()),
         keyword: e.keyword().map(str::to_string),
         ..Default::default()
     }
+    .into()
 }
 
 /// One `--jsonl` compress record: a JSON value -> a JSON string holding the shorthand.
@@ -713,7 +715,7 @@ fn expand_record_error(e: &ExpandError) -> RecordError {
         } => Some(format!("expected {expected}, found {found}")),
         _ => None,
     };
-    RecordError {
+    RecordInfo {
         error,
         message,
         pointer: e.pointer().map(str::to_string),
@@ -722,6 +724,7 @@ fn expand_record_error(e: &ExpandError) -> RecordError {
         expected: e.expected().map(str::to_string),
         found: e.found().map(str::to_string),
     }
+    .into()
 }
 
 fn json_kind(v: &Value) -> &'static str {
@@ -787,14 +790,14 @@ fn run_jsonl_capped<E: Into<RecordError>>(
                     buf.pop();
                 }
                 match std::str::from_utf8(&buf) {
-                    Err(e) => Err(RecordError {
+                    Err(e) => Err(RecordError::from(RecordInfo {
                         error: format!(
                             "not UTF-8 text (invalid byte at column {})",
                             e.valid_up_to() + 1
                         ),
                         position: Some((1, e.valid_up_to() + 1)),
                         ..Default::default()
-                    }),
+                    })),
                     Ok(line) if line.trim().is_empty() => continue,
                     Ok(line) => f(line).map_err(Into::into),
                 }
@@ -815,7 +818,7 @@ fn run_jsonl_capped<E: Into<RecordError>>(
                     }
                 }
             }
-            (Err(e), None) => bail!("{}:{line_no}: {}", input.name, e.error),
+            (Err(e), None) => bail!("{}:{line_no}: {}", input.name, e.error()),
         }
     }
     Ok(if failed > 0 {

@@ -128,9 +128,13 @@ pub(crate) enum ErrorsTo {
     Inline,
 }
 
-/// A bad `--jsonl` record: what is wrong and, where the library says it, where.
+/// A bad `--jsonl` record (boxed: records are many, errors few).
+#[derive(Debug, Clone)]
+pub(crate) struct RecordError(pub Box<RecordInfo>);
+
+/// What is wrong with a bad `--jsonl` record and, where the library says it, where.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct RecordError {
+pub(crate) struct RecordInfo {
     /// The whole message, as printed without `--keep-going`.
     pub error: String,
     /// What is wrong, without the place (when it differs from `error`).
@@ -149,14 +153,33 @@ pub(crate) struct RecordError {
 
 impl From<String> for RecordError {
     fn from(error: String) -> Self {
-        RecordError {
+        RecordInfo {
             error,
             ..Default::default()
         }
+        .into()
+    }
+}
+
+impl From<RecordInfo> for RecordError {
+    fn from(info: RecordInfo) -> Self {
+        RecordError(Box::new(info))
     }
 }
 
 impl RecordError {
+    /// The whole message.
+    pub(crate) fn error(&self) -> &str {
+        &self.0.error
+    }
+
+    /// See [`RecordInfo::record`].
+    pub(crate) fn record(&self, line: usize) -> serde_json::Value {
+        self.0.record(line)
+    }
+}
+
+impl RecordInfo {
     /// The JSON error record of input line `line`: `line`, `error`, and each of `message`,
     /// `pointer`, `keyword`, `position` (`"L:C"`), `expected`, `found` that is known.
     pub(crate) fn record(&self, line: usize) -> serde_json::Value {

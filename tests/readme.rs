@@ -155,10 +155,9 @@ fn readme_commands_run_as_written() {
     let tmp = tempfile::tempdir().unwrap();
     let repo = layout(tmp.path(), &data);
     let bin_dir = Path::new(DSS).parent().unwrap();
-    let path = std::env::join_paths(
-        std::iter::once(bin_dir.to_path_buf())
-            .chain(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())),
-    )
+    let path = std::env::join_paths(std::iter::once(bin_dir.to_path_buf()).chain(
+        std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()),
+    ))
     .unwrap();
 
     let all: Vec<String> = blocks(&readme(), "sh")
