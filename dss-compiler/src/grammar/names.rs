@@ -106,9 +106,33 @@ impl RuleNames {
 /// node's `title`, the definition it is (or that its `$ref` names), else its property path
 /// ([`expr_name`]). Never the name of another field that happens to have the same shape.
 pub(super) fn schema_name(shapes: &Shapes, schema: &serde_json::Value, id: ExprId) -> String {
-    match &shapes.exprs[id as usize] {
-        Expr::Node(p) => named_at(schema, p).unwrap_or_else(|| expr_name(shapes, id)),
+    given_name(shapes, schema, id).unwrap_or_else(|| match &shapes.exprs[id as usize] {
+        // A union or intersection (a property of merged forms) is named as its first
+        // member is.
+        Expr::Union(ms) | Expr::Inter(ms) => ms
+            .iter()
+            .find(|&&m| matches!(shapes.exprs[m as usize], Expr::Node(_)))
+            .map_or_else(|| expr_name(shapes, id), |&m| expr_name(shapes, m)),
         _ => expr_name(shapes, id),
+    })
+}
+
+/// The name the schema itself gives expression `id` (see [`named_at`]); for a union or an
+/// intersection, the first such name of its members.
+pub(super) fn given_name(
+    shapes: &Shapes,
+    schema: &serde_json::Value,
+    id: ExprId,
+) -> Option<String> {
+    match &shapes.exprs[id as usize] {
+        Expr::Node(p) => named_at(schema, p),
+        Expr::Union(ms) | Expr::Inter(ms) => {
+            ms.iter().find_map(|&m| match &shapes.exprs[m as usize] {
+                Expr::Node(p) => named_at(schema, p),
+                _ => None,
+            })
+        }
+        _ => None,
     }
 }
 

@@ -3,7 +3,7 @@
 //! Rules are collected as data ([`RRule`]: comment, name, alternatives) and references as
 //! [`Ref`]s, and printed once at the end.
 
-use super::names::{named_at, schema_name};
+use super::names::{given_name, named_at, schema_name};
 use super::{block_fields, Terminal};
 use crate::notation::{
     is_section, render_word, FieldLayout, FieldMode, Notation, ObjLayout, RecordLayout, RootLayout,
@@ -88,9 +88,16 @@ impl RRule {
 
 /// A rule still to write, with its place in the output.
 /// Each holds the (canonical) expression, the expression it was met as (for its
-/// description), the rule's name and its place.
+/// description; none for a rule shared by several properties), the rule's name and its
+/// place.
 enum Job {
-    Value(ExprId, ExprId, BTreeMap<String, String>, String, usize),
+    Value(
+        ExprId,
+        Option<ExprId>,
+        BTreeMap<String, String>,
+        String,
+        usize,
+    ),
     Body(ExprId, ExprId, String, usize),
 }
 
@@ -107,27 +114,27 @@ struct Readable<'a> {
     used: BTreeSet<Terminal>,
     /// The descriptions written as a field's comment (a rule does not repeat them).
     described: HashSet<String>,
+    /// Value shapes the schema does not name, by key: the property names met with.
+    seen: HashMap<String, BTreeSet<String>>,
+    /// Those met with several names (from a first pass): one rule named by its shape.
+    shared: HashSet<String>,
 }
 
 /// A readable CFG of the notation with the schema's descriptions as comments.
+///
+/// Rules are named after the schema (see [`Readable::value_ref`]). A value shape the schema
+/// does not name, met under several property names (`"notes"` and an attendee's `"name"`
+/// both `null | <string>`), is one rule named after its shape (`<StringOrNull>`), never
+/// after whichever property came first: a first pass finds those shapes.
 pub(crate) fn readable(shapes: &Shapes, notation: &Notation, schema: &Value) -> String {
-    let mut p = Readable {
-        shapes,
-        schema,
-        notation,
-        out: Vec::new(),
-        done: HashMap::new(),
-        queue: Vec::new(),
-        names: HashMap::new(),
-        used: BTreeSet::new(),
-        described: HashSet::new(),
-    };
-    let doc = p.document();
-    while let Some(job) = p.queue.pop() {
-        let (order, rule) = p.emit(job);
-        p.out.push((order, rule));
-    }
-    p.out.sort_by_key(|(i, _)| *i);
+    let mut first = Readable::new(shapes, notation, schema, HashSet::new());
+    first.run();
+    let shared = (first.seen.into_iter())
+        .filter(|(_, names)| names.len() > 1)
+        .map(|(key, _)| key)
+        .collect();
+    let mut p = Readable::new(shapes, notation, schema, shared);
+    let doc = p.run();
     let mut out = String::from(HEADER);
     for (terms, what) in EXPLAINED {
         if terms.iter().any(|t| p.used.contains(t)) {
@@ -171,10 +178,89 @@ fn field_comments(docs: &[(String, String)], indent: &str) -> String {
         .collect()
 }
 
-impl Readable<'_> {
+impl<'a> Readable<'a> {
+    fn new(
+        shapes: &'a Shapes,
+        notation: &'a Notation,
+        schema: &'a Value,
+        shared: HashSet<String>,
+    ) -> Self {
+        Readable {
+            shapes,
+            schema,
+            notation,
+            out: Vec::new(),
+            done: HashMap::new(),
+            queue: Vec::new(),
+            names: HashMap::new(),
+            used: BTreeSet::new(),
+            described: HashSet::new(),
+            seen: HashMap::new(),
+            shared,
+        }
+    }
+
+    /// The `<Document>` rule; every other rule collected into `out`, in order.
+    fn run(&mut self) -> String {
+        let doc = self.document();
+        while let Some(job) = self.queue.pop() {
+            let (order, rule) = self.emit(job);
+            self.out.push((order, rule));
+        }
+        self.out.sort_by_key(|(i, _)| *i);
+        doc
+    }
+
     /// The name the schema gives `source` (see [`schema_name`]), capitalized.
     fn base_name(&self, source: ExprId) -> String {
         capitalized(&schema_name(self.shapes, self.schema, source))
+    }
+
+    /// Whether the schema names `source` itself (a `title`, a definition), not only by
+    /// where it is.
+    fn schema_named(&self, source: ExprId) -> bool {
+        given_name(self.shapes, self.schema, source).is_some()
+    }
+
+    /// The name the schema gives the object `expr` (its record's definition or title).
+    fn record_name(&self, expr: ExprId) -> Option<String> {
+        match self.notation.object(expr) {
+            Some(ObjLayout::Record(r)) => r
+                .name
+                .strip_prefix('#')
+                .and_then(|p| named_at(self.schema, p))
+                .map(|n| capitalized(&n)),
+            _ => None,
+        }
+    }
+
+    /// A name from what a value shape admits (`StringOrNull`, `NumberOrExprRef`), for a
+    /// shape without choices or lists whose object part, if any, the schema names.
+    fn shape_name(&self, expr: ExprId) -> Option<String> {
+        let p = self.shapes.parts(expr);
+        if p.array.is_some()
+            || p.number.as_ref().is_some_and(|n| n.values.is_some())
+            || p.string.as_ref().is_some_and(|s| s.values.is_some())
+        {
+            return None;
+        }
+        let mut words: Vec<String> = Vec::new();
+        if let Some(n) = &p.number {
+            words.push(if n.integer { "Integer" } else { "Number" }.into());
+        }
+        if p.string.is_some() {
+            words.push("String".into());
+        }
+        if p.bool_true || p.bool_false {
+            words.push("Boolean".into());
+        }
+        if p.object.is_some() {
+            words.push(self.record_name(expr)?);
+        }
+        if p.null {
+            words.push("Null".into());
+        }
+        Some(words.join("Or"))
     }
 
     /// A fresh rule name from `base`, numbered when taken.
@@ -225,8 +311,23 @@ impl Readable<'_> {
         if p.any {
             return Ref::Term(Terminal::JsonValue);
         }
-        let base = self.base_name(source);
-        let key = format!("v{expr}:{abbrev:?}:{base}");
+        let mut base = self.base_name(source);
+        let mut key = format!("v{expr}:{abbrev:?}");
+        let unnamed = !self.schema_named(source);
+        if unnamed {
+            self.seen
+                .entry(key.clone())
+                .or_default()
+                .insert(base.clone());
+        }
+        let mut described_by = Some(source);
+        match self.shape_name(expr) {
+            Some(shape) if unnamed && self.shared.contains(&key) => {
+                base = shape;
+                described_by = None;
+            }
+            _ => key = format!("{key}:{base}"),
+        }
         if let Some(n) = self.done.get(&key) {
             return Ref::Rule(n.clone());
         }
@@ -264,7 +365,7 @@ impl Readable<'_> {
         let order = self.done.len();
         self.queue.push(Job::Value(
             expr,
-            source,
+            described_by,
             abbrev.clone(),
             name.clone(),
             order,
@@ -278,16 +379,13 @@ impl Readable<'_> {
         let expr = self.notation.canon[expr as usize];
         // An object the schema names (a definition, a title) is named so wherever it is
         // met, also as a branch of a union (`<ExprRef>` of `number | ExprRef`).
-        let base = match self.notation.object(expr) {
-            Some(ObjLayout::Record(r)) => r
-                .name
-                .strip_prefix('#')
-                .and_then(|p| named_at(self.schema, p))
-                .map(|n| capitalized(&n)),
-            _ => None,
-        }
-        .unwrap_or_else(|| self.base_name(source));
-        let key = format!("b{expr}:{base}");
+        let named = self.record_name(expr);
+        let key = match (&named, self.notation.object(expr)) {
+            // A named object is one rule wherever it is met (also in several unions).
+            (Some(_), Some(layout)) => format!("b{layout:?}"),
+            _ => format!("b{expr}:{}", self.base_name(source)),
+        };
+        let base = named.unwrap_or_else(|| self.base_name(source));
         if let Some(n) = self.done.get(&key) {
             return Ref::Rule(n.clone());
         }
@@ -450,7 +548,7 @@ impl Readable<'_> {
     fn value_rule(
         &mut self,
         expr: ExprId,
-        source: ExprId,
+        source: Option<ExprId>,
         abbrev: &BTreeMap<String, String>,
         name: String,
     ) -> RRule {
@@ -494,11 +592,11 @@ impl Readable<'_> {
             alts.push(format!("\"[\" {} \"]\"", parts.join(" ")));
         }
         if p.object.is_some() {
-            let b = self.body_ref(expr, source);
+            let b = self.body_ref(expr, source.unwrap_or(expr));
             alts.push(format!("\"(\" {} \")\"", self.text(b)));
         }
         RRule {
-            doc: self.doc_of(source),
+            doc: source.and_then(|s| self.doc_of(s)),
             comment: String::new(),
             name,
             alts,
@@ -702,8 +800,9 @@ mod tests {
 
     #[test]
     fn names_rules_after_the_schema_and_describes_once() {
-        // `name` has the shape of `notes`: its rule is still named after itself, with its
-        // own description, and no description is written twice.
+        // `name` has the shape of `notes`: their rule is named after the shape, not after
+        // whichever came first; a definition keeps its name; no description is written
+        // twice.
         let schema = json!({"type": "object", "required": ["attendees"], "properties": {
             "notes": {"type": ["string", "null"], "description": "Free notes."},
             "kind": {"$ref": "#/$defs/MeetingKind", "description": "What kind of meeting."},
@@ -715,8 +814,13 @@ mod tests {
         let bnf = compile(&schema, &CompileOptions::default())
             .unwrap()
             .grammar_bnf();
-        assert!(bnf.contains("<email:\"string\"> <Name>"), "{bnf}");
-        assert!(bnf.contains("<Name> ::= null | <string>"), "{bnf}");
+        assert!(bnf.contains("<email:\"string\"> <StringOrNull>"), "{bnf}");
+        assert!(bnf.contains("[notes <StringOrNull>"), "{bnf}");
+        assert!(
+            bnf.contains("<StringOrNull> ::= null | <string>\n"),
+            "{bnf}"
+        );
+        assert!(!bnf.contains("<Notes>"), "{bnf}");
         assert!(bnf.contains("<MeetingKind> ::= standup | review"), "{bnf}");
         for d in [
             "Free notes.",
@@ -726,5 +830,15 @@ mod tests {
         ] {
             assert_eq!(bnf.matches(d).count(), 1, "{d} in {bnf}");
         }
+        // A shape met under one name only is named after it.
+        let schema = json!({"type": "object", "required": ["attendees"], "properties": {
+            "attendees": {"type": "array", "items": {"type": "object",
+                "required": ["email", "name"], "additionalProperties": false, "properties": {
+                "email": {"type": "string"}, "name": {"type": ["string", "null"]}}}}}});
+        let bnf = compile(&schema, &CompileOptions::default())
+            .unwrap()
+            .grammar_bnf();
+        assert!(bnf.contains("<email:\"string\"> <Name>"), "{bnf}");
+        assert!(bnf.contains("<Name> ::= null | <string>"), "{bnf}");
     }
 }
