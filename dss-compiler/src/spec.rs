@@ -1536,6 +1536,11 @@ mod tests {
             let e = spec.expand(&bad).unwrap_err();
             assert!(e.found().is_some_and(|f| f.contains(name)), "{c:?}: {e}");
         }
+        // Inside what is quoted, by code point.
+        let e = spec
+            .expand(&text.replacen("milk", "mi\tlk", 1))
+            .unwrap_err();
+        assert!(e.to_string().contains("mi<U+0009>lk"), "{e}");
         let e = spec.expand(&format!("\u{FEFF}{text}")).unwrap_err();
         assert_eq!(e.location(), Some((1, 1)));
         assert!(e.to_string().contains("U+FEFF"), "{e}");

@@ -225,7 +225,16 @@ impl<'a> Decoder<'a> {
                 }
             }
             Some(_) => {
-                let t: String = rest.chars().take_while(|&c| c != '\n').take(20).collect();
+                // Invisible characters inside are shown by their code point.
+                let t: String = rest
+                    .chars()
+                    .take_while(|&c| c != '\n')
+                    .take(20)
+                    .map(|c| match invisible_name(c) {
+                        Some(_) => format!("<U+{:04X}>", c as u32),
+                        None => c.to_string(),
+                    })
+                    .collect();
                 format!("`{t}`")
             }
         }
