@@ -21,14 +21,14 @@ const JSON_SPEEDUP_TARGET: f64 = 3.0;
 
 #[derive(Args)]
 pub(crate) struct BenchGenerateArgs {
-    /// The compiled spec [default: grammars/viz of the workspace found from the current
-    /// directory, resolved at run time].
-    #[arg(long, default_value_os_t = dss_data::repo_path("grammars/viz"))]
-    spec: PathBuf,
-    /// Requests, one JSON string per line [default: examples/viz-requests.jsonl of the
-    /// workspace found from the current directory].
-    #[arg(long, default_value_os_t = dss_data::repo_path("examples/viz-requests.jsonl"))]
-    requests: PathBuf,
+    /// The compiled spec [default: grammars/viz of the dss checkout the current directory is
+    /// in, else grammars/viz of the current directory].
+    #[arg(long, value_name = "PATH")]
+    spec: Option<PathBuf>,
+    /// Requests, one JSON string per line [default: examples/viz-requests.jsonl, found as
+    /// --spec is].
+    #[arg(long, value_name = "FILE")]
+    requests: Option<PathBuf>,
     /// Models to run (names or GGUF paths).
     #[arg(
         long,
@@ -111,8 +111,17 @@ fn median(mut v: Vec<f64>) -> f64 {
 }
 
 pub(crate) fn run(args: &BenchGenerateArgs) -> Result<ExitCode> {
-    let text = std::fs::read_to_string(&args.requests)
-        .with_context(|| format!("cannot read {}", args.requests.display()))?;
+    // Defaults resolved now, from the current directory (never a path of the build).
+    let spec_path = args
+        .spec
+        .clone()
+        .unwrap_or_else(|| dss_data::repo_path("grammars/viz"));
+    let requests_path = args
+        .requests
+        .clone()
+        .unwrap_or_else(|| dss_data::repo_path("examples/viz-requests.jsonl"));
+    let text = std::fs::read_to_string(&requests_path)
+        .with_context(|| format!("cannot read {}", requests_path.display()))?;
     let mut requests = Vec::new();
     for (i, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
@@ -122,7 +131,7 @@ pub(crate) fn run(args: &BenchGenerateArgs) -> Result<ExitCode> {
             Ok(Value::String(s)) => requests.push(s),
             _ => bail!(
                 "{}:{}: expected a JSON string",
-                args.requests.display(),
+                requests_path.display(),
                 i + 1
             ),
         }
@@ -131,16 +140,16 @@ pub(crate) fn run(args: &BenchGenerateArgs) -> Result<ExitCode> {
         requests.truncate(n);
     }
     if requests.is_empty() {
-        bail!("no requests in {}", args.requests.display());
+        bail!("no requests in {}", requests_path.display());
     }
-    let examples = spec_examples(&args.spec, None, false)?;
+    let examples = spec_examples(&spec_path, None, false)?;
     let threads = args
         .threads
         .unwrap_or_else(dss_runtime::generate::default_threads);
     println!(
         "generation benchmark: {} requests, spec {}, {} examples in the prompt, {threads} threads, greedy decoding",
         requests.len(),
-        args.spec.display(),
+        spec_path.display(),
         examples.len()
     );
     let mut all_ok = true;
@@ -152,7 +161,7 @@ pub(crate) fn run(args: &BenchGenerateArgs) -> Result<ExitCode> {
             .iter()
             .filter(|c| args.configs.iter().any(|k| k == c.key))
         {
-            let spec = crate::load_spec(&args.spec, None)?;
+            let spec = crate::load_spec(&spec_path, None)?;
             let opts = GeneratorOptions {
                 engine: cfg.engine,
                 format: cfg.format,

@@ -18,7 +18,7 @@ mod streams;
 mod tokens;
 
 use anyhow::{anyhow, bail, Context, Result};
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, CommandFactory, Parser, Subcommand};
 use dss_compiler::{
     compile, CompileError, CompileOptions, CompiledSpec, CompressError, ExpandError,
     NotationConfig, NotationStyle,
@@ -30,7 +30,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use crate::guard::guard;
-use crate::streams::{StdoutError, EXIT_STDOUT};
+use crate::streams::{RecordError, RecordInfo, StdoutError, EXIT_STDOUT};
 
 #[derive(Parser)]
 #[command(
@@ -93,7 +93,6 @@ enum Command {
     /// shorthand, per tokenizer; or (--grammar) of the grammar against the JSON Schema.
     Tokens(tokens::TokensArgs),
     /// Measure compile time and compress/expand throughput on the corpora (build with --release).
-    #[command(hide = true)]
     Bench(bench::BenchArgs),
     /// Evaluate a local model on a suite (exact match, NER, latency per condition), or
     /// import a dataset as a suite (`dss eval import apimix|food-ordering DIR -o SUITE`).
@@ -111,8 +110,24 @@ enum Command {
     /// Benchmark generation: constrained shorthand vs unconstrained, llama.cpp's GBNF
     /// sampler and JSON output, on each model (medians and ratios in one run).
     #[cfg(feature = "runtime")]
-    #[command(hide = true, name = "bench-generate")]
+    #[command(name = "bench-generate")]
     BenchGenerate(bench_generate::BenchGenerateArgs),
+    /// Print a shell completion script.
+    ///
+    /// For example `dss completions bash > ~/.local/share/bash-completion/completions/dss`,
+    /// or `dss completions zsh > ~/.zfunc/_dss`.
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff) of dss, or of one of its commands.
+    ///
+    /// For example `dss man | man -l -`, `dss man compile > dss-compile.1`.
+    Man {
+        /// A command (`compress`, `eval`…); none: the page of dss itself.
+        command: Option<String>,
+    },
 }
 
 #[derive(Args)]
@@ -131,14 +146,28 @@ struct MapArgs {
     /// shorthand); expand reads JSON strings and writes compact JSON values.
     #[arg(long)]
     jsonl: bool,
-    /// With --jsonl: report each bad record on stderr as `{"line": N, "error": "..."}` and go
-    /// on; the exit code is 1 if any record failed.
+    /// With --jsonl: report each bad record as `{"line": N, "error": "...", "message",
+    /// "pointer", "keyword", "position": "L:C", …}` (the fields known) and go on; the exit
+    /// code is 1 if any record failed.
     #[arg(long, requires = "jsonl")]
     keep_going: bool,
+    /// With --jsonl: where bad records are reported: `stderr`, or `inline` on stdout in the
+    /// bad line's place as `{"dss_error": {…}}` (outputs stay aligned with inputs; implies
+    /// --keep-going).
+    #[arg(long, value_name = "WHERE", requires = "jsonl", value_enum, default_value_t = streams::ErrorsTo::Stderr)]
+    errors: streams::ErrorsTo,
     /// With --jsonl: the longest line read (`K`, `M`, `G`: powers of 1024); a longer line is
     /// a bad record and is never held in memory.
     #[arg(long, value_name = "SIZE", requires = "jsonl", default_value = "64M", value_parser = streams::parse_size)]
     max_line: u64,
+}
+
+impl MapArgs {
+    /// How `--jsonl` treats bad records: `None` stops at the first; `--errors inline`
+    /// implies `--keep-going`.
+    fn jsonl_errors(&self) -> Option<streams::ErrorsTo> {
+        (self.keep_going || self.errors == streams::ErrorsTo::Inline).then_some(self.errors)
+    }
 }
 
 fn main() -> ExitCode {
@@ -189,21 +218,19 @@ fn run(cli: Cli) -> Result<ExitCode> {
             for w in spec.warnings() {
                 streams::report(&format!("warning: {}: {w}", schema.display()));
             }
-            match out {
-                Some(dir) => artifacts::write_artifacts(&spec, &dir)?,
-                None => {
-                    let bnf =
-                        guard("grammar_bnf", || spec.grammar_bnf()).map_err(|e| anyhow!(e))?;
-                    write_stdout(&bnf)?;
-                }
+            let bnf = guard("grammar_bnf", || spec.grammar_bnf()).map_err(|e| anyhow!(e))?;
+            match &out {
+                Some(dir) => artifacts::write_artifacts(&spec, dir)?,
+                None => write_stdout(&bnf)?,
             }
+            streams::report(&compiled_line(out.as_deref(), &bnf));
             Ok(ExitCode::SUCCESS)
         }
         Command::Compress(args) => {
             let spec = load_spec(&args.spec, args.notation.as_deref())?;
             let input = open_input(args.input.as_deref())?;
             if args.jsonl {
-                run_jsonl_capped(input, args.keep_going, args.max_line, |line| {
+                run_jsonl_capped(input, args.jsonl_errors(), args.max_line, |line| {
                     compress_record(&spec, line)
                 })
             } else {
@@ -219,7 +246,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             let spec = load_spec(&args.spec, args.notation.as_deref())?;
             let input = open_input(args.input.as_deref())?;
             if args.jsonl {
-                run_jsonl_capped(input, args.keep_going, args.max_line, |line| {
+                run_jsonl_capped(input, args.jsonl_errors(), args.max_line, |line| {
                     expand_record(&spec, line, no_validate)
                 })
             } else {
@@ -238,6 +265,55 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Generate(args) => runtime_cmd::run_generate(&args),
         #[cfg(feature = "runtime")]
         Command::BenchGenerate(args) => bench_generate::run(&args),
+        Command::Completions { shell } => {
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "dss", &mut script);
+            streams::Out::new()?.write_flushed(&[&script])?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Man { command } => {
+            let root = Cli::command();
+            let page = match &command {
+                None => root,
+                Some(name) => {
+                    let Some(sub) = root.find_subcommand(name) else {
+                        let names: Vec<String> = root
+                            .get_subcommands()
+                            .map(|c| c.get_name().to_string())
+                            .collect();
+                        bail!("no command `{name}` (one of: {})", names.join(", "));
+                    };
+                    let sub = sub.clone();
+                    let page = format!("dss-{}", sub.get_name());
+                    let usage = format!("dss {}", sub.get_name());
+                    sub.display_name(page)
+                        .bin_name(usage)
+                        .version(env!("CARGO_PKG_VERSION"))
+                }
+            };
+            let mut roff = Vec::new();
+            clap_mangen::Man::new(page)
+                .render(&mut roff)
+                .context("cannot render the man page")?;
+            streams::Out::new()?.write_flushed(&[&roff])?;
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+/// `dss compile`'s one line on stderr: what was written, and what the readable grammar
+/// costs in a prompt (o200k tokens, as `dss tokens --grammar` counts them).
+fn compiled_line(out: Option<&Path>, bnf: &str) -> String {
+    let cost = match tokens::prompt_tokens(bnf) {
+        Ok(n) => format!("the readable grammar is {n} tokens (o200k) in a prompt"),
+        Err(e) => format!("the readable grammar's tokens were not counted: {e:#}"),
+    };
+    match out {
+        Some(dir) => format!(
+            "wrote {} (spec.json, shorthand.bnf, shorthand.pest, shorthand.gbnf); {cost}",
+            dir.display()
+        ),
+        None => format!("{cost}; `-o DIR` writes the spec and the grammars"),
     }
 }
 
@@ -609,40 +685,85 @@ fn expand_document(
     write_stdout(&json)
 }
 
-/// One `--jsonl` compress record: a JSON value -> a JSON string holding the shorthand.
-fn compress_record(spec: &CompiledSpec, line: &str) -> Result<String, String> {
-    let value: Value = serde_json::from_str(line).map_err(|e| {
-        format!(
+/// A record's line that is not JSON: the error with its column.
+fn record_json_error(e: &serde_json::Error) -> RecordError {
+    let message = format!("invalid JSON: {}", json_error_message(e));
+    RecordInfo {
+        error: format!(
             "invalid JSON at column {}: {}",
             e.column(),
-            json_error_message(&e)
-        )
-    })?;
-    dss_compiler::check_numbers(line).map_err(|e| e.to_string())?;
-    let shorthand = compress_value(spec, &value)?;
-    serde_json::to_string(&shorthand).map_err(|e| e.to_string())
+            json_error_message(e)
+        ),
+        message: Some(message),
+        position: Some((e.line(), e.column())),
+        ..Default::default()
+    }
+    .into()
+}
+
+/// A compress error as a `--jsonl` record error: pointer, keyword and message apart.
+fn compress_record_error(e: &CompressError) -> RecordError {
+    RecordInfo {
+        error: show_compress_error(e),
+        message: Some(e.message().into_owned()),
+        pointer: Some(e.pointer().to_string()),
+        keyword: e.keyword().map(str::to_string),
+        ..Default::default()
+    }
+    .into()
+}
+
+/// One `--jsonl` compress record: a JSON value -> a JSON string holding the shorthand.
+fn compress_record(spec: &CompiledSpec, line: &str) -> Result<String, RecordError> {
+    let value: Value = serde_json::from_str(line).map_err(|e| record_json_error(&e))?;
+    dss_compiler::check_numbers(line).map_err(|e| compress_record_error(&e))?;
+    let shorthand =
+        guard("compress", || spec.compress(&value))?.map_err(|e| compress_record_error(&e))?;
+    Ok(serde_json::to_string(&shorthand).map_err(|e| e.to_string())?)
 }
 
 /// One `--jsonl` expand record: a JSON string holding the shorthand -> a compact JSON value.
-fn expand_record(spec: &CompiledSpec, line: &str, no_validate: bool) -> Result<String, String> {
-    let record: Value = serde_json::from_str(line).map_err(|e| {
-        format!(
-            "invalid JSON at column {}: {}",
-            e.column(),
-            json_error_message(&e)
-        )
-    })?;
+fn expand_record(
+    spec: &CompiledSpec,
+    line: &str,
+    no_validate: bool,
+) -> Result<String, RecordError> {
+    let record: Value = serde_json::from_str(line).map_err(|e| record_json_error(&e))?;
     let Value::String(text) = record else {
         return Err(format!(
             "expected a JSON string holding the shorthand, found {}",
             json_kind(&record)
-        ));
+        )
+        .into());
     };
-    let value = expand_text(spec, &text, no_validate)?.map_err(|e| match e {
+    let value = expand_text(spec, &text, no_validate)?.map_err(|e| expand_record_error(&e))?;
+    Ok(serde_json::to_string(&value).map_err(|e| e.to_string())?)
+}
+
+/// An expand error as a `--jsonl` record error: the position in the shorthand, what was
+/// expected and found; or the pointer and keyword the expanded JSON violates.
+fn expand_record_error(e: &ExpandError) -> RecordError {
+    let error = match e {
         ExpandError::Syntax { .. } => format!("in the shorthand at {e}"),
         _ => e.to_string(),
-    })?;
-    serde_json::to_string(&value).map_err(|e| e.to_string())
+    };
+    let message = match e {
+        ExpandError::Invalid { message, .. } => Some(message.clone()),
+        ExpandError::Syntax {
+            expected, found, ..
+        } => Some(format!("expected {expected}, found {found}")),
+        _ => None,
+    };
+    RecordInfo {
+        error,
+        message,
+        pointer: e.pointer().map(str::to_string),
+        keyword: e.keyword().map(str::to_string),
+        position: e.location(),
+        expected: e.expected().map(str::to_string),
+        found: e.found().map(str::to_string),
+    }
+    .into()
 }
 
 fn json_kind(v: &Value) -> &'static str {
@@ -667,16 +788,19 @@ fn run_jsonl(
     keep_going: bool,
     f: impl FnMut(&str) -> Result<String, String>,
 ) -> Result<ExitCode> {
-    run_jsonl_capped(input, keep_going, streams::DEFAULT_MAX_LINE, f)
+    let errors = keep_going.then_some(streams::ErrorsTo::Stderr);
+    run_jsonl_capped(input, errors, streams::DEFAULT_MAX_LINE, f)
 }
 
-/// [`run_jsonl`] with lines of at most `max_line` bytes.
-fn run_jsonl_capped(
+/// [`run_jsonl`] with lines of at most `max_line` bytes; `errors`: where bad records are
+/// reported (`None`: the first stops the run).
+fn run_jsonl_capped<E: Into<RecordError>>(
     mut input: Input,
-    keep_going: bool,
+    errors: Option<streams::ErrorsTo>,
     max_line: u64,
-    mut f: impl FnMut(&str) -> Result<String, String>,
+    mut f: impl FnMut(&str) -> Result<String, E>,
 ) -> Result<ExitCode> {
+    let keep_going = errors.is_some();
     let mut out = streams::Out::new()?;
     let mut buf = Vec::new();
     let mut line_no = 0usize;
@@ -694,10 +818,10 @@ fn run_jsonl_capped(
                 } else {
                     String::new()
                 };
-                Err(format!(
+                Err(RecordError::from(format!(
                     "the line{size} is longer than the limit of {} (--max-line SIZE sets it)",
                     streams::show_size(max_line)
-                ))
+                )))
             }
             streams::Line::Text => {
                 line_no += 1;
@@ -705,26 +829,35 @@ fn run_jsonl_capped(
                     buf.pop();
                 }
                 match std::str::from_utf8(&buf) {
-                    Err(e) => Err(format!(
-                        "not UTF-8 text (invalid byte at column {})",
-                        e.valid_up_to() + 1
-                    )),
+                    Err(e) => Err(RecordError::from(RecordInfo {
+                        error: format!(
+                            "not UTF-8 text (invalid byte at column {})",
+                            e.valid_up_to() + 1
+                        ),
+                        position: Some((1, e.valid_up_to() + 1)),
+                        ..Default::default()
+                    })),
                     Ok(line) if line.trim().is_empty() => continue,
-                    Ok(line) => f(line),
+                    Ok(line) => f(line).map_err(Into::into),
                 }
             }
         };
-        match result {
-            Ok(record) => out.write_flushed(&[record.as_bytes(), b"\n"])?,
-            Err(message) if keep_going => {
+        match (result, errors) {
+            (Ok(record), _) => out.write_flushed(&[record.as_bytes(), b"\n"])?,
+            (Err(e), Some(to)) => {
                 failed += 1;
-                let report = serde_json::json!({
-                    "line": line_no,
-                    "error": streams::shorten(&message),
-                });
-                streams::report(&report.to_string());
+                let report = e.record(line_no);
+                match to {
+                    streams::ErrorsTo::Stderr => {
+                        streams::report(&report.to_string());
+                    }
+                    streams::ErrorsTo::Inline => {
+                        let inline = serde_json::json!({ "dss_error": report }).to_string();
+                        out.write_flushed(&[inline.as_bytes(), b"\n"])?;
+                    }
+                }
             }
-            Err(message) => bail!("{}:{line_no}: {message}", input.name),
+            (Err(e), None) => bail!("{}:{line_no}: {}", input.name, e.error()),
         }
     }
     Ok(if failed > 0 {

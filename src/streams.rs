@@ -117,6 +117,92 @@ pub(crate) fn report(line: &str) -> bool {
     writeln!(err, "{line}").and_then(|()| err.flush()).is_ok()
 }
 
+/// Where `--jsonl --keep-going` reports a bad record (`--errors`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub(crate) enum ErrorsTo {
+    /// On standard error, one JSON line per bad record (stdout holds the good ones).
+    #[default]
+    Stderr,
+    /// On standard output, in the bad record's place as `{"dss_error": {…}}`, so output
+    /// line N answers input line N (blank input lines have no output line).
+    Inline,
+}
+
+/// A bad `--jsonl` record (boxed: records are many, errors few).
+#[derive(Debug, Clone)]
+pub(crate) struct RecordError(pub Box<RecordInfo>);
+
+/// What is wrong with a bad `--jsonl` record and, where the library says it, where.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct RecordInfo {
+    /// The whole message, as printed without `--keep-going`.
+    pub error: String,
+    /// What is wrong, without the place (when it differs from `error`).
+    pub message: Option<String>,
+    /// JSON pointer into the instance (compress), or into the expanded JSON (expand).
+    pub pointer: Option<String>,
+    /// The JSON Schema keyword the instance violates.
+    pub keyword: Option<String>,
+    /// `line:column` in the record's shorthand (expand), or `1:column` in its JSON.
+    pub position: Option<(usize, usize)>,
+    /// What the notation allows at `position` (expand).
+    pub expected: Option<String>,
+    /// What the text has there (expand).
+    pub found: Option<String>,
+}
+
+impl From<String> for RecordError {
+    fn from(error: String) -> Self {
+        RecordInfo {
+            error,
+            ..Default::default()
+        }
+        .into()
+    }
+}
+
+impl From<RecordInfo> for RecordError {
+    fn from(info: RecordInfo) -> Self {
+        RecordError(Box::new(info))
+    }
+}
+
+impl RecordError {
+    /// The whole message.
+    pub(crate) fn error(&self) -> &str {
+        &self.0.error
+    }
+
+    /// See [`RecordInfo::record`].
+    pub(crate) fn record(&self, line: usize) -> serde_json::Value {
+        self.0.record(line)
+    }
+}
+
+impl RecordInfo {
+    /// The JSON error record of input line `line`: `line`, `error`, and each of `message`,
+    /// `pointer`, `keyword`, `position` (`"L:C"`), `expected`, `found` that is known.
+    pub(crate) fn record(&self, line: usize) -> serde_json::Value {
+        let mut r = serde_json::Map::new();
+        r.insert("line".into(), line.into());
+        r.insert("error".into(), shorten(&self.error).into());
+        let fields = [
+            ("message", self.message.as_deref().map(shorten)),
+            ("pointer", self.pointer.clone()),
+            ("keyword", self.keyword.clone()),
+            ("position", self.position.map(|(l, c)| format!("{l}:{c}"))),
+            ("expected", self.expected.as_deref().map(shorten)),
+            ("found", self.found.as_deref().map(shorten)),
+        ];
+        for (k, v) in fields {
+            if let Some(v) = v {
+                r.insert(k.into(), v.into());
+            }
+        }
+        serde_json::Value::Object(r)
+    }
+}
+
 /// Default `--max-line`: 64 MiB.
 pub(crate) const DEFAULT_MAX_LINE: u64 = 64 << 20;
 

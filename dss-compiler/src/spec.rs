@@ -470,7 +470,7 @@ impl CompiledSpec {
     }
 
     /// Shorthand -> JSON (exactly the JSON that was compressed), validated against the
-    /// schema: text the grammars admit can still break an assertion no grammar says (a
+    /// schema (Windows line endings read as `\n`): text the grammars admit can still break an assertion no grammar says (a
     /// `maximum`, a `pattern`, `uniqueItems`), and expand never returns JSON its schema
     /// rejects. Where the encoder's checks are the whole validation (see
     /// [`Self::encoder_validates`]), they validate; else the validator does.
@@ -506,7 +506,8 @@ impl CompiledSpec {
     /// exactly), but an assertion no grammar says is not checked.
     pub fn expand_unvalidated(&self, text: &str) -> Result<Value, ExpandError> {
         let file = &self.file;
-        Decoder::new(text, &file.shapes, &file.notation, self.tables()).document()
+        let text = unix_lines(text);
+        Decoder::new(&text, &file.shapes, &file.notation, self.tables()).document()
     }
 
     /// [`Self::expand`] of text whose records' optional fields may come in any order (each
@@ -518,8 +519,9 @@ impl CompiledSpec {
     /// As [`Self::expand`], and a field given twice.
     pub fn expand_any_order(&self, text: &str) -> Result<Value, ExpandError> {
         let file = &self.file;
+        let text = unix_lines(text);
         let value =
-            Decoder::any_order(text, &file.shapes, &file.notation, self.tables()).document()?;
+            Decoder::any_order(&text, &file.shapes, &file.notation, self.tables()).document()?;
         self.check_expanded(&value)?;
         Ok(value)
     }
@@ -551,7 +553,7 @@ impl CompiledSpec {
 
     /// Readable CFG with the schema's descriptions as comments (for prompts).
     pub fn grammar_bnf(&self) -> String {
-        grammar::readable(&self.file.shapes, &self.file.notation)
+        grammar::readable(&self.file.shapes, &self.file.notation, &self.file.schema)
     }
     /// pest grammar; the start rule is `document`.
     pub fn grammar_pest(&self) -> String {
@@ -570,7 +572,9 @@ impl CompiledSpec {
         })?;
         Ok(format!(
             "# dss notation. Edit and pass back with: dss compile SCHEMA --notation THIS_FILE -o DIR\n\
-             # root: block (one `key:` line per field) | line (one line) | lines (array: item per line) | value\n\
+             # root: block (a line per field of the root object: `keyword value`, or a section `keyword:`\n\
+             #   with one item per line; plain lines first, then sections; `positional` there means\n\
+             #   required) | line (one line) | lines (array: item per line) | value\n\
              # objects: by schema location; fields in written order. mode: positional (required, no key),\n\
              #   const (required, single value: not written), keyed (`keyword value`), flag (optional,\n\
              #   single value: `keyword` alone), keyless (value alone; only when its first word cannot\n\
@@ -628,6 +632,16 @@ impl CompiledSpec {
     /// ```
     pub fn from_json(text: &str) -> Result<Self, SpecError> {
         SpecFile::from_json(text).map(CompiledSpec::from_file)
+    }
+}
+
+/// Windows line endings (`\r\n`) read as `\n`: the columns of every error stay those of the
+/// text given (a `\r` ends its line). A lone `\r` is left, for the decoder to name.
+fn unix_lines(text: &str) -> std::borrow::Cow<'_, str> {
+    if text.contains("\r\n") {
+        std::borrow::Cow::Owned(text.replace("\r\n", "\n"))
+    } else {
+        std::borrow::Cow::Borrowed(text)
     }
 }
 
@@ -1573,5 +1587,40 @@ mod tests {
         .unwrap_err();
         assert!(e.to_string().contains("does not exist"), "{e}");
         assert!(compile(&json!(3), &CompileOptions::default()).is_err());
+    }
+
+    #[test]
+    fn windows_line_endings_read_and_invisible_characters_named() {
+        let schema = json!({"type": "object", "required": ["items"], "properties": {
+            "title": {"type": "string"},
+            "items": {"type": "array", "items": {"type": "object", "required": ["name"],
+                "properties": {"name": {"type": "string"}, "n": {"type": "integer"}}}}}});
+        let spec = compile(&schema, &CompileOptions::default()).unwrap();
+        let value =
+            json!({"title": "Shopping", "items": [{"name": "milk", "n": 2}, {"name": "tea"}]});
+        let text = spec.compress(&value).unwrap();
+        assert!(text.contains('\n'), "{text}");
+        let crlf = text.replace('\n', "\r\n");
+        assert_eq!(spec.expand(&crlf).unwrap(), value);
+        assert_eq!(spec.expand_any_order(&crlf).unwrap(), value);
+        // Any other invisible character is named, at its line:column.
+        for (c, name) in [
+            ('\u{A0}', "U+00A0 NO-BREAK SPACE"),
+            ('\u{200B}', "U+200B ZERO WIDTH SPACE"),
+            ('\t', "U+0009 CHARACTER TABULATION"),
+            ('\r', "U+000D CARRIAGE RETURN"),
+        ] {
+            let bad = text.replacen(' ', &c.to_string(), 1);
+            let e = spec.expand(&bad).unwrap_err();
+            assert!(e.found().is_some_and(|f| f.contains(name)), "{c:?}: {e}");
+        }
+        // Inside what is quoted, by code point.
+        let e = spec
+            .expand(&text.replacen("milk", "mi\tlk", 1))
+            .unwrap_err();
+        assert!(e.to_string().contains("mi<U+0009>lk"), "{e}");
+        let e = spec.expand(&format!("\u{FEFF}{text}")).unwrap_err();
+        assert_eq!(e.location(), Some((1, 1)));
+        assert!(e.to_string().contains("U+FEFF"), "{e}");
     }
 }

@@ -96,6 +96,10 @@ pub(crate) struct TokensArgs {
     /// are counted in `skipped`.
     #[arg(long = "skip-if-present", value_name = "POINTER|JSONPATH")]
     pub skip_if_present: Vec<String>,
+    /// Leave out documents the schema rejects (each named on stderr, counted in `skipped`)
+    /// instead of failing the run: for corpora that hold known-invalid examples.
+    #[arg(long, conflicts_with = "grammar")]
+    pub skip_invalid: bool,
     /// How many of the worst documents (highest dss/compact ratio) to list.
     #[arg(long, value_name = "N", default_value_t = 5)]
     pub top: usize,
@@ -165,14 +169,22 @@ pub(crate) fn run(args: &TokensArgs) -> Result<ExitCode> {
     let pb = progress(docs.len(), "measuring");
     let results = measure::parallel_map(&docs, jobs, &pb, |d| measure::measure(d, &tokenizers));
     pb.finish_and_clear();
-    drop(docs);
     let mut measured: Vec<Measured> = Vec::with_capacity(results.len());
-    for r in results {
+    for (r, doc) in results.into_iter().zip(&docs) {
         match r {
             Ok(m) => measured.push(m),
+            // --skip-invalid: a document its schema rejects is left out, not a failure.
+            Err(f) if args.skip_invalid && doc.spec.validate(&doc.value).is_err() => {
+                skipped += 1;
+                crate::streams::report(&crate::streams::shorten(&format!(
+                    "skipped: {}: {}",
+                    f.name, f.message
+                )));
+            }
             Err(f) => failures.push(f),
         }
     }
+    drop(docs);
 
     for f in &failures {
         crate::streams::report(&crate::streams::shorten(&format!(
@@ -218,6 +230,10 @@ pub(crate) fn run(args: &TokensArgs) -> Result<ExitCode> {
     }
     if let Some(path) = &args.plot {
         plot::plot(path, &summaries)?;
+        crate::streams::report(&format!(
+            "wrote {} (the dss/compact token ratio per document)",
+            path.display()
+        ));
     }
     if failures.is_empty() {
         Ok(ExitCode::SUCCESS)
@@ -241,6 +257,12 @@ fn progress(len: usize, what: &'static str) -> ProgressBar {
     }
     pb.set_message(what);
     pb
+}
+
+/// What `text` (a readable grammar) costs in a prompt: its o200k tokens, counted as
+/// `dss tokens --grammar` counts them.
+pub(crate) fn prompt_tokens(text: &str) -> Result<usize> {
+    Tokenizer::load("o200k")?.count(text)
 }
 
 /// `--grammar`: the prompt side, per tokenizer.

@@ -50,6 +50,54 @@ impl Tok<'_> {
     }
 }
 
+/// The Unicode name of a character that shows as nothing or as a plain space (a tab, a
+/// carriage return, a no-break or zero-width space, a byte order mark, another control or
+/// format character), so an error names it instead of quoting an invisible glyph.
+pub(crate) fn invisible_name(c: char) -> Option<&'static str> {
+    Some(match c {
+        '\t' => "CHARACTER TABULATION (a tab)",
+        '\r' => "CARRIAGE RETURN",
+        '\u{0B}' => "LINE TABULATION",
+        '\u{0C}' => "FORM FEED",
+        '\u{85}' => "NEXT LINE",
+        '\u{A0}' => "NO-BREAK SPACE",
+        '\u{AD}' => "SOFT HYPHEN",
+        '\u{34F}' => "COMBINING GRAPHEME JOINER",
+        '\u{61C}' => "ARABIC LETTER MARK",
+        '\u{1680}' => "OGHAM SPACE MARK",
+        '\u{180E}' => "MONGOLIAN VOWEL SEPARATOR",
+        '\u{2000}' => "EN QUAD",
+        '\u{2001}' => "EM QUAD",
+        '\u{2002}' => "EN SPACE",
+        '\u{2003}' => "EM SPACE",
+        '\u{2004}' => "THREE-PER-EM SPACE",
+        '\u{2005}' => "FOUR-PER-EM SPACE",
+        '\u{2006}' => "SIX-PER-EM SPACE",
+        '\u{2007}' => "FIGURE SPACE",
+        '\u{2008}' => "PUNCTUATION SPACE",
+        '\u{2009}' => "THIN SPACE",
+        '\u{200A}' => "HAIR SPACE",
+        '\u{200B}' => "ZERO WIDTH SPACE",
+        '\u{200C}' => "ZERO WIDTH NON-JOINER",
+        '\u{200D}' => "ZERO WIDTH JOINER",
+        '\u{200E}' => "LEFT-TO-RIGHT MARK",
+        '\u{200F}' => "RIGHT-TO-LEFT MARK",
+        '\u{2028}' => "LINE SEPARATOR",
+        '\u{2029}' => "PARAGRAPH SEPARATOR",
+        '\u{202F}' => "NARROW NO-BREAK SPACE",
+        '\u{205F}' => "MEDIUM MATHEMATICAL SPACE",
+        '\u{2060}' => "WORD JOINER",
+        '\u{3000}' => "IDEOGRAPHIC SPACE",
+        '\u{FEFF}' => "ZERO WIDTH NO-BREAK SPACE (a byte order mark)",
+        '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' => "bidirectional formatting character",
+        '\u{2061}'..='\u{2064}' | '\u{206A}'..='\u{206F}' | '\u{FFF9}'..='\u{FFFB}' => {
+            "invisible format character"
+        }
+        c if c.is_control() && c != '\n' => "control character",
+        _ => return None,
+    })
+}
+
 /// Deepest nesting of objects and arrays the decoder reads: what serde_json reads (its
 /// recursion limit of 128 stops at the 128th level), so whatever expand writes, compress
 /// reads back.
@@ -151,16 +199,42 @@ impl<'a> Decoder<'a> {
             None => "end of input".into(),
             Some('\n') => "end of line".into(),
             Some(' ') => "a space".into(),
+            Some(c) if invisible_name(c).is_some() => {
+                format!(
+                    "U+{:04X} {}",
+                    c as u32,
+                    invisible_name(c).unwrap_or_default()
+                )
+            }
             Some(c) if is_word_char(c) => {
                 let w: String = rest
                     .chars()
                     .take_while(|&c| is_word_char(c))
                     .take(40)
                     .collect();
-                format!("`{w}`")
+                // A word glued to an invisible character (`title` + NBSP) says which.
+                match rest[w.len()..]
+                    .chars()
+                    .next()
+                    .map(|c| (c, invisible_name(c)))
+                {
+                    Some((c, Some(name))) => {
+                        format!("`{w}` followed by U+{:04X} {name}", c as u32)
+                    }
+                    _ => format!("`{w}`"),
+                }
             }
             Some(_) => {
-                let t: String = rest.chars().take_while(|&c| c != '\n').take(20).collect();
+                // Invisible characters inside are shown by their code point.
+                let t: String = rest
+                    .chars()
+                    .take_while(|&c| c != '\n')
+                    .take(20)
+                    .map(|c| match invisible_name(c) {
+                        Some(_) => format!("<U+{:04X}>", c as u32),
+                        None => c.to_string(),
+                    })
+                    .collect();
                 format!("`{t}`")
             }
         }

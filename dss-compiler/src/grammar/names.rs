@@ -101,3 +101,136 @@ impl RuleNames {
         }
     }
 }
+
+/// A name for an expression in the readable grammar, from the schema's own names: the
+/// node's `title`, the definition it is (or that its `$ref` names), else its property path
+/// ([`expr_name`]). Never the name of another field that happens to have the same shape.
+pub(super) fn schema_name(shapes: &Shapes, schema: &serde_json::Value, id: ExprId) -> String {
+    given_name(shapes, schema, id).unwrap_or_else(|| match &shapes.exprs[id as usize] {
+        // A union or intersection (a property of merged forms) is named as its first
+        // member is.
+        Expr::Union(ms) | Expr::Inter(ms) => ms
+            .iter()
+            .find(|&&m| matches!(shapes.exprs[m as usize], Expr::Node(_)))
+            .map_or_else(|| expr_name(shapes, id), |&m| expr_name(shapes, m)),
+        _ => expr_name(shapes, id),
+    })
+}
+
+/// The name the schema itself gives expression `id` (see [`named_at`]); for a union or an
+/// intersection, the first such name of its members.
+pub(super) fn given_name(
+    shapes: &Shapes,
+    schema: &serde_json::Value,
+    id: ExprId,
+) -> Option<String> {
+    match &shapes.exprs[id as usize] {
+        Expr::Node(p) => named_at(schema, p),
+        Expr::Union(ms) | Expr::Inter(ms) => {
+            ms.iter().find_map(|&m| match &shapes.exprs[m as usize] {
+                Expr::Node(p) => named_at(schema, p),
+                _ => None,
+            })
+        }
+        _ => None,
+    }
+}
+
+/// The name the schema gives the node at `pointer`: its `title`, or its definition's name
+/// (following up to 8 local `$ref`s).
+pub(super) fn named_at(schema: &serde_json::Value, pointer: &str) -> Option<String> {
+    named_at_depth(schema, pointer, 0)
+}
+
+fn named_at_depth(schema: &serde_json::Value, pointer: &str, depth: usize) -> Option<String> {
+    let node = schema.pointer(pointer)?;
+    if let Some(title) = node.get("title").and_then(|t| t.as_str()) {
+        let words: String = title
+            .split(|c: char| !c.is_ascii_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .map(|w| {
+                let mut w = w.to_string();
+                if let Some(f) = w.get_mut(0..1) {
+                    f.make_ascii_uppercase();
+                }
+                w
+            })
+            .collect();
+        // A title too long to be a name (a sentence) is not used as one.
+        if !words.is_empty() && words.len() <= 40 {
+            return Some(words);
+        }
+    }
+    let segs: Vec<&str> = pointer.split('/').collect();
+    if let [.., parent, last] = segs.as_slice() {
+        if matches!(*parent, "$defs" | "definitions") && !last.is_empty() {
+            return Some(last.replace("~1", "_").replace("~0", "_"));
+        }
+    }
+    let target = node.get("$ref")?.as_str()?.strip_prefix('#')?;
+    if depth >= 8 || !(target.is_empty() || target.starts_with('/')) {
+        return None;
+    }
+    let target = percent_decode(target);
+    named_at_depth(schema, &target, depth + 1)
+}
+
+/// `%XX` escapes of a URI fragment decoded (a `$ref` is a URI; the pointer is not).
+fn percent_decode(s: &str) -> String {
+    if !s.contains('%') {
+        return s.to_string();
+    }
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = bytes
+            .get(i + 1..i + 3)
+            .and_then(|h| std::str::from_utf8(h).ok())
+            .and_then(|h| u8::from_str_radix(h, 16).ok());
+        match (bytes[i], hex) {
+            (b'%', Some(b)) => {
+                out.push(b);
+                i += 3;
+            }
+            (b, _) => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::named_at;
+    use serde_json::json;
+
+    #[test]
+    fn names_come_from_titles_definitions_and_references() {
+        let schema = json!({
+            "$defs": {"FieldType": {"enum": ["a", "b"]}, "T": {"title": "sort order", "enum": [1]}},
+            "properties": {
+                "type": {"$ref": "#/$defs/FieldType"},
+                "order": {"$ref": "#/$defs/T"},
+                "plain": {"type": "string"},
+                "loop": {"$ref": "#/properties/loop"}
+            }
+        });
+        assert_eq!(
+            named_at(&schema, "/properties/type").as_deref(),
+            Some("FieldType")
+        );
+        assert_eq!(
+            named_at(&schema, "/properties/order").as_deref(),
+            Some("SortOrder")
+        );
+        assert_eq!(
+            named_at(&schema, "/$defs/FieldType").as_deref(),
+            Some("FieldType")
+        );
+        assert_eq!(named_at(&schema, "/properties/plain"), None);
+        assert_eq!(named_at(&schema, "/properties/loop"), None);
+    }
+}

@@ -3,14 +3,15 @@
 //! Rules are collected as data ([`RRule`]: comment, name, alternatives) and references as
 //! [`Ref`]s, and printed once at the end.
 
-use super::names::expr_name;
+use super::names::{given_name, named_at, schema_name};
 use super::{block_fields, Terminal};
 use crate::notation::{
     is_section, render_word, FieldLayout, FieldMode, Notation, ObjLayout, RecordLayout, RootLayout,
     TaggedVariant,
 };
 use crate::shape::{ExprId, Shapes};
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use serde_json::Value;
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 const HEADER: &str = "# Shorthand notation (BNF). Lines starting with # are comments.\n\
     # Elements are separated by one space. ( ) is an object, [ ] a list; [x] in a rule\n\
@@ -57,7 +58,10 @@ impl Ref {
 
 /// A rule of the readable grammar, kept as data until printed.
 struct RRule {
-    /// Comment lines above it, each `# …\n`.
+    /// The description of the rule's value, printed above it unless a field's comment
+    /// already says it (each description is printed once).
+    doc: Option<String>,
+    /// Comment lines above it (after `doc`), each `# …\n`.
     comment: String,
     name: String,
     /// Its alternatives (one for a sequence).
@@ -67,9 +71,14 @@ struct RRule {
 }
 
 impl RRule {
-    fn print(&self) -> String {
+    /// The rule, with its description unless `printed` has it (which it then does).
+    fn print(&self, printed: &mut HashSet<String>) -> String {
+        let doc = match &self.doc {
+            Some(d) if printed.insert(d.clone()) => format!("# {d}\n"),
+            _ => String::new(),
+        };
         format!(
-            "{}<{}> ::= {}",
+            "{doc}{}<{}> ::= {}",
             self.comment,
             self.name,
             self.alts.join(self.alt_sep)
@@ -78,13 +87,24 @@ impl RRule {
 }
 
 /// A rule still to write, with its place in the output.
+/// Each holds the (canonical) expression, the expression it was met as (for its
+/// description; none for a rule shared by several properties), the rule's name and its
+/// place.
 enum Job {
-    Value(ExprId, BTreeMap<String, String>, String, usize),
-    Body(ExprId, String, usize),
+    Value(
+        ExprId,
+        Option<ExprId>,
+        BTreeMap<String, String>,
+        String,
+        usize,
+    ),
+    Body(ExprId, ExprId, String, usize),
 }
 
 struct Readable<'a> {
     shapes: &'a Shapes,
+    /// The schema, for the names it gives (`title`, definitions).
+    schema: &'a Value,
     notation: &'a Notation,
     out: Vec<(usize, RRule)>,
     done: HashMap<String, String>,
@@ -92,39 +112,47 @@ struct Readable<'a> {
     names: HashMap<String, usize>,
     /// The terminals written so far (for the explanations in the header).
     used: BTreeSet<Terminal>,
+    /// The descriptions written as a field's comment (a rule does not repeat them).
+    described: HashSet<String>,
+    /// Value shapes the schema does not name, by key: the property names met with.
+    seen: HashMap<String, BTreeSet<String>>,
+    /// Those met with several names (from a first pass): one rule named by its shape.
+    shared: HashSet<String>,
 }
 
 /// A readable CFG of the notation with the schema's descriptions as comments.
-pub(crate) fn readable(shapes: &Shapes, notation: &Notation) -> String {
-    let mut p = Readable {
-        shapes,
-        notation,
-        out: Vec::new(),
-        done: HashMap::new(),
-        queue: Vec::new(),
-        names: HashMap::new(),
-        used: BTreeSet::new(),
-    };
-    let doc = p.document();
-    while let Some(job) = p.queue.pop() {
-        let (order, rule) = p.emit(job);
-        p.out.push((order, rule));
-    }
-    p.out.sort_by_key(|(i, _)| *i);
+///
+/// Rules are named after the schema (see [`Readable::value_ref`]). A value shape the schema
+/// does not name, met under several property names (`"notes"` and an attendee's `"name"`
+/// both `null | <string>`), is one rule named after its shape (`<StringOrNull>`), never
+/// after whichever property came first: a first pass finds those shapes.
+pub(crate) fn readable(shapes: &Shapes, notation: &Notation, schema: &Value) -> String {
+    let mut first = Readable::new(shapes, notation, schema, HashSet::new());
+    first.run();
+    let shared = (first.seen.into_iter())
+        .filter(|(_, names)| names.len() > 1)
+        .map(|(key, _)| key)
+        .collect();
+    let mut p = Readable::new(shapes, notation, schema, shared);
+    let doc = p.run();
     let mut out = String::from(HEADER);
     for (terms, what) in EXPLAINED {
         if terms.iter().any(|t| p.used.contains(t)) {
             out.push_str(&format!("# {what}.\n"));
         }
     }
+    // Each description once: a rule's is left out where a field's comment gives it.
+    let mut printed = p.described.clone();
     if let Some(d) = shapes.doc(shapes.root) {
-        out.push_str(&format!("# {}\n", one_line(d)));
+        let d = one_line(d);
+        out.push_str(&format!("# {d}\n"));
+        printed.insert(d);
     }
     out.push_str(&doc);
     out.push('\n');
     for (_, r) in &p.out {
         out.push('\n');
-        out.push_str(&r.print());
+        out.push_str(&r.print(&mut printed));
     }
     out
 }
@@ -150,23 +178,94 @@ fn field_comments(docs: &[(String, String)], indent: &str) -> String {
         .collect()
 }
 
-impl Readable<'_> {
-    /// A fresh rule name for `expr`: capitalized, numbered when taken.
-    fn name(&mut self, expr: ExprId) -> String {
-        let base = expr_name(self.shapes, expr);
-        let mut c: String = base
-            .chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() || c == '_' {
-                    c
-                } else {
-                    '_'
-                }
-            })
-            .collect();
-        if let Some(f) = c.get_mut(0..1) {
-            f.make_ascii_uppercase();
+impl<'a> Readable<'a> {
+    fn new(
+        shapes: &'a Shapes,
+        notation: &'a Notation,
+        schema: &'a Value,
+        shared: HashSet<String>,
+    ) -> Self {
+        Readable {
+            shapes,
+            schema,
+            notation,
+            out: Vec::new(),
+            done: HashMap::new(),
+            queue: Vec::new(),
+            names: HashMap::new(),
+            used: BTreeSet::new(),
+            described: HashSet::new(),
+            seen: HashMap::new(),
+            shared,
         }
+    }
+
+    /// The `<Document>` rule; every other rule collected into `out`, in order.
+    fn run(&mut self) -> String {
+        let doc = self.document();
+        while let Some(job) = self.queue.pop() {
+            let (order, rule) = self.emit(job);
+            self.out.push((order, rule));
+        }
+        self.out.sort_by_key(|(i, _)| *i);
+        doc
+    }
+
+    /// The name the schema gives `source` (see [`schema_name`]), capitalized.
+    fn base_name(&self, source: ExprId) -> String {
+        capitalized(&schema_name(self.shapes, self.schema, source))
+    }
+
+    /// Whether the schema names `source` itself (a `title`, a definition), not only by
+    /// where it is.
+    fn schema_named(&self, source: ExprId) -> bool {
+        given_name(self.shapes, self.schema, source).is_some()
+    }
+
+    /// The name the schema gives the object `expr` (its record's definition or title).
+    fn record_name(&self, expr: ExprId) -> Option<String> {
+        match self.notation.object(expr) {
+            Some(ObjLayout::Record(r)) => r
+                .name
+                .strip_prefix('#')
+                .and_then(|p| named_at(self.schema, p))
+                .map(|n| capitalized(&n)),
+            _ => None,
+        }
+    }
+
+    /// A name from what a value shape admits (`StringOrNull`, `NumberOrExprRef`), for a
+    /// shape without choices or lists whose object part, if any, the schema names.
+    fn shape_name(&self, expr: ExprId) -> Option<String> {
+        let p = self.shapes.parts(expr);
+        if p.array.is_some()
+            || p.number.as_ref().is_some_and(|n| n.values.is_some())
+            || p.string.as_ref().is_some_and(|s| s.values.is_some())
+        {
+            return None;
+        }
+        let mut words: Vec<String> = Vec::new();
+        if let Some(n) = &p.number {
+            words.push(if n.integer { "Integer" } else { "Number" }.into());
+        }
+        if p.string.is_some() {
+            words.push("String".into());
+        }
+        if p.bool_true || p.bool_false {
+            words.push("Boolean".into());
+        }
+        if p.object.is_some() {
+            words.push(self.record_name(expr)?);
+        }
+        if p.null {
+            words.push("Null".into());
+        }
+        Some(words.join("Or"))
+    }
+
+    /// A fresh rule name from `base`, numbered when taken.
+    fn fresh(&mut self, base: &str) -> String {
+        let mut c = base.to_string();
         let n = self.names.entry(c.clone()).or_insert(0);
         *n += 1;
         if *n > 1 {
@@ -198,14 +297,37 @@ impl Readable<'_> {
         }
     }
 
-    /// Simple values in place, or a reference to a rule (queued to be written).
-    fn value_ref(&mut self, expr: ExprId, abbrev: &BTreeMap<String, String>) -> Ref {
+    /// Simple values in place, or a reference to a rule (queued to be written), named
+    /// after `source`, the expression as the schema has it there: equal shapes share a
+    /// rule only where the schema gives them the same name.
+    fn value_ref(
+        &mut self,
+        expr: ExprId,
+        source: ExprId,
+        abbrev: &BTreeMap<String, String>,
+    ) -> Ref {
         let expr = self.notation.canon[expr as usize];
         let p = self.shapes.parts(expr);
         if p.any {
             return Ref::Term(Terminal::JsonValue);
         }
-        let key = format!("v{expr}:{abbrev:?}");
+        let mut base = self.base_name(source);
+        let mut key = format!("v{expr}:{abbrev:?}");
+        let unnamed = !self.schema_named(source);
+        if unnamed {
+            self.seen
+                .entry(key.clone())
+                .or_default()
+                .insert(base.clone());
+        }
+        let mut described_by = Some(source);
+        match self.shape_name(expr) {
+            Some(shape) if unnamed && self.shared.contains(&key) => {
+                base = shape;
+                described_by = None;
+            }
+            _ => key = format!("{key}:{base}"),
+        }
         if let Some(n) = self.done.get(&key) {
             return Ref::Rule(n.clone());
         }
@@ -238,40 +360,60 @@ impl Readable<'_> {
         if only_simple && simple.len() == 1 {
             return simple.remove(0);
         }
-        let name = self.name(expr);
+        let name = self.fresh(&base);
         self.done.insert(key, name.clone());
         let order = self.done.len();
-        self.queue
-            .push(Job::Value(expr, abbrev.clone(), name.clone(), order));
+        self.queue.push(Job::Value(
+            expr,
+            described_by,
+            abbrev.clone(),
+            name.clone(),
+            order,
+        ));
         Ref::Rule(name)
     }
 
-    fn body_ref(&mut self, expr: ExprId) -> Ref {
+    /// A reference to the rule of an object's body, named after `source` (as
+    /// [`Readable::value_ref`]).
+    fn body_ref(&mut self, expr: ExprId, source: ExprId) -> Ref {
         let expr = self.notation.canon[expr as usize];
-        let key = format!("b{expr}");
+        // An object the schema names (a definition, a title) is named so wherever it is
+        // met, also as a branch of a union (`<ExprRef>` of `number | ExprRef`).
+        let named = self.record_name(expr);
+        let key = match (&named, self.notation.object(expr)) {
+            // A named object is one rule wherever it is met (also in several unions).
+            (Some(_), Some(layout)) => format!("b{layout:?}"),
+            _ => format!("b{expr}:{}", self.base_name(source)),
+        };
+        let base = named.unwrap_or_else(|| self.base_name(source));
         if let Some(n) = self.done.get(&key) {
             return Ref::Rule(n.clone());
         }
-        let name = self.name(expr);
+        let name = self.fresh(&base);
         self.done.insert(key, name.clone());
         let order = self.done.len();
-        self.queue.push(Job::Body(expr, name.clone(), order));
+        self.queue
+            .push(Job::Body(expr, source, name.clone(), order));
         Ref::Rule(name)
     }
 
-    fn line_item_ref(&mut self, expr: ExprId) -> Ref {
+    fn line_item_ref(&mut self, expr: ExprId, source: ExprId) -> Ref {
         if self.shapes.parts(expr).object_only() {
-            self.body_ref(expr)
+            self.body_ref(expr, source)
         } else {
-            self.value_ref(expr, &BTreeMap::new())
+            self.value_ref(expr, source, &BTreeMap::new())
         }
     }
 
-    fn doc_comment(&self, expr: ExprId) -> String {
-        self.shapes
-            .doc(expr)
-            .map(|d| format!("# {}\n", one_line(d)))
-            .unwrap_or_default()
+    /// The description of `source`, on one line.
+    fn doc_of(&self, source: ExprId) -> Option<String> {
+        self.shapes.doc(source).map(one_line)
+    }
+
+    /// `field_comments`, noting the descriptions as written.
+    fn field_comments(&mut self, docs: &[(String, String)], indent: &str) -> String {
+        self.described.extend(docs.iter().map(|(_, d)| d.clone()));
+        field_comments(docs, indent)
     }
 
     /// The `<Document>` rule (nothing for a block root that is not a record).
@@ -283,29 +425,30 @@ impl Readable<'_> {
                 None => return String::new(),
             },
             RootLayout::Line => {
-                let b = self.body_ref(root);
+                let b = self.body_ref(root, root);
                 (String::new(), format!("{} [\\n]", self.text(b)))
             }
             RootLayout::Lines => {
                 let item = self.shapes.items_of(root);
-                let li = self.line_item_ref(item);
+                let li = self.line_item_ref(item, item);
                 let line = format!("({} \\n)", self.text(li));
                 let min = self.shapes.min_items(root);
                 let max = self.shapes.max_items(root);
                 (String::new(), repeat_ref(&line, min, max))
             }
             RootLayout::Value => {
-                let v = self.value_ref(root, &BTreeMap::new());
+                let v = self.value_ref(root, root, &BTreeMap::new());
                 (String::new(), format!("{} [\\n]", self.text(v)))
             }
         };
         RRule {
+            doc: None,
             comment,
             name: "Document".into(),
             alts: vec![seq],
             alt_sep: " | ",
         }
-        .print()
+        .print(&mut HashSet::new())
     }
 
     /// A block document: one statement per line (plain lines first, then sections), each
@@ -332,14 +475,15 @@ impl Readable<'_> {
         if r.extras.is_some() {
             seq.push_str("\n    (\"other key\": <json> \\n)*");
         }
-        Some((field_comments(&docs, " "), seq))
+        Some((self.field_comments(&docs, " "), seq))
     }
 
     /// A block's line for a field: `kw value \n`, or a section `kw:\n (item \n)*`.
     fn statement(&mut self, f: &FieldLayout) -> String {
         if is_section(self.shapes, f.expr) {
             let item = self.shapes.items_of(f.expr);
-            let li = self.line_item_ref(item);
+            let source = self.shapes.items_of(f.source);
+            let li = self.line_item_ref(item, source);
             let li = self.text(li);
             let lines = repeat_ref(
                 &format!("({li} \\n)"),
@@ -349,9 +493,9 @@ impl Readable<'_> {
             format!("{}:\\n {lines}", f.keyword)
         } else {
             let v = if self.notation.opens_on_line(self.shapes, f.expr) {
-                self.body_ref(f.expr)
+                self.body_ref(f.expr, f.source)
             } else {
-                self.value_ref(f.expr, &f.abbrev)
+                self.value_ref(f.expr, f.source, &f.abbrev)
             };
             format!("{} {} \\n", f.keyword, self.text(v))
         }
@@ -359,13 +503,16 @@ impl Readable<'_> {
 
     fn emit(&mut self, job: Job) -> (usize, RRule) {
         match job {
-            Job::Value(expr, abbrev, name, order) => (order, self.value_rule(expr, &abbrev, name)),
-            Job::Body(expr, name, order) => {
+            Job::Value(expr, source, abbrev, name, order) => {
+                (order, self.value_rule(expr, source, &abbrev, name))
+            }
+            Job::Body(expr, source, name, order) => {
                 let rule = match self.notation.object(expr).cloned() {
                     Some(ObjLayout::Record(r)) if !r.forms.is_empty() && r.extras.is_none() => {
                         let (docs, alts) = self.forms_rhs(&r);
                         RRule {
-                            comment: self.doc_comment(expr) + &field_comments(&docs, " "),
+                            doc: self.doc_of(source),
+                            comment: self.field_comments(&docs, " "),
                             name,
                             alts,
                             alt_sep: " | ",
@@ -374,16 +521,18 @@ impl Readable<'_> {
                     Some(ObjLayout::Record(r)) => {
                         let (docs, rhs) = self.record_rhs(&r);
                         RRule {
-                            comment: self.doc_comment(expr) + &field_comments(&docs, " "),
+                            doc: self.doc_of(source),
+                            comment: self.field_comments(&docs, " "),
                             name,
                             alts: vec![rhs],
                             alt_sep: " | ",
                         }
                     }
                     Some(ObjLayout::Tagged { key, variants }) => {
-                        self.tagged_rule(expr, &key, &variants, name)
+                        self.tagged_rule(source, &key, &variants, name)
                     }
                     None => RRule {
+                        doc: self.doc_of(source),
                         comment: String::new(),
                         name,
                         alts: vec!["<json>".into()],
@@ -399,6 +548,7 @@ impl Readable<'_> {
     fn value_rule(
         &mut self,
         expr: ExprId,
+        source: Option<ExprId>,
         abbrev: &BTreeMap<String, String>,
         name: String,
     ) -> RRule {
@@ -429,12 +579,12 @@ impl Readable<'_> {
             let mut parts: Vec<String> = Vec::new();
             let min = a.min_items as usize;
             for (i, e) in a.prefix.iter().enumerate() {
-                let v = self.value_ref(*e, &BTreeMap::new());
+                let v = self.value_ref(*e, *e, &BTreeMap::new());
                 let v = self.text(v);
                 parts.push(if i < min { v } else { format!("[{v}]") });
             }
             if let Some(it) = a.items {
-                let v = self.value_ref(it, &BTreeMap::new());
+                let v = self.value_ref(it, it, &BTreeMap::new());
                 let v = self.text(v);
                 let max = a.max_len().map(|m| m.saturating_sub(a.prefix.len()));
                 parts.push(repeat_ref(&v, min.saturating_sub(a.prefix.len()), max));
@@ -442,11 +592,12 @@ impl Readable<'_> {
             alts.push(format!("\"[\" {} \"]\"", parts.join(" ")));
         }
         if p.object.is_some() {
-            let b = self.body_ref(expr);
+            let b = self.body_ref(expr, source.unwrap_or(expr));
             alts.push(format!("\"(\" {} \")\"", self.text(b)));
         }
         RRule {
-            comment: self.doc_comment(expr),
+            doc: source.and_then(|s| self.doc_of(s)),
+            comment: String::new(),
             name,
             alts,
             alt_sep: " | ",
@@ -456,7 +607,7 @@ impl Readable<'_> {
     /// A tagged union: one form per tag, each form's field comments under a heading.
     fn tagged_rule(
         &mut self,
-        expr: ExprId,
+        source: ExprId,
         key: &str,
         variants: &[TaggedVariant],
         name: String,
@@ -485,15 +636,15 @@ impl Readable<'_> {
             if !docs.is_empty() {
                 let title: Vec<&str> = v.tags.iter().map(|(val, _)| val.as_str()).collect();
                 comment.push_str(&format!("# {head} ({}):\n", title.join(" / ")));
-                comment.push_str(&field_comments(&docs, "   "));
+                comment.push_str(&self.field_comments(&docs, "   "));
             }
             forms.push(format!("{head} {rhs}").trim_end().to_string());
         }
-        comment.push_str(&self.doc_comment(expr));
         comment.push_str(&format!(
             "# the first word is the `{key}`{legend}; it selects the form\n"
         ));
         RRule {
+            doc: self.doc_of(source),
             comment,
             name,
             alts: forms,
@@ -509,7 +660,7 @@ impl Readable<'_> {
             .filter_map(|p| p.map(|(text, optional)| bracket(text, optional)))
             .collect();
         if let Some(e) = r.extras {
-            let v = self.value_ref(e, &BTreeMap::new());
+            let v = self.value_ref(e, r.extras_source.unwrap_or(e), &BTreeMap::new());
             let v = self.text(v);
             // Undeclared properties: `"key":value`; in a pure map a one-word key is bare.
             out.push(if r.bare_keys() {
@@ -561,21 +712,21 @@ impl Readable<'_> {
             let part = match f.mode {
                 FieldMode::Const(_) => None,
                 FieldMode::Positional => {
-                    let v = self.value_ref(f.expr, &f.abbrev);
+                    let v = self.value_ref(f.expr, f.source, &f.abbrev);
                     let v = if f.quoted { v.quoted() } else { v };
                     Some((self.labeled(&f.name, v), false))
                 }
                 FieldMode::Keyless => {
                     // Recognised by its first token, so a free string is quoted here.
-                    let v = self.value_ref(f.expr, &f.abbrev).quoted();
+                    let v = self.value_ref(f.expr, f.source, &f.abbrev).quoted();
                     Some((self.labeled(&f.name, v), true))
                 }
                 FieldMode::Keyed if f.is_flag(self.shapes) => Some((f.keyword.clone(), true)),
                 FieldMode::Keyed => {
                     let v = if f.open {
-                        self.body_ref(f.expr)
+                        self.body_ref(f.expr, f.source)
                     } else {
-                        self.value_ref(f.expr, &f.abbrev)
+                        self.value_ref(f.expr, f.source, &f.abbrev)
                     };
                     Some((format!("{} {}", f.keyword, self.text(v)), true))
                 }
@@ -590,6 +741,24 @@ impl Readable<'_> {
         }
         (docs, parts)
     }
+}
+
+/// A rule name from a schema name: identifier characters only, capitalized.
+fn capitalized(name: &str) -> String {
+    let mut c: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if let Some(f) = c.get_mut(0..1) {
+        f.make_ascii_uppercase();
+    }
+    c
 }
 
 /// `[text]` when optional.
@@ -625,5 +794,49 @@ mod tests {
         assert!(bnf.contains("# <date> is"), "{bnf}");
         assert!(bnf.contains("# <natural> is"), "{bnf}");
         assert!(!bnf.contains("# <number>=0> is"), "{bnf}");
+    }
+
+    #[test]
+    fn names_rules_after_the_schema_and_describes_once() {
+        // `name` has the shape of `notes`: their rule is named after the shape, not after
+        // whichever came first; a definition keeps its name; no description is written
+        // twice.
+        let schema = json!({"type": "object", "required": ["attendees"], "properties": {
+            "notes": {"type": ["string", "null"], "description": "Free notes."},
+            "kind": {"$ref": "#/$defs/MeetingKind", "description": "What kind of meeting."},
+            "attendees": {"type": "array", "items": {"type": "object",
+                "required": ["email", "name"], "additionalProperties": false, "properties": {
+                "email": {"type": "string", "description": "Email address."},
+                "name": {"type": ["string", "null"], "description": "Full name."}}}}},
+            "$defs": {"MeetingKind": {"enum": ["standup", "review"]}}});
+        let bnf = compile(&schema, &CompileOptions::default())
+            .unwrap()
+            .grammar_bnf();
+        assert!(bnf.contains("<email:\"string\"> <StringOrNull>"), "{bnf}");
+        assert!(bnf.contains("[notes <StringOrNull>"), "{bnf}");
+        assert!(
+            bnf.contains("<StringOrNull> ::= null | <string>\n"),
+            "{bnf}"
+        );
+        assert!(!bnf.contains("<Notes>"), "{bnf}");
+        assert!(bnf.contains("<MeetingKind> ::= standup | review"), "{bnf}");
+        for d in [
+            "Free notes.",
+            "Full name.",
+            "What kind of meeting.",
+            "Email address.",
+        ] {
+            assert_eq!(bnf.matches(d).count(), 1, "{d} in {bnf}");
+        }
+        // A shape met under one name only is named after it.
+        let schema = json!({"type": "object", "required": ["attendees"], "properties": {
+            "attendees": {"type": "array", "items": {"type": "object",
+                "required": ["email", "name"], "additionalProperties": false, "properties": {
+                "email": {"type": "string"}, "name": {"type": ["string", "null"]}}}}}});
+        let bnf = compile(&schema, &CompileOptions::default())
+            .unwrap()
+            .grammar_bnf();
+        assert!(bnf.contains("<email:\"string\"> <Name>"), "{bnf}");
+        assert!(bnf.contains("<Name> ::= null | <string>"), "{bnf}");
     }
 }

@@ -275,25 +275,41 @@ impl FieldConfig {
     }
 }
 
-/// The notation design as editable YAML.
+/// The notation design as editable YAML, saying what is written: under `root: block`
+/// every field of the root object is a line that starts with its keyword (`kw value`, or
+/// a section `kw:` with one item per line; plain lines first), so those fields are listed
+/// with their keyword, an optional one as `keyed`, a required one as `positional`
+/// (required: its line is always there). A single-valued optional field written as its
+/// keyword alone is a `flag`.
 pub(crate) fn to_config(n: &Notation, shapes: &Shapes) -> NotationConfig {
     let mut objects = BTreeMap::new();
+    let block_root = match (n.root, n.object(shapes.root)) {
+        (RootLayout::Block, Some(ObjLayout::Record(r))) => Some(r.name.clone()),
+        _ => None,
+    };
     let mut add = |r: &RecordLayout, tag: Option<String>| {
+        let block = block_root.as_deref() == Some(r.name.as_str());
         let fields = r
             .fields
             .iter()
-            .map(|f| FieldConfig {
-                name: f.name.clone(),
-                mode: match f.mode {
+            .map(|f| {
+                let mode = match f.mode {
                     FieldMode::Keyed if f.is_flag(shapes) => "flag",
                     FieldMode::Positional => "positional",
                     FieldMode::Const(_) => "const",
                     FieldMode::Keyed => "keyed",
+                    // A block's line always starts with its keyword.
+                    FieldMode::Keyless if block => "keyed",
                     FieldMode::Keyless => "keyless",
+                };
+                let with_keyword =
+                    f.mode == FieldMode::Keyed || (block && !matches!(f.mode, FieldMode::Const(_)));
+                FieldConfig {
+                    name: f.name.clone(),
+                    mode: mode.into(),
+                    keyword: with_keyword.then(|| f.keyword.clone()),
+                    abbrev: f.abbrev.clone(),
                 }
-                .into(),
-                keyword: (f.mode == FieldMode::Keyed).then(|| f.keyword.clone()),
-                abbrev: f.abbrev.clone(),
             })
             .collect();
         objects
@@ -338,5 +354,45 @@ mod tests {
         }
         let ok = "root: block\nobjects:\n  '#':\n    fields:\n    - name: a\n      mode: keyed\n      keyword: x\n";
         assert!(serde_yaml::from_str::<NotationConfig>(ok).is_ok());
+    }
+
+    /// Under `root: block` the YAML lists the root's fields as they are written (each line
+    /// starts with its keyword, plain lines before sections), and reading it back gives the
+    /// same language.
+    #[test]
+    fn block_root_fields_are_listed_as_written() {
+        use crate::{compile, CompileOptions};
+        let schema = serde_json::json!({"type": "object", "required": ["rows"],
+            "additionalProperties": false, "properties": {
+            "rows": {"type": "array", "items": {"type": "object", "required": ["a"],
+                "properties": {"a": {"type": "string"}}, "additionalProperties": false}},
+            "chart": {"enum": ["bar", "line"]}}});
+        let auto = compile(&schema, &CompileOptions::default()).unwrap();
+        let yaml = auto.notation_yaml().unwrap();
+        let cfg: NotationConfig = serde_yaml::from_str(&yaml).unwrap();
+        let root = &cfg.objects["#"].fields;
+        let listed: Vec<(&str, &str, Option<&str>)> = root
+            .iter()
+            .map(|f| (f.name.as_str(), f.mode.as_str(), f.keyword.as_deref()))
+            .collect();
+        assert_eq!(
+            listed,
+            [
+                ("rows", "positional", Some("rows")),
+                ("chart", "keyed", Some("chart"))
+            ],
+            "{yaml}"
+        );
+        assert!(!yaml.contains("`key:` line"), "{yaml}");
+        let edited = compile(
+            &schema,
+            &CompileOptions {
+                notation: Some(cfg),
+            },
+        )
+        .unwrap();
+        assert_eq!(edited.grammar_pest(), auto.grammar_pest());
+        let x = serde_json::json!({"chart": "bar", "rows": [{"a": "x"}]});
+        assert_eq!(edited.compress(&x).unwrap(), auto.compress(&x).unwrap());
     }
 }
