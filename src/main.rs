@@ -12,6 +12,7 @@ mod bench_generate;
 mod eval_cmd;
 mod guard;
 mod prune_cmd;
+mod read_args;
 #[cfg(feature = "runtime")]
 mod runtime_cmd;
 mod streams;
@@ -51,11 +52,15 @@ enum Command {
         /// Start from an edited notation design instead of the automatic one.
         #[arg(long, value_name = "FILE.yaml")]
         notation: Option<PathBuf>,
+        #[command(flatten)]
+        read: read_args::ReadArgs,
     },
     /// Compile a schema: writes DIR/spec.json and the grammars DIR/shorthand.{bnf,pest,gbnf}.
     /// Without -o, prints the readable BNF grammar.
+    /// Tool definitions (an OpenAI `tools` array, Anthropic tools, an MCP `tools/list`
+    /// result) compile to the schema of their calls.
     Compile {
-        /// The JSON Schema (JSON or YAML).
+        /// The JSON Schema or tool definitions (JSON or YAML).
         schema: PathBuf,
         /// The notation design to use (from `dss init`, possibly edited).
         #[arg(long, value_name = "FILE.yaml")]
@@ -63,6 +68,8 @@ enum Command {
         /// Output directory (created if missing).
         #[arg(short = 'o', long = "out", value_name = "DIR")]
         out: Option<PathBuf>,
+        #[command(flatten)]
+        read: read_args::ReadArgs,
     },
     /// JSON -> shorthand. The instance is validated against the schema first.
     Compress(MapArgs),
@@ -160,8 +167,12 @@ fn main() -> ExitCode {
 
 fn run(cli: Cli) -> Result<ExitCode> {
     match cli.command {
-        Command::Init { schema, notation } => {
-            let spec = compile_schema_file(&schema, notation.as_deref())?;
+        Command::Init {
+            schema,
+            notation,
+            read,
+        } => {
+            let spec = compile_schema_file(&schema, notation.as_deref(), read)?;
             let yaml =
                 guard("notation_yaml", || spec.notation_yaml()).map_err(|e| anyhow!(e))??;
             write_stdout(&yaml)?;
@@ -171,8 +182,9 @@ fn run(cli: Cli) -> Result<ExitCode> {
             schema,
             notation,
             out,
+            read,
         } => {
-            let spec = compile_schema_file(&schema, notation.as_deref())?;
+            let spec = compile_schema_file(&schema, notation.as_deref(), read)?;
             // Compile checks everything up front: the validator is otherwise built lazily.
             spec.check_validator()
                 .map_err(|e| compile_error(&schema, notation.as_deref(), &e))?;
@@ -348,26 +360,38 @@ fn compile_error(schema: &Path, notation: Option<&Path>, e: &CompileError) -> an
     }
 }
 
-fn compile_value(schema: &Value, path: &Path, notation: Option<&Path>) -> Result<CompiledSpec> {
-    if dss_compiler::is_keywordless(schema) {
-        streams::report(&format!(
-            "warning: {}: not one JSON Schema keyword (`type`, `properties`, `$ref`…) at the \
-             top level: is this a data document? As a schema it accepts every JSON document",
-            path.display()
-        ));
-    }
+fn compile_value(
+    schema: &Value,
+    path: &Path,
+    notation: Option<&Path>,
+    read: read_args::ReadArgs,
+) -> Result<CompiledSpec> {
     let opts = CompileOptions {
         notation: load_notation(notation)?,
+        lenient: read.lenient,
+        calls: read.calls(),
     };
-    guard("compile", || compile(schema, &opts))
+    let spec = guard("compile", || compile(schema, &opts))
         .map_err(|e| anyhow!("{}: {e}", path.display()))?
-        .map_err(|e| compile_error(path, notation, &e))
+        .map_err(|e| {
+            anyhow!(
+                "{:#}{}",
+                compile_error(path, notation, &e),
+                read_args::hint(&e)
+            )
+        })?;
+    read_args::report(&spec, path);
+    Ok(spec)
 }
 
-fn compile_schema_file(path: &Path, notation: Option<&Path>) -> Result<CompiledSpec> {
+fn compile_schema_file(
+    path: &Path,
+    notation: Option<&Path>,
+    read: read_args::ReadArgs,
+) -> Result<CompiledSpec> {
     let text = read_file(path)?;
     let schema = parse_schema_text(&text, path)?;
-    compile_value(&schema, path, notation)
+    compile_value(&schema, path, notation, read)
 }
 
 fn spec_from_json(text: &str, path: &Path) -> Result<CompiledSpec> {
@@ -428,7 +452,7 @@ fn load_spec(path: &Path, notation: Option<&Path>) -> Result<CompiledSpec> {
     let schema = parse_schema_text(&text, path).map_err(|schema_err| {
         anyhow!("neither a compiled spec ({spec_err:#}) nor a schema ({schema_err:#})")
     })?;
-    compile_value(&schema, path, notation)
+    compile_value(&schema, path, notation, read_args::ReadArgs::default())
 }
 
 // ── Input and output ─────────────────────────────────────────────────────────
