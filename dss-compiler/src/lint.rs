@@ -22,6 +22,7 @@ use std::fmt;
 /// Something a schema says that is probably not what its author meant, and what it means
 /// for the grammar ([`crate::CompiledSpec::schema_warnings`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct SchemaWarning {
     /// Where in the input (a JSON pointer; "" is the document root).
     pub pointer: String,
@@ -105,7 +106,7 @@ impl Expect {
             }
             Expect::DependentRequired => "an object whose members are arrays of property names",
             Expect::Type => {
-                "a type name (\"null\", \"boolean\", \"object\", \"array\", \"number\", \"string\", \"integer\") or an array of distinct type names"
+                "a type name (\"null\", \"boolean\", \"object\", \"array\", \"number\", \"string\", \"integer\") or a non-empty array of distinct type names"
             }
             Expect::Names => "an array of property names (strings)",
             Expect::Array => "an array",
@@ -138,8 +139,10 @@ impl Expect {
             Expect::Type => match v {
                 Value::String(s) => TYPES.contains(&s.as_str()),
                 Value::Array(xs) => {
-                    xs.iter()
-                        .all(|x| x.as_str().is_some_and(|s| TYPES.contains(&s)))
+                    !xs.is_empty()
+                        && xs
+                            .iter()
+                            .all(|x| x.as_str().is_some_and(|s| TYPES.contains(&s)))
                         && xs.iter().enumerate().all(|(i, x)| !xs[..i].contains(x))
                 }
                 _ => false,
@@ -563,6 +566,7 @@ mod tests {
             (json!({"enum": "a"}), "/enum", "enum"),
             (json!({"$ref": 1}), "/$ref", "$ref"),
             (json!({"type": ["string", "string"]}), "/type", "type"),
+            (json!({"type": []}), "/type", "type"),
             (
                 json!({"$defs": {"a": {"items": {"uniqueItems": "yes"}}}}),
                 "/$defs/a/items/uniqueItems",

@@ -75,6 +75,7 @@ impl fmt::Display for ToolsForm {
 /// What [`crate::compile`] read when its input was tool definitions
 /// ([`crate::CompiledSpec::tools`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ToolsRead {
     /// The form the definitions were in.
     pub form: ToolsForm,
@@ -272,36 +273,35 @@ fn describe(v: &Value) -> String {
 
 /// The tool definitions of `input`, or `None` where it is not tool definitions (a schema).
 pub(crate) fn read(input: &Value) -> Result<Option<Tools>, ToolsError> {
-    match input {
-        // A JSON Schema is an object or a boolean: an array can only be tools.
-        Value::Array(items) => read_list(items, "").map(|(vendor, tools, bare)| {
+    // The form of a list by its tools' vendor; `mcp`: the form an MCP list is in.
+    let list = |items: &[Value], at: &str, mcp: ToolsForm| {
+        read_list(items, at).map(|(vendor, tools, bare)| {
             let form = match (vendor, bare) {
                 (Vendor::OpenAi, true) => ToolsForm::OpenAiFunctions,
                 (Vendor::OpenAi, false) => ToolsForm::OpenAiTools,
                 (Vendor::Anthropic, _) => ToolsForm::AnthropicTools,
-                (Vendor::Mcp, _) => ToolsForm::McpTools,
+                (Vendor::Mcp, _) => mcp,
             };
             Some(Tools { form, tools })
-        }),
+        })
+    };
+    match input {
+        // A JSON Schema is an object or a boolean: an array can only be tools.
+        Value::Array(items) => list(items, "", ToolsForm::McpTools),
         Value::Object(m) => {
-            let listed = |list: &Value, at: &str, form| match list {
-                Value::Array(items) => {
-                    read_list(items, at).map(|(_, tools, _)| Some(Tools { form, tools }))
-                }
-                _ => Ok(None),
-            };
-            // `{"tools": […]}` with nothing else a schema would say: a tools/list result.
-            if let Some(list) = m.get("tools") {
-                if list.is_array() && m.keys().all(|k| keyword(k).is_none()) {
-                    return listed(list, "/tools", ToolsForm::McpToolsList);
+            // `{"tools": […]}` with nothing else a schema would say: a tools/list result
+            // (or a request body holding OpenAI or Anthropic tools).
+            if let Some(Value::Array(items)) = m.get("tools") {
+                if m.keys().all(|k| keyword(k).is_none()) {
+                    return list(items, "/tools", ToolsForm::McpToolsList);
                 }
             }
             // The JSON-RPC response: `jsonrpc`, `id` (a draft-04 keyword) and `result`.
-            if let Some(list) = m.get("result").and_then(|r| r.get("tools")) {
+            if let Some(Value::Array(items)) = m.get("result").and_then(|r| r.get("tools")) {
                 if m.keys()
                     .all(|k| ["jsonrpc", "id", "result"].contains(&k.as_str()))
                 {
-                    return listed(list, "/result/tools", ToolsForm::McpResponse);
+                    return list(items, "/result/tools", ToolsForm::McpResponse);
                 }
             }
             let Some((vendor, _)) = tool_kind(input) else {
@@ -659,6 +659,11 @@ mod tests {
                 ToolsForm::McpResponse,
             ),
             (mcp, ToolsForm::McpTools),
+            // An OpenAI request body: its `tools` are OpenAI's.
+            (
+                json!({"model": "m", "tools": openai.clone()}),
+                ToolsForm::OpenAiTools,
+            ),
         ];
         let calls = json!([{"get_weather": {"city": "Paris", "unit": "celsius"}}, {"search": {"query": "rust"}}]);
         let mut texts = Vec::new();
