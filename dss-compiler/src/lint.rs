@@ -60,6 +60,8 @@ enum Expect {
     Count,
     Bool,
     Text,
+    /// A regular expression (ECMA-262) the validator compiles.
+    Regex,
     Any,
 }
 
@@ -80,9 +82,10 @@ impl Expect {
             "uniqueItems" | "readOnly" | "writeOnly" | "deprecated" | "$recursiveAnchor" => {
                 Expect::Bool
             }
-            "pattern" | "format" | "contentEncoding" | "contentMediaType" | "$ref"
-            | "$dynamicRef" | "$recursiveRef" | "$schema" | "$id" | "$anchor"
-            | "$dynamicAnchor" | "title" | "description" | "$comment" => Expect::Text,
+            "pattern" => Expect::Regex,
+            "format" | "contentEncoding" | "contentMediaType" | "$ref" | "$dynamicRef"
+            | "$recursiveRef" | "$schema" | "$id" | "$anchor" | "$dynamicAnchor" | "title"
+            | "description" | "$comment" => Expect::Text,
             // `id` is a keyword of draft-04 only: elsewhere it may be anything.
             "const" | "default" | "example" | "id" => Expect::Any,
             _ => match keyword(name).map(|k| k.holds) {
@@ -117,6 +120,7 @@ impl Expect {
             Expect::Count => "a non-negative integer",
             Expect::Bool => "a boolean",
             Expect::Text => "a string",
+            Expect::Regex => "a regular expression (ECMA-262)",
             Expect::Any => "any JSON value",
         }
     }
@@ -159,6 +163,7 @@ impl Expect {
             }
             Expect::Bool => v.is_boolean(),
             Expect::Text => v.is_string(),
+            Expect::Regex => v.as_str().is_some_and(|p| regex_error(p).is_none()),
             Expect::Any => true,
         }
     }
@@ -167,6 +172,19 @@ impl Expect {
 const TYPES: [&str; 7] = [
     "null", "boolean", "object", "array", "number", "string", "integer",
 ];
+
+/// Why `pattern` is not a regular expression the validator compiles (`None`: it is one).
+fn regex_error(pattern: &str) -> Option<String> {
+    let schema = serde_json::json!({ "pattern": pattern });
+    jsonschema::validator_for(&schema).err().map(|e| {
+        let message = e.to_string();
+        if message.chars().count() > 80 {
+            format!("{}…", message.chars().take(80).collect::<String>())
+        } else {
+            message
+        }
+    })
+}
 
 fn is_schema(v: &Value) -> bool {
     v.is_object() || v.is_boolean()
@@ -340,6 +358,11 @@ impl Lint {
                 found_text.push_str(&format!(" (did you mean \"{t}\"?)"));
             }
         }
+        if expect == Expect::Regex {
+            if let Some(e) = found.as_str().and_then(regex_error) {
+                found_text.push_str(&format!(" ({e})"));
+            }
+        }
         let annotation = keyword(name).is_some_and(|k| k.class == KeywordClass::Annotation);
         if self.lenient || annotation {
             self.warn(
@@ -438,6 +461,40 @@ impl Lint {
         Ok(())
     }
 
+    /// The names of `patternProperties` are regular expressions: one that is not is an
+    /// error, or (lenient) removed with its schema.
+    fn pattern_names(
+        &mut self,
+        members: &mut serde_json::Map<String, Value>,
+        here: &str,
+    ) -> Result<(), CompileError> {
+        let bad: Vec<(String, String)> = members
+            .keys()
+            .filter_map(|k| regex_error(k).map(|e| (k.clone(), e)))
+            .collect();
+        for (name, error) in bad {
+            let at = format!("{here}/{}", escape_token(&name));
+            let expected = "property name patterns that are regular expressions (ECMA-262)";
+            let found = format!("{} ({error})", Value::String(name.clone()));
+            if !self.lenient {
+                return Err(CompileError::Malformed {
+                    pointer: at,
+                    keyword: "patternProperties".into(),
+                    expected: expected.into(),
+                    found,
+                });
+            }
+            self.warn(
+                &at,
+                format!(
+                    "ignored malformed \"patternProperties\": expected {expected}, found {found}; so no property is matched against it"
+                ),
+            );
+            members.remove(&name);
+        }
+        Ok(())
+    }
+
     /// The subschemas in the value of keyword `name` (of the form `expect`).
     fn children(
         &mut self,
@@ -460,6 +517,9 @@ impl Lint {
                 Ok(())
             }
             (Expect::SchemaMap, Value::Object(members)) => {
+                if name == "patternProperties" {
+                    self.pattern_names(members, here)?;
+                }
                 for (k, item) in members.iter_mut() {
                     let at = format!("{here}/{}", escape_token(k));
                     if self.member(item, &at, name)? {
@@ -565,6 +625,12 @@ mod tests {
             (json!({"multipleOf": 0}), "/multipleOf", "multipleOf"),
             (json!({"enum": "a"}), "/enum", "enum"),
             (json!({"$ref": 1}), "/$ref", "$ref"),
+            (json!({"pattern": "(("}), "/pattern", "pattern"),
+            (
+                json!({"patternProperties": {"^a": {}, "[z": {}}}),
+                "/patternProperties/[z",
+                "patternProperties",
+            ),
             (json!({"type": ["string", "string"]}), "/type", "type"),
             (json!({"type": []}), "/type", "type"),
             (
@@ -603,7 +669,8 @@ mod tests {
             "type": ["object", "null"],
             "properties": {
                 "n": {"type": "number", "minimum": 0, "exclusiveMinimum": true, "multipleOf": 0.5},
-                "s": {"type": "string", "maxLength": 3.0, "pattern": "^a", "format": "email"},
+                "s": {"type": "string", "maxLength": 3.0, "pattern": "^\\p{L}+(?!x)\\d{2,}$", "format": "email"},
+                "p": {"patternProperties": {"^[a-z_]+$": {}, "\\w": true}},
                 "t": {"items": [{"type": "string"}, true], "additionalItems": false},
                 "enum": {"enum": [1, "a", {"type": 5}]},
                 "const": {"const": {"required": 3}, "default": {"properties": []}}
