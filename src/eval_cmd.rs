@@ -252,8 +252,14 @@ mod runner {
     fn compile(suite: &Suite, dir: &Path) -> Result<CompiledSpec> {
         let yaml = dir.join("notation.yaml");
         let notation = crate::load_notation(yaml.is_file().then_some(yaml.as_path()))?;
-        dss_compiler::compile(&suite.schema, &dss_compiler::CompileOptions { notation })
-            .with_context(|| format!("compiling {}", dir.join("schema.json").display()))
+        dss_compiler::compile(
+            &suite.schema,
+            &dss_compiler::CompileOptions {
+                notation,
+                ..Default::default()
+            },
+        )
+        .with_context(|| format!("compiling {}", dir.join("schema.json").display()))
     }
 
     /// The suite's catalogs and aliases; catalog entries for sites the schema already

@@ -12,6 +12,7 @@ mod bench_generate;
 mod eval_cmd;
 mod guard;
 mod prune_cmd;
+mod read_args;
 #[cfg(feature = "runtime")]
 mod runtime_cmd;
 mod streams;
@@ -20,8 +21,7 @@ mod tokens;
 use anyhow::{anyhow, bail, Context, Result};
 use clap::{Args, CommandFactory, Parser, Subcommand};
 use dss_compiler::{
-    compile, CompileError, CompileOptions, CompiledSpec, CompressError, ExpandError,
-    NotationConfig, NotationStyle,
+    compile, CompileError, CompileOptions, CompiledSpec, CompressError, ExpandError, NotationConfig,
 };
 use serde_json::Value;
 use std::fs;
@@ -53,21 +53,23 @@ enum Command {
         #[arg(long, value_name = "FILE.yaml")]
         notation: Option<PathBuf>,
         #[command(flatten)]
-        style: StyleArg,
+        read: read_args::ReadArgs,
     },
     /// Compile a schema: writes DIR/spec.json and the grammars DIR/shorthand.{bnf,pest,gbnf}.
     /// Without -o, prints the readable BNF grammar.
+    /// Tool definitions (an OpenAI `tools` array, Anthropic tools, an MCP `tools/list`
+    /// result) compile to the schema of their calls.
     Compile {
-        /// The JSON Schema (JSON or YAML).
+        /// The JSON Schema or tool definitions (JSON or YAML).
         schema: PathBuf,
         /// The notation design to use (from `dss init`, possibly edited).
         #[arg(long, value_name = "FILE.yaml")]
         notation: Option<PathBuf>,
-        #[command(flatten)]
-        style: StyleArg,
         /// Output directory (created if missing).
         #[arg(short = 'o', long = "out", value_name = "DIR")]
         out: Option<PathBuf>,
+        #[command(flatten)]
+        read: read_args::ReadArgs,
     },
     /// JSON -> shorthand. The instance is validated against the schema first.
     Compress(MapArgs),
@@ -197,9 +199,9 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Init {
             schema,
             notation,
-            style,
+            read,
         } => {
-            let spec = compile_schema_file(&schema, notation.as_deref(), style.style)?;
+            let spec = compile_schema_file(&schema, notation.as_deref(), read)?;
             let yaml =
                 guard("notation_yaml", || spec.notation_yaml()).map_err(|e| anyhow!(e))??;
             write_stdout(&yaml)?;
@@ -208,10 +210,10 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Compile {
             schema,
             notation,
-            style,
             out,
+            read,
         } => {
-            let spec = compile_schema_file(&schema, notation.as_deref(), style.style)?;
+            let spec = compile_schema_file(&schema, notation.as_deref(), read)?;
             // Compile checks everything up front: the validator is otherwise built lazily.
             spec.check_validator()
                 .map_err(|e| compile_error(&schema, notation.as_deref(), &e))?;
@@ -434,55 +436,44 @@ fn compile_error(schema: &Path, notation: Option<&Path>, e: &CompileError) -> an
     }
 }
 
-/// `--style`: how the automatic design writes optional fields.
-#[derive(clap::Args, Clone, Copy, Debug, Default)]
-struct StyleArg {
-    /// `compact` (fewest tokens: choice words alone, single values as flags) or `explicit`
-    /// (every optional field `keyword value`: what small models write most reliably for
-    /// calls). Overrides the `style:` of a --notation file.
-    #[arg(long, value_name = "STYLE", value_parser = parse_style)]
-    style: Option<NotationStyle>,
-}
-
-fn parse_style(s: &str) -> Result<NotationStyle, String> {
-    NotationStyle::from_name(s).ok_or_else(|| format!("unknown style `{s}` (compact, explicit)"))
-}
-
 fn compile_value(
     schema: &Value,
     path: &Path,
     notation: Option<&Path>,
-    style: Option<NotationStyle>,
+    read: read_args::ReadArgs,
 ) -> Result<CompiledSpec> {
-    if dss_compiler::is_keywordless(schema) {
-        streams::report(&format!(
-            "warning: {}: not one JSON Schema keyword (`type`, `properties`, `$ref`…) at the \
-             top level: is this a data document? As a schema it accepts every JSON document",
-            path.display()
-        ));
-    }
     let mut notation_cfg = load_notation(notation)?;
-    if let Some(style) = style {
+    if let Some(style) = read.style {
         notation_cfg
             .get_or_insert_with(NotationConfig::default)
             .set_style(style);
     }
     let opts = CompileOptions {
         notation: notation_cfg,
+        lenient: read.lenient,
+        calls: read.calls(),
     };
-    guard("compile", || compile(schema, &opts))
+    let spec = guard("compile", || compile(schema, &opts))
         .map_err(|e| anyhow!("{}: {e}", path.display()))?
-        .map_err(|e| compile_error(path, notation, &e))
+        .map_err(|e| {
+            anyhow!(
+                "{:#}{}",
+                compile_error(path, notation, &e),
+                read_args::hint(&e)
+            )
+        })?;
+    read_args::report(&spec, path);
+    Ok(spec)
 }
 
 fn compile_schema_file(
     path: &Path,
     notation: Option<&Path>,
-    style: Option<NotationStyle>,
+    read: read_args::ReadArgs,
 ) -> Result<CompiledSpec> {
     let text = read_file(path)?;
     let schema = parse_schema_text(&text, path)?;
-    compile_value(&schema, path, notation, style)
+    compile_value(&schema, path, notation, read)
 }
 
 fn spec_from_json(text: &str, path: &Path) -> Result<CompiledSpec> {
@@ -543,7 +534,7 @@ fn load_spec(path: &Path, notation: Option<&Path>) -> Result<CompiledSpec> {
     let schema = parse_schema_text(&text, path).map_err(|schema_err| {
         anyhow!("neither a compiled spec ({spec_err:#}) nor a schema ({schema_err:#})")
     })?;
-    compile_value(&schema, path, notation, None)
+    compile_value(&schema, path, notation, read_args::ReadArgs::default())
 }
 
 // ── Input and output ─────────────────────────────────────────────────────────

@@ -26,6 +26,25 @@ pub enum CompileError {
         /// The reference as written.
         reference: String,
     },
+    /// A keyword's value is malformed (`"type": "integr"`, `"required": "x"`); compiled
+    /// leniently ([`crate::CompileOptions::lenient`]), it is ignored with a warning instead.
+    #[error(
+        "schema at {}: malformed \"{keyword}\": expected {expected}, found {found}",
+        at(pointer)
+    )]
+    Malformed {
+        /// Where the value is (a JSON pointer into the input).
+        pointer: String,
+        /// The keyword.
+        keyword: String,
+        /// What its value must be.
+        expected: String,
+        /// What it is (shortened), with a suggestion where one is close.
+        found: String,
+    },
+    /// The input looks like tool definitions, but they cannot be read.
+    #[error(transparent)]
+    Tools(#[from] crate::tools::ToolsError),
     /// A notation edit cannot be applied (unknown object, field or mode).
     #[error("notation: {0}")]
     Notation(String),

@@ -10,7 +10,9 @@
 //! `schemars` feature, `compile_type::<T>()` compiles a Rust type.
 //!
 //! Pipeline (one private module per stage, each only calls the ones above it):
-//! 1. `schema`: read a JSON Schema document: drafts, `$ref`/`$id`/anchors, keywords.
+//! 1. `schema`: read a JSON Schema document: drafts, `$ref`/`$id`/anchors, keywords;
+//!    `lint`: malformed keyword values, misspelled keywords, data given as a schema;
+//!    `tools`: tool definitions (OpenAI, Anthropic, MCP) read as the schema of their calls.
 //! 2. `shape`: abstract every subschema into a type-partitioned *shape* (the set of JSON
 //!    values it may describe, over-approximated where JSON Schema is richer than a notation).
 //! 3. `notation`: design the shorthand for those shapes: field order, positional /
@@ -43,6 +45,7 @@ mod checks;
 mod codec;
 mod error;
 mod grammar;
+mod lint;
 mod notation;
 mod request;
 mod schema;
@@ -50,17 +53,20 @@ mod shape;
 mod sites;
 mod spec;
 mod stack;
+mod tools;
 mod typed;
 
 pub use codec::json_eq;
 pub use codec::EncodeError;
 pub use error::{CompileError, CompressError, ExpandError, ExpandIntoError, SpecError};
 pub use grammar::{quote_lit, Consume, Grammar, Restriction, Resume};
+pub use lint::SchemaWarning;
 pub use notation::{NotationConfig, NotationStyle};
 pub use request::Progress;
 pub use schema::is_keywordless;
 pub use shape::Lexical;
 pub use sites::{path_matches, Site, SiteKind};
 pub use spec::{check_numbers, compile, CompileOptions, CompiledSpec, SpecFile, SPEC_VERSION};
+pub use tools::{ToolCalls, ToolsError, ToolsForm, ToolsRead};
 #[cfg(feature = "schemars")]
 pub use typed::compile_type;

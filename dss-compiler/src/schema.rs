@@ -649,19 +649,8 @@ pub(crate) fn encode_refs(v: &mut Value) {
     for (key, value) in map.iter_mut() {
         if key == "$ref" {
             if let Value::String(r) = value {
-                if r.chars().any(needs_encoding) {
-                    let mut out = String::with_capacity(r.len() + 8);
-                    for c in r.chars() {
-                        if needs_encoding(c) {
-                            let mut buf = [0u8; 4];
-                            for b in c.encode_utf8(&mut buf).bytes() {
-                                out.push_str(&format!("%{b:02X}"));
-                            }
-                        } else {
-                            out.push(c);
-                        }
-                    }
-                    *r = out;
+                if let Some(encoded) = encode_ref(r) {
+                    *r = encoded;
                 }
             }
         } else {
@@ -679,6 +668,30 @@ pub(crate) fn encode_refs(v: &mut Value) {
             }
         }
     }
+}
+
+/// `reference` with the characters a URI reference may not hold percent-encoded (`None`:
+/// it has none). In the fragment, `[`, `]` and `#` are encoded too: they are delimiters a
+/// fragment may not hold (Vega-Lite writes `#/definitions/MarkPropDef<number[]>`).
+fn encode_ref(reference: &str) -> Option<String> {
+    let fragment_at = reference.find('#').map_or(reference.len(), |i| i + 1);
+    let needs =
+        |i: usize, c: char| needs_encoding(c) || (i >= fragment_at && matches!(c, '[' | ']' | '#'));
+    if !reference.char_indices().any(|(i, c)| needs(i, c)) {
+        return None;
+    }
+    let mut out = String::with_capacity(reference.len() + 8);
+    for (i, c) in reference.char_indices() {
+        if needs(i, c) {
+            let mut buf = [0u8; 4];
+            for b in c.encode_utf8(&mut buf).bytes() {
+                out.push_str(&format!("%{b:02X}"));
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    Some(out)
 }
 
 fn needs_encoding(c: char) -> bool {
@@ -779,7 +792,8 @@ fn join_uri(base: &str, reference: &str) -> String {
     }
 }
 
-fn percent_decode(s: &str) -> String {
+/// Decode `%XX` escapes (a URI fragment as a JSON pointer).
+pub(crate) fn percent_decode(s: &str) -> String {
     if !s.contains('%') {
         return s.to_string();
     }
@@ -965,6 +979,35 @@ mod tests {
             doc.resolve("", "#/$defs/missing"),
             Err(CompileError::Schema { .. })
         ));
+    }
+
+    /// Vega-Lite's `#/definitions/MarkPropDef<number[]>`: `[` and `]` may not be in a URI
+    /// fragment, so the validator's meta-schema rejected the reference until encoded.
+    #[test]
+    fn references_are_encoded_as_uri_references() {
+        assert_eq!(
+            encode_ref("#/definitions/MarkPropDef<number[]>").as_deref(),
+            Some("#/definitions/MarkPropDef%3Cnumber%5B%5D%3E")
+        );
+        assert_eq!(encode_ref("#/definitions/a"), None);
+        // Brackets before the fragment (an IPv6 host) are the URI's own.
+        assert_eq!(
+            encode_ref("http://[::1]/s.json#/a[0]").as_deref(),
+            Some("http://[::1]/s.json#/a%5B0%5D")
+        );
+        let mut schema = json!({"properties": {"a": {"$ref": "#/definitions/L<x[]>"}}, "enum": [{"$ref": "a b"}]});
+        encode_refs(&mut schema);
+        assert_eq!(
+            schema["properties"]["a"]["$ref"],
+            json!("#/definitions/L%3Cx%5B%5D%3E")
+        );
+        assert_eq!(schema["enum"][0]["$ref"], json!("a b"));
+        let doc_schema = json!({"definitions": {"L<x[]>": {"type": "string"}}, "$ref": "#/definitions/L%3Cx%5B%5D%3E"});
+        let doc = SchemaDoc::new(&doc_schema);
+        assert_eq!(
+            doc.resolve("", "#/definitions/L%3Cx%5B%5D%3E").unwrap(),
+            "/definitions/L<x[]>"
+        );
     }
 
     #[test]

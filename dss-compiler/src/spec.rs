@@ -10,9 +10,11 @@ use crate::checks::{build_validator, LocalChecks};
 use crate::codec::{Decoder, EncodeError, Encoder, Tables};
 use crate::error::{CompileError, CompressError, ExpandError, SpecError};
 use crate::grammar;
+use crate::lint::{Lint, SchemaWarning};
 use crate::notation::{self, Notation, NotationConfig};
 use crate::schema::SchemaDoc;
 use crate::shape::{self, ExprId, Shapes};
+use crate::tools::{self, ToolCalls, ToolsRead};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::sync::OnceLock;
@@ -22,6 +24,13 @@ use std::sync::OnceLock;
 pub struct CompileOptions {
     /// User edits of the notation (from `dss init`'s YAML). `None` = the automatic design.
     pub notation: Option<NotationConfig>,
+    /// Ignore a malformed keyword value (`"type": "integr"`) with a warning instead of
+    /// failing with [`CompileError::Malformed`]: the keyword is removed from the schema the
+    /// spec holds, so the grammars and the validator both do without it.
+    pub lenient: bool,
+    /// Where the input is tool definitions (OpenAI, Anthropic, MCP): whether a document is
+    /// a list of calls (the default) or one call.
+    pub calls: ToolCalls,
 }
 
 /// What `spec.json` holds: the saved form of a [`CompiledSpec`]. Only what the compiler
@@ -135,6 +144,10 @@ pub struct CompiledSpec {
     /// The prefixes of the site paths, for pruned grammars: built on first use, once (a
     /// request rebuilds its grammar after every line).
     pub(crate) site_prefixes: OnceLock<std::collections::HashSet<String>>,
+    /// What [`compile`] noticed in the schema (not saved).
+    schema_warnings: Vec<SchemaWarning>,
+    /// The tool definitions [`compile`] read, where its input was tools (not saved).
+    tools: Option<ToolsRead>,
 }
 
 impl std::fmt::Debug for CompiledSpec {
@@ -176,7 +189,9 @@ fn repair(
                 if !removed {
                     return Err(CompileError::Schema { pointer, message });
                 }
-                warnings.push(format!("ignored malformed keyword at {pointer}: {message}"));
+                warnings.push(format!(
+                    "ignored malformed keyword at {pointer}: {message}; validation does without it"
+                ));
             }
             Err(e) => return Err(e),
         }
@@ -326,23 +341,73 @@ pub fn check_numbers(text: &str) -> Result<(), CompressError> {
     }
 }
 
-/// Compile a JSON Schema document.
+/// Compile a JSON Schema document, or tool definitions: an OpenAI `tools` array (or one
+/// function), Anthropic tools, an MCP `tools/list` result. Tools compile to the schema of
+/// their calls, `{"<tool name>": {<arguments>}}`, a list of them (one per line) or one
+/// ([`CompileOptions::calls`]); [`CompiledSpec::tools`] says what was read.
+///
+/// The schema is linted first: a malformed keyword value is an error
+/// ([`CompileError::Malformed`], or a warning with [`CompileOptions::lenient`]), and what
+/// it probably says by mistake (a misspelled keyword, a data document given as the schema)
+/// is a warning ([`CompiledSpec::schema_warnings`]).
+///
+/// ```
+/// use dss_compiler::{compile, CompileOptions};
+/// let tools = serde_json::json!([{"type": "function", "function": {
+///     "name": "get_weather", "description": "Weather of a city",
+///     "parameters": {"type": "object", "properties": {"city": {"type": "string"}},
+///                    "required": ["city"]}}}]);
+/// let spec = compile(&tools, &CompileOptions::default())?;
+/// assert_eq!(spec.tools().unwrap().to_string(), "read an OpenAI tools array: 1 tool (a list of calls, one per line)");
+/// let calls = serde_json::json!([{"get_weather": {"city": "Paris"}}]);
+/// let text = spec.compress(&calls)?;
+/// assert_eq!(spec.expand(&text)?, calls);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn compile(schema: &Value, opts: &CompileOptions) -> Result<CompiledSpec, CompileError> {
-    if !schema.is_object() && !schema.is_boolean() {
-        return Err(CompileError::Schema {
-            pointer: String::new(),
-            message: "a schema must be an object or a boolean".into(),
-        });
-    }
-    let doc = SchemaDoc::new(schema);
+    let mut warnings = Vec::new();
+    let (schema, tools) = match tools::read(schema)? {
+        Some(mut read) => {
+            for tool in &mut read.tools {
+                warnings.extend(Lint::run(
+                    &mut tool.parameters,
+                    &tool.parameters_pointer,
+                    opts.lenient,
+                    false,
+                )?);
+            }
+            let schema = tools::calls_schema(&read.tools, opts.calls)?;
+            let summary = ToolsRead {
+                form: read.form,
+                names: read.tools.into_iter().map(|t| t.name).collect(),
+                calls: opts.calls,
+            };
+            (schema, Some(summary))
+        }
+        None => {
+            if !schema.is_object() && !schema.is_boolean() {
+                return Err(CompileError::Schema {
+                    pointer: String::new(),
+                    message: "a schema must be an object or a boolean".into(),
+                });
+            }
+            let mut schema = schema.clone();
+            warnings.extend(Lint::run(&mut schema, "", opts.lenient, true)?);
+            (schema, None)
+        }
+    };
+    let doc = SchemaDoc::new(&schema);
     let shapes = shape::build(&doc)?;
     let notation = notation::design(&shapes, opts.notation.as_ref())?;
-    Ok(CompiledSpec::from_file(SpecFile {
+    let mut spec = CompiledSpec::from_file(SpecFile {
         dss_spec: SPEC_VERSION,
-        schema: schema.clone(),
+        schema,
         shapes,
         notation,
-    }))
+    });
+    spec.schema_warnings = warnings;
+    spec.tools = tools;
+    Ok(spec)
 }
 
 impl CompiledSpec {
@@ -355,6 +420,8 @@ impl CompiledSpec {
             validator: OnceLock::new(),
             checks: OnceLock::new(),
             site_prefixes: OnceLock::new(),
+            schema_warnings: Vec::new(),
+            tools: None,
         }
     }
 
@@ -589,7 +656,20 @@ impl CompiledSpec {
             .map(|v| v.warnings.clone())
             .unwrap_or_default()
     }
-    /// The schema this spec was compiled from (after ignoring malformed keywords).
+    /// What [`compile`] noticed in the schema: misspelled keywords, malformed values it
+    /// ignored (compiled leniently, or annotations), a data document or a tool definition
+    /// given as a schema; each says what it means for the grammar. Empty for a spec loaded
+    /// from `spec.json`.
+    pub fn schema_warnings(&self) -> &[SchemaWarning] {
+        &self.schema_warnings
+    }
+    /// The tool definitions [`compile`] read, where its input was tools (`None`: a schema,
+    /// or a spec loaded from `spec.json`).
+    pub fn tools(&self) -> Option<&ToolsRead> {
+        self.tools.as_ref()
+    }
+    /// The schema this spec was compiled from: for tool definitions, the schema of their
+    /// calls; compiled leniently, without the malformed keywords it ignored.
     pub fn schema(&self) -> &Value {
         &self.file.schema
     }
@@ -914,18 +994,48 @@ mod tests {
         assert!(!spec.encoder_validates());
     }
 
-    /// A malformed local keyword is ignored by the full validator (as lenient validators
-    /// do), so it decides; a version-1 spec file (no local assertions) also runs it.
+    /// A malformed keyword value is an error; compiled leniently it is removed, so the
+    /// shapes, the local checks and the validator all do without it.
     #[test]
-    fn the_full_validator_decides_where_local_checks_cannot() {
+    fn malformed_values_are_errors_or_removed_when_lenient() {
         let schema = json!({"type": "object", "properties": {
             "n": {"type": "integer", "minimum": "three"},
+            "s": {"type": "string", "maxLength": 2}
+        }});
+        match compile(&schema, &CompileOptions::default()) {
+            Err(CompileError::Malformed { pointer, .. }) => {
+                assert_eq!(pointer, "/properties/n/minimum")
+            }
+            other => panic!("{other:?}"),
+        }
+        let lenient = CompileOptions {
+            lenient: true,
+            ..Default::default()
+        };
+        let spec = compile(&schema, &lenient).unwrap();
+        assert_eq!(spec.schema_warnings().len(), 1);
+        assert!(spec.schema()["properties"]["n"].get("minimum").is_none());
+        assert!(spec.encoder_validates());
+        assert!(spec.compress(&json!({"n": -5})).is_ok());
+        assert!(spec.warnings().is_empty());
+    }
+
+    /// A malformed local keyword the lint does not see (a draft-04 form in another draft) is
+    /// ignored by the full validator (as lenient validators do), so it decides; a version-1
+    /// spec file (no local assertions) also runs it.
+    #[test]
+    fn the_full_validator_decides_where_local_checks_cannot() {
+        // A boolean `exclusiveMinimum` is draft-04's; under the default draft (2020-12) the
+        // validator's meta-schema rejects it.
+        let schema = json!({"type": "object", "properties": {
+            "n": {"type": "integer", "minimum": 3, "exclusiveMinimum": true},
             "s": {"type": "string", "maxLength": 2}
         }});
         let spec = compile(&schema, &CompileOptions::default()).unwrap();
         assert!(spec.shapes().encoding_validates);
         assert!(!spec.encoder_validates());
-        assert!(spec.compress(&json!({"n": -5})).is_ok());
+        assert!(spec.compress(&json!({"n": 3})).is_ok());
+        assert_eq!(spec.warnings().len(), 1, "{:?}", spec.warnings());
         assert_eq!(
             spec.compress(&json!({"s": "abc"})).unwrap_err().keyword(),
             Some("maxLength")
@@ -979,6 +1089,7 @@ mod tests {
             &viz(),
             &CompileOptions {
                 notation: Some(cfg),
+                ..Default::default()
             },
         )
         .unwrap();
@@ -1012,6 +1123,7 @@ mod tests {
             &schema,
             &CompileOptions {
                 notation: Some(NotationConfig::with_style(NotationStyle::Explicit)),
+                ..Default::default()
             },
         )
         .unwrap();
@@ -1031,6 +1143,7 @@ mod tests {
             &schema,
             &CompileOptions {
                 notation: Some(cfg),
+                ..Default::default()
             },
         )
         .unwrap();
@@ -1041,6 +1154,7 @@ mod tests {
             &schema,
             &CompileOptions {
                 notation: Some(cfg),
+                ..Default::default()
             },
         )
         .unwrap();
@@ -1057,6 +1171,7 @@ mod tests {
             &schema,
             &CompileOptions {
                 notation: Some(cfg),
+                ..Default::default()
             },
         )
         .unwrap_err();
@@ -1079,6 +1194,7 @@ mod tests {
                 &viz(),
                 &CompileOptions {
                     notation: Some(cfg),
+                    ..Default::default()
                 },
             )
             .err()
@@ -1104,6 +1220,7 @@ mod tests {
             &viz(),
             &CompileOptions {
                 notation: Some(cfg),
+                ..Default::default()
             },
         )
         .unwrap_err();
@@ -1114,7 +1231,8 @@ mod tests {
         assert!(compile(
             &viz(),
             &CompileOptions {
-                notation: Some(cfg)
+                notation: Some(cfg),
+                ..Default::default()
             }
         )
         .unwrap_err()
@@ -1145,6 +1263,7 @@ mod tests {
             &schema,
             &CompileOptions {
                 notation: Some(cfg),
+                ..Default::default()
             },
         )
         .unwrap_err();

@@ -388,6 +388,7 @@ mod tests {
             &schema,
             &CompileOptions {
                 notation: Some(cfg),
+                ..Default::default()
             },
         )
         .unwrap();
