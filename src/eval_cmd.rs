@@ -250,8 +250,9 @@ mod runner {
     /// The suite's schema compiled with its notation edits (`notation.yaml` in the suite
     /// folder, as `dss init` writes them), if it has any.
     fn compile(suite: &Suite, dir: &Path) -> Result<CompiledSpec> {
+        // Read again from the file, for errors with its line and column.
         let yaml = dir.join("notation.yaml");
-        let notation = crate::load_notation(yaml.is_file().then_some(yaml.as_path()))?;
+        let notation = crate::load_notation(suite.notation.is_some().then_some(yaml.as_path()))?;
         dss_compiler::compile(
             &suite.schema,
             &dss_compiler::CompileOptions {

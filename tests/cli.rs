@@ -2812,3 +2812,179 @@ fn references_with_brackets_are_not_malformed() {
     );
     assert_eq!(r.code, 1, "the reference is followed: {}", r.stdout);
 }
+
+// ── dss generate: default prefix cache, --print-prompt, failed --stats, examples (issue 16) ──
+
+#[cfg(feature = "runtime")]
+fn run_with_env(args: &[&str], env: &[(&str, &str)]) -> Run {
+    let out = Command::new(DSS)
+        .args(args)
+        .envs(env.iter().copied())
+        .stdin(Stdio::null())
+        .output()
+        .expect("cannot start dss");
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+#[cfg(feature = "runtime")]
+#[test]
+fn generate_caches_the_prefix_by_default_and_not_with_no_prefix_cache() {
+    if skip_model_test("generate_caches_the_prefix_by_default_and_not_with_no_prefix_cache") {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cache = dir.path().to_string_lossy().to_string();
+    let spec = format!("{WORKSPACE}/grammars/viz");
+    let base = [
+        "generate",
+        "--spec",
+        &spec,
+        "--model",
+        "smollm2-135m",
+        "--max-tokens",
+        "64",
+        "--stats",
+        "sales by region",
+    ];
+    let kv_files = || -> usize {
+        std::fs::read_dir(dir.path().join("prefix"))
+            .map(|d| d.filter_map(Result::ok).count())
+            .unwrap_or(0)
+    };
+    let mut off = base.to_vec();
+    off.insert(1, "--no-prefix-cache");
+    let r = run_with_env(&off, &[("DSS_CACHE_DIR", &cache)]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(kv_files(), 0, "--no-prefix-cache writes nothing");
+    let first = run_with_env(&base, &[("DSS_CACHE_DIR", &cache)]);
+    assert_eq!(first.code, 0, "{}", first.stderr);
+    assert_eq!(kv_files(), 1, "the default cache holds the prefix");
+    let second = run_with_env(&base, &[("DSS_CACHE_DIR", &cache)]);
+    assert!(
+        second.stderr.contains("\"prefix_cache\":\"loaded\""),
+        "{}",
+        second.stderr
+    );
+    assert_eq!(first.stdout, second.stdout);
+    assert_eq!(r.stdout, first.stdout, "the cache changes speed only");
+}
+
+#[cfg(feature = "runtime")]
+#[test]
+fn generate_print_prompt_shows_the_prompt_and_generates_nothing() {
+    if skip_model_test("generate_print_prompt_shows_the_prompt_and_generates_nothing") {
+        return;
+    }
+    let spec = format!("{WORKSPACE}/grammars/viz");
+    let r = run_ok(
+        &[
+            "generate",
+            "--spec",
+            &spec,
+            "--model",
+            "smollm2-135m",
+            "--no-prefix-cache",
+            "--print-prompt",
+            "total sales by region",
+        ],
+        None,
+    );
+    // The system message holds the readable grammar; the request comes last, with the
+    // values found in it.
+    assert!(r.stdout.contains("<Document> ::="), "{}", r.stdout);
+    let at = r
+        .stdout
+        .rfind("total sales by region")
+        .expect("the request");
+    assert!(
+        r.stdout[at..].contains("Items found:"),
+        "{}",
+        &r.stdout[at..]
+    );
+    assert!(!r.stdout.contains("\"fields\""), "no JSON was generated");
+}
+
+#[cfg(feature = "runtime")]
+#[test]
+fn generate_stats_report_a_failed_request_too() {
+    if skip_model_test("generate_stats_report_a_failed_request_too") {
+        return;
+    }
+    let spec = format!("{WORKSPACE}/grammars/viz");
+    let r = run(
+        &[
+            "generate",
+            "--spec",
+            &spec,
+            "--model",
+            "smollm2-135m",
+            "--no-prefix-cache",
+            "--max-tokens",
+            "1",
+            "--stats",
+            "total sales by region and by month",
+        ],
+        None,
+    );
+    assert_eq!(
+        r.code, 1,
+        "one token cannot hold the document: {}",
+        r.stdout
+    );
+    let line = r
+        .stderr
+        .lines()
+        .find(|l| l.starts_with('{'))
+        .expect("a stats line");
+    let stats: Value = serde_json::from_str(line).expect("stats JSON");
+    assert_eq!(stats["ok"], false, "{line}");
+    assert!(
+        stats["error"].as_str().is_some_and(|e| e.contains("limit")),
+        "{line}"
+    );
+    assert!(
+        stats["prompt_tokens"].as_u64().is_some_and(|n| n > 0),
+        "{line}"
+    );
+}
+
+#[cfg(feature = "runtime")]
+#[test]
+fn generate_warns_when_a_spec_has_no_worked_examples() {
+    if skip_model_test("generate_warns_when_a_spec_has_no_worked_examples") {
+        return;
+    }
+    let f = Fixture::new();
+    let schema = f.write(
+        "weather.json",
+        r#"{"type": "object", "properties": {"city": {"enum": ["paris", "rome"]}}, "required": ["city"]}"#,
+    );
+    let args = |extra: &'static str| {
+        vec![
+            "generate".to_string(),
+            "--spec".into(),
+            path_str(&schema).to_string(),
+            "--model".into(),
+            "smollm2-135m".into(),
+            "--no-prefix-cache".into(),
+            extra.into(),
+            "weather in rome".into(),
+        ]
+    };
+    let with_warning = args("--compact");
+    let r = run_ok(
+        &with_warning.iter().map(String::as_str).collect::<Vec<_>>(),
+        None,
+    );
+    assert!(r.stderr.contains("no worked examples"), "{}", r.stderr);
+    let silenced = args("--no-examples");
+    let r = run_ok(
+        &silenced.iter().map(String::as_str).collect::<Vec<_>>(),
+        None,
+    );
+    assert!(!r.stderr.contains("no worked examples"), "{}", r.stderr);
+}

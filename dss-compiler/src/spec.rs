@@ -22,7 +22,8 @@ use std::sync::OnceLock;
 /// Options for [`compile`].
 #[derive(Debug, Clone, Default)]
 pub struct CompileOptions {
-    /// User edits of the notation (from `dss init`'s YAML). `None` = the automatic design.
+    /// User edits of the notation (from `dss init`'s YAML). `None` = the automatic design
+    /// (compact for a schema, explicit for tool definitions; see [`crate::NotationStyle`]).
     pub notation: Option<NotationConfig>,
     /// Ignore a malformed keyword value (`"type": "integr"`) with a warning instead of
     /// failing with [`CompileError::Malformed`]: the keyword is removed from the schema the
@@ -398,7 +399,13 @@ pub fn compile(schema: &Value, opts: &CompileOptions) -> Result<CompiledSpec, Co
     };
     let doc = SchemaDoc::new(&schema);
     let shapes = shape::build(&doc)?;
-    let notation = notation::design(&shapes, opts.notation.as_ref())?;
+    // Tool calls are what a model writes: without edits they take the explicit style.
+    let explicit = NotationConfig::with_style(notation::NotationStyle::Explicit);
+    let config = match (&tools, &opts.notation) {
+        (Some(_), None) => Some(&explicit),
+        (_, n) => n.as_ref(),
+    };
+    let notation = notation::design(&shapes, config)?;
     let mut spec = CompiledSpec::from_file(SpecFile {
         dss_spec: SPEC_VERSION,
         schema,

@@ -131,6 +131,7 @@ pub fn import_apimix(dir: &Path, out: &Path) -> Result<ImportSummary> {
         notes.extend(repairs.iter().map(|r| format!("  {r}")));
     }
     let suite = Suite {
+        notation: Some(crate::suite::EXPLICIT_NOTATION.into()),
         meta: SuiteMeta {
             name: format!("apimix-{stem}"),
             source: format!(

@@ -445,6 +445,7 @@ pub fn import_food_ordering(venue_dir: &Path, out: &Path) -> Result<ImportSummar
     .find(|l| l != "unknown")
     .unwrap_or_else(|| "unknown".into());
     let suite = Suite {
+        notation: Some(crate::suite::EXPLICIT_NOTATION.into()),
         meta: SuiteMeta {
             name: format!("food-ordering-{venue}"),
             source: format!(

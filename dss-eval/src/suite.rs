@@ -87,7 +87,14 @@ pub struct Suite {
     pub cases: Vec<Case>,
     /// `examples.jsonl` (empty if absent).
     pub examples: Vec<Case>,
+    /// `notation.yaml`: notation edits as `dss init` writes them (or just `style: explicit`),
+    /// with which the suite's schema is compiled. `None` if absent (the automatic design).
+    pub notation: Option<String>,
 }
+
+/// The `notation.yaml` importers write: every optional field `keyword value` (the notation
+/// small models write calls in most reliably; see `dss compile --style`).
+pub const EXPLICIT_NOTATION: &str = "# Notation edits for this suite (see `dss init`): every optional field is written\n# `keyword value`, the style small models write calls in most reliably.\nstyle: explicit\n";
 
 impl Suite {
     /// Loads a suite folder. Errors name the file and, for JSONL, the line.
@@ -112,7 +119,14 @@ impl Suite {
             Vec::new()
         };
         check_examples(&cases, &examples, &ex_path)?;
+        let notation_path = dir.join("notation.yaml");
+        let notation = if notation_path.exists() {
+            Some(read(&notation_path)?)
+        } else {
+            None
+        };
         Ok(Suite {
+            notation,
             meta,
             schema,
             catalogs,
@@ -137,6 +151,9 @@ impl Suite {
         write_file(&dir.join("cases.jsonl"), &jsonl(&self.cases))?;
         if !self.examples.is_empty() {
             write_file(&dir.join("examples.jsonl"), &jsonl(&self.examples))?;
+        }
+        if let Some(n) = &self.notation {
+            write_file(&dir.join("notation.yaml"), n)?;
         }
         Ok(())
     }
@@ -264,6 +281,7 @@ mod tests {
 
     fn suite() -> Suite {
         Suite {
+            notation: Some(EXPLICIT_NOTATION.into()),
             meta: SuiteMeta {
                 name: "t".into(),
                 source: "here".into(),
