@@ -58,7 +58,7 @@ pub use grammar::{quote_lit, Consume, Grammar, Restriction, Resume};
 pub use notation::NotationConfig;
 pub use request::Progress;
 pub use schema::is_keywordless;
-pub use shape::Lexical;
+pub use shape::{Lexical, RegularCheck};
 pub use sites::{path_matches, Site, SiteKind};
 pub use spec::{check_numbers, compile, CompileOptions, CompiledSpec, SpecFile, SPEC_VERSION};
 #[cfg(feature = "schemars")]

@@ -1275,23 +1275,28 @@ mod tests {
             bnf.contains("[since <date>]") && bnf.contains("[limit <positive>]"),
             "{bnf}"
         );
-        // In 2020-12 `format` is an annotation: any string is valid, and the grammar agrees.
+        // In 2020-12 `format` is an annotation, but the grammar still writes only valid
+        // dates (so a model does too): a document with another string is not written.
         let mut annotated = schema.clone();
         annotated["$schema"] = json!("https://json-schema.org/draft/2020-12/schema");
         let spec = compile(&annotated, &CompileOptions::default()).unwrap();
         let x = json!({"name": "a", "since": "January"});
+        let e = spec.compress(&x).unwrap_err().to_string();
+        assert!(e.contains("/since") && e.contains("`date`"), "{e}");
+        let x = json!({"name": "a", "since": "2024-02-29"});
         let s = spec.compress(&x).unwrap();
         let (_, rules) = pest_meta::parse_and_optimize(&spec.grammar_pest()).unwrap();
         assert!(pest_vm::Vm::new(rules).parse("document", &s).is_ok(), "{s}");
+        assert!(spec.expand(&s.replace("02-29", "02-30")).is_err());
     }
 
     #[test]
     fn expand_validates_what_no_grammar_says() {
-        // The grammars cannot say `maximum` or `pattern`: expand still never returns JSON
-        // the schema rejects, and says where.
+        // The grammars cannot say `maximum` alone or a look-ahead: expand still never
+        // returns JSON the schema rejects, and says where.
         let schema = json!({"type": "object", "properties": {
             "days": {"type": "integer", "maximum": 7},
-            "code": {"type": "string", "pattern": "^[A-Z]+$"},
+            "code": {"type": "string", "pattern": "^(?!X)[A-Z]+$"},
             "tags": {"type": "array", "items": {"type": "string"}, "uniqueItems": true}
         }, "additionalProperties": false});
         let spec = compile(&schema, &CompileOptions::default()).unwrap();
@@ -1302,7 +1307,7 @@ mod tests {
         );
         for (text, pointer, keyword) in [
             ("days 9\n", "/days", "maximum"),
-            ("code ab\n", "/code", "pattern"),
+            ("code XA\n", "/code", "pattern"),
             ("tags:\na\na\n", "/tags", "uniqueItems"),
         ] {
             let e = spec.expand(text).unwrap_err();

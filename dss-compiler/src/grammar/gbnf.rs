@@ -8,8 +8,10 @@ use std::fmt::Write;
 /// valid shorthand.
 const GBNF: Syntax = Syntax {
     lit: gbnf_lit,
+    text: gbnf_lit,
     rule: gbnf_name,
     seq_sep: " ",
+    class: super::regular::gbnf_class,
     never: "[\\x00] [\\x00]",
 };
 
