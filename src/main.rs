@@ -63,6 +63,10 @@ enum Command {
         /// Output directory (created if missing).
         #[arg(short = 'o', long = "out", value_name = "DIR")]
         out: Option<PathBuf>,
+        /// Fail (exit 1) when an assertion of the schema is not in the grammar (it would
+        /// only be checked after generation); each is listed as a warning either way.
+        #[arg(long)]
+        strict_grammar: bool,
     },
     /// JSON -> shorthand. The instance is validated against the schema first.
     Compress(MapArgs),
@@ -171,6 +175,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             schema,
             notation,
             out,
+            strict_grammar,
         } => {
             let spec = compile_schema_file(&schema, notation.as_deref())?;
             // Compile checks everything up front: the validator is otherwise built lazily.
@@ -178,6 +183,14 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 .map_err(|e| compile_error(&schema, notation.as_deref(), &e))?;
             for w in spec.warnings() {
                 streams::report(&format!("warning: {}: {w}", schema.display()));
+            }
+            let gaps = spec.grammar_gaps();
+            let level = if strict_grammar { "error" } else { "warning" };
+            for g in &gaps {
+                streams::report(&format!("{level}: {}: {g}", schema.display()));
+            }
+            if strict_grammar && !gaps.is_empty() {
+                return Ok(ExitCode::FAILURE);
             }
             match out {
                 Some(dir) => artifacts::write_artifacts(&spec, &dir)?,

@@ -42,6 +42,7 @@
 mod checks;
 mod codec;
 mod error;
+mod gaps;
 mod grammar;
 mod notation;
 mod request;
@@ -54,6 +55,7 @@ mod typed;
 
 pub use codec::EncodeError;
 pub use error::{CompileError, CompressError, ExpandError, ExpandIntoError, SpecError};
+pub use gaps::GrammarGap;
 pub use grammar::{quote_lit, Consume, Grammar, Restriction, Resume};
 pub use notation::NotationConfig;
 pub use request::Progress;

@@ -583,6 +583,13 @@ impl CompiledSpec {
             .map(|v| v.warnings.clone())
             .unwrap_or_default()
     }
+    /// Every assertion of the schema the grammars do not say, by JSON pointer: checked
+    /// only after generation (by the validator in [`Self::expand`]). Empty when the
+    /// grammar says everything a schema's nodes assert (see `gaps.rs` for what counts).
+    pub fn grammar_gaps(&self) -> Vec<crate::GrammarGap> {
+        let schema = self.schema();
+        crate::gaps::gaps(schema, crate::schema::formats_assert(schema))
+    }
     /// The schema this spec was compiled from (after ignoring malformed keywords).
     pub fn schema(&self) -> &Value {
         &self.file.schema

@@ -15,6 +15,8 @@ mod algebra;
 mod builder;
 mod local;
 mod lower;
+/// What the shapes' lowering leaves to the validator (read by `gaps.rs`).
+pub(crate) use lower::types as lower_gaps;
 mod model;
 pub(crate) mod regular;
 

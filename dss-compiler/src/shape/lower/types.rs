@@ -65,7 +65,44 @@ fn int_bound(v: &Value, lower: bool, exclusive: bool) -> Option<i64> {
 
 /// The integer range `minimum`/`maximum` (and their exclusive forms, draft-04's booleans
 /// too) give, where a grammar can say it: both bounds, or a lower bound >= 0.
-pub(crate) fn int_range(m: &Map<String, Value>) -> Option<IntRange> {
+fn int_range(m: &Map<String, Value>) -> Option<IntRange> {
+    let (min, max) = int_bounds(m)?;
+    let min = min?;
+    // `>= 0` and `>= 1` alone are the `natural` and `positive` terminals.
+    if max.is_none() && min <= 1 {
+        return None;
+    }
+    let r = IntRange { min, max };
+    r.regex().map(|_| r)
+}
+
+/// Whether the grammar says a node's number bounds exactly (`integer`: it admits only
+/// integers): an integer range, `>= 0` or `>= 1` for integers, `minimum: 0` for numbers.
+pub(crate) fn bounds_in_grammar(m: &Map<String, Value>, integer: bool) -> bool {
+    if !integer {
+        let only_min = ["maximum", "exclusiveMaximum", "exclusiveMinimum"]
+            .iter()
+            .all(|k| matches!(m.get(*k), None | Some(Value::Bool(false))));
+        return only_min && m.get("minimum").and_then(Value::as_f64) == Some(0.0);
+    }
+    match int_bounds(m) {
+        Some((Some(min), None)) if min <= 1 => {
+            lower_bound(m, true)
+                == match min {
+                    0 => Some(Lower::NonNegative),
+                    1 => Some(Lower::Positive),
+                    _ => None,
+                }
+                && min >= 0
+        }
+        Some((Some(_), _)) => int_range(m).is_some(),
+        _ => false,
+    }
+}
+
+/// The integer bounds of a node: lower and upper (`None` inside: absent); `None` where a
+/// bound is beyond what the grammar's ranges carry.
+fn int_bounds(m: &Map<String, Value>) -> Option<(Option<i64>, Option<i64>)> {
     let bound = |key: &str, ex_key: &str, lower: bool| -> Option<Option<i64>> {
         let plain = m.get(key);
         let ex = m.get(ex_key);
@@ -97,14 +134,14 @@ pub(crate) fn int_range(m: &Map<String, Value>) -> Option<IntRange> {
         }
         Some(best)
     };
-    let min = bound("minimum", "exclusiveMinimum", true)??;
+    let min = bound("minimum", "exclusiveMinimum", true)?;
     let max = bound("maximum", "exclusiveMaximum", false)?;
-    // `>= 0` and `>= 1` alone are the `natural` and `positive` terminals.
-    if max.is_none() && min <= 1 {
-        return None;
-    }
-    let r = IntRange { min, max };
-    r.regex().map(|_| r)
+    Some((min, max))
+}
+
+/// The string assertions of a node no grammar says (see [`lexical_form`]).
+pub(crate) fn string_gaps(m: &Map<String, Value>, formats_assert: bool) -> Vec<Gap> {
+    lexical_form(m, formats_assert).1
 }
 
 /// A regular constraint a node asserts that no grammar says: the keyword and why.
