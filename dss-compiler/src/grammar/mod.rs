@@ -23,6 +23,8 @@ mod print;
 pub(crate) mod prune;
 mod readable;
 mod regular;
+#[cfg(test)]
+mod sample;
 pub(crate) mod terminal;
 
 pub(crate) use build::{build, build_pruned};

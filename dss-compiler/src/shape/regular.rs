@@ -143,13 +143,15 @@ pub(crate) fn ecma(pattern: &str) -> String {
 /// Regular approximations that admit only valid values, stricter than the RFCs where a
 /// regular expression would be large: `time` and `date-time` without leap seconds,
 /// `email` with a dot-atom local part (no quoted strings, no IP literals), `hostname`
-/// labels of at most 63 characters (the total length is not bounded), `uri` with a
+/// labels without two hyphens in a row, of at most 32 letters and digits (63 characters
+/// with hyphens; the total length is not bounded), `uri` with a
 /// scheme and the characters RFC 3986 allows unescaped outside IP literals, `ipv6`
 /// without an embedded IPv4 part.
 pub(crate) fn format_regex(format: &str) -> Option<String> {
     let date = r"(?:[0-9]{4}-(?:(?:0[1-9]|1[0-2])-(?:0[1-9]|1[0-9]|2[0-8])|(?:0[13-9]|1[0-2])-(?:29|30)|(?:0[13578]|1[02])-31)|(?:[0-9]{2}(?:0[48]|[2468][048]|[13579][26])|(?:[02468][048]|[13579][26])00)-02-29)";
     let time = r"(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](?:\.[0-9]+)?(?:[Zz]|[+-](?:[01][0-9]|2[0-3]):[0-5][0-9])";
-    let label = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?";
+    // No two hyphens in a row (`ab--c` is reserved for IDNA), at most 63 characters.
+    let label = r"[A-Za-z0-9](?:[A-Za-z0-9]|-[A-Za-z0-9]){0,31}";
     let host = format!(r"{label}(?:\.{label})*");
     let h = "[0-9A-Fa-f]{1,4}";
     let octet = r"(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])";
@@ -162,8 +164,18 @@ pub(crate) fn format_regex(format: &str) -> Option<String> {
             format!(r"{atom}(?:\.{atom})*@{host}")
         }
         "hostname" => host,
-        "uri" => r"[A-Za-z][A-Za-z0-9+.-]*:(?:[A-Za-z0-9._~:/?#@!$&'()*+,;=-]|%[0-9A-Fa-f]{2})*"
-            .to_string(),
+        "uri" => {
+            // RFC 3986 without IP literals, with a non-empty host after `//`.
+            let pct = "%[0-9A-Fa-f]{2}";
+            let pchar = format!("(?:[A-Za-z0-9._~!$&'()*+,;=:@-]|{pct})");
+            let query = format!("(?:[A-Za-z0-9._~!$&'()*+,;=:@/?-]|{pct})*");
+            let host = format!("(?:[A-Za-z0-9._~!$&'()*+,;=-]|{pct})+");
+            let user = format!("(?:[A-Za-z0-9._~!$&'()*+,;=:-]|{pct})*");
+            let hier = format!(
+                "//(?:{user}@)?{host}(?::[0-9]*)?(?:/{pchar}*)*|/(?:{pchar}+(?:/{pchar}*)*)?|{pchar}+(?:/{pchar}*)*|"
+            );
+            format!(r"[A-Za-z][A-Za-z0-9+.-]*:(?:{hier})(?:\?{query})?(?:#{query})?")
+        }
         "uuid" => "[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}"
             .to_string(),
         "ipv4" => format!(r"{octet}(?:\.{octet}){{3}}"),
