@@ -19,6 +19,7 @@
 use regex_syntax::hir::{Class, Hir, HirKind, Look};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// Largest repetition count (`{m,n}`) translated into a grammar.
 pub(crate) const MAX_REPEAT: u32 = 100;
@@ -145,7 +146,8 @@ pub(crate) fn ecma(pattern: &str) -> String {
 /// `email` with a dot-atom local part (no quoted strings, no IP literals), `hostname`
 /// labels without two hyphens in a row, of at most 32 letters and digits (63 characters
 /// with hyphens; the total length is not bounded), `uri` with a
-/// scheme and the characters RFC 3986 allows unescaped outside IP literals, `ipv6`
+/// scheme and RFC 3986's syntax without IP literals (a host after `//` may be empty
+/// only before a path: `file:///x`, not `http://`), `ipv6`
 /// without an embedded IPv4 part.
 pub(crate) fn format_regex(format: &str) -> Option<String> {
     let date = r"(?:[0-9]{4}-(?:(?:0[1-9]|1[0-2])-(?:0[1-9]|1[0-9]|2[0-8])|(?:0[13-9]|1[0-2])-(?:29|30)|(?:0[13578]|1[02])-31)|(?:[0-9]{2}(?:0[48]|[2468][048]|[13579][26])|(?:[02468][048]|[13579][26])00)-02-29)";
@@ -165,14 +167,15 @@ pub(crate) fn format_regex(format: &str) -> Option<String> {
         }
         "hostname" => host,
         "uri" => {
-            // RFC 3986 without IP literals, with a non-empty host after `//`.
+            // RFC 3986 without IP literals; an empty host after `//` only before a path
+            // (`file:///tmp`).
             let pct = "%[0-9A-Fa-f]{2}";
             let pchar = format!("(?:[A-Za-z0-9._~!$&'()*+,;=:@-]|{pct})");
             let query = format!("(?:[A-Za-z0-9._~!$&'()*+,;=:@/?-]|{pct})*");
             let host = format!("(?:[A-Za-z0-9._~!$&'()*+,;=-]|{pct})+");
             let user = format!("(?:[A-Za-z0-9._~!$&'()*+,;=:-]|{pct})*");
             let hier = format!(
-                "//(?:{user}@)?{host}(?::[0-9]*)?(?:/{pchar}*)*|/(?:{pchar}+(?:/{pchar}*)*)?|{pchar}+(?:/{pchar}*)*|"
+                "//(?:{user}@)?{host}(?::[0-9]*)?(?:/{pchar}*)*|//(?:/{pchar}*)+|/(?:{pchar}+(?:/{pchar}*)*)?|{pchar}+(?:/{pchar}*)*|"
             );
             format!(r"[A-Za-z][A-Za-z0-9+.-]*:(?:{hier})(?:\?{query})?(?:#{query})?")
         }
@@ -534,8 +537,31 @@ pub(crate) fn check(regex: &str) -> Result<(), Unsupported> {
     dfa(&[regex]).map(|_| ())
 }
 
-/// The automaton of the texts matching every one of `regexes`.
-pub(crate) fn dfa(regexes: &[&str]) -> Result<Dfa, Unsupported> {
+/// Automata built, by their regular expressions: a schema repeats its patterns and
+/// formats, and the shapes, the grammar and the report each ask for them.
+type Cache = HashMap<Vec<String>, Result<Arc<Dfa>, Unsupported>>;
+static CACHE: OnceLock<Mutex<Cache>> = OnceLock::new();
+/// Most automata kept (beyond, the cache starts over).
+const CACHE_SIZE: usize = 512;
+
+/// The automaton of the texts matching every one of `regexes` (built once per process).
+pub(crate) fn dfa(regexes: &[&str]) -> Result<Arc<Dfa>, Unsupported> {
+    let key: Vec<String> = regexes.iter().map(|r| r.to_string()).collect();
+    let cache = CACHE.get_or_init(Default::default);
+    if let Some(hit) = cache.lock().ok().and_then(|c| c.get(&key).cloned()) {
+        return hit;
+    }
+    let built = build_dfa(regexes).map(Arc::new);
+    if let Ok(mut c) = cache.lock() {
+        if c.len() >= CACHE_SIZE {
+            c.clear();
+        }
+        c.insert(key, built.clone());
+    }
+    built
+}
+
+fn build_dfa(regexes: &[&str]) -> Result<Dfa, Unsupported> {
     let mut nfas = Vec::new();
     for r in regexes {
         let re = parse(r)?;
