@@ -1298,6 +1298,41 @@ mod tests {
     }
 
     #[test]
+    fn patterns_are_part_of_the_grammar() {
+        // The model wrote `start_time` as "2pm": the grammar no longer admits it, and the
+        // decoder says where and which pattern.
+        let schema = json!({"type": "object", "properties": {
+            "start_time": {"type": "string", "pattern": "^[0-2][0-9]:[0-5][0-9]$"},
+            "quote": {"type": "string", "pattern": "^a\"b"}
+        }, "required": ["start_time"]});
+        let spec = compile(&schema, &CompileOptions::default()).unwrap();
+        let x = json!({"start_time": "09:30", "quote": "a\"b\n"});
+        let s = spec.compress(&x).unwrap();
+        assert_eq!(s, "start_time \"09:30\"\nquote \"a\\\"b\\n\"\n");
+        assert_eq!(spec.expand(&s).unwrap(), x);
+        let (_, rules) = pest_meta::parse_and_optimize(&spec.grammar_pest()).unwrap();
+        let vm = pest_vm::Vm::new(rules);
+        assert!(vm.parse("document", &s).is_ok(), "{s}");
+        for bad in [
+            "start_time \"2pm\"\n",
+            "start_time 09\n",
+            // The same value spelled with another escape than the grammar's.
+            "start_time \"09:30\"\nquote \"a\\u0022b\"\n",
+        ] {
+            assert!(vm.parse("document", bad).is_err(), "{bad}");
+            let e = spec.expand(bad).unwrap_err();
+            assert!(e.location().is_some(), "{bad}: {e}");
+        }
+        let e = spec.expand("start_time \"2pm\"\n").unwrap_err().to_string();
+        assert!(
+            e.contains("1:12") && e.contains("^[0-2][0-9]:[0-5][0-9]$"),
+            "{e}"
+        );
+        assert!(spec.compress(&json!({"start_time": "2pm"})).is_err());
+        assert!(spec.grammar_gbnf().contains("pattern-0 ::="));
+    }
+
+    #[test]
     fn expand_validates_what_no_grammar_says() {
         // The grammars cannot say `maximum` alone or a look-ahead: expand still never
         // returns JSON the schema rejects, and says where.

@@ -283,10 +283,7 @@ fn positive_range(lo: u64, hi: Option<u64>) -> Vec<String> {
         }
     }
     let mut zeros = 1u32;
-    loop {
-        let Some(p) = 10u64.checked_pow(zeros) else {
-            break;
-        };
+    while let Some(p) = 10u64.checked_pow(zeros) {
         let Some(next) = hi.checked_add(1) else {
             break;
         };
@@ -721,6 +718,9 @@ fn prune_dead(states: Vec<DState>) -> Result<Dfa, Unsupported> {
     Ok(minimize(Dfa { states: out }))
 }
 
+/// A state's class and its moves (character range, class of the target).
+type Signature = (usize, Vec<(char, char, usize)>);
+
 /// The minimal automaton of the same language (Moore's partition refinement), states in
 /// order of first reach from the start.
 fn minimize(dfa: Dfa) -> Dfa {
@@ -728,7 +728,7 @@ fn minimize(dfa: Dfa) -> Dfa {
     let mut class: Vec<usize> = dfa.states.iter().map(|s| usize::from(s.accept)).collect();
     loop {
         // A state's signature: its class and where each character leads, by class.
-        let mut sigs: HashMap<(usize, Vec<(char, char, usize)>), usize> = HashMap::new();
+        let mut sigs: HashMap<Signature, usize> = HashMap::new();
         let mut next_class = vec![0; n];
         for (i, s) in dfa.states.iter().enumerate() {
             let mut moves: Vec<(char, char, usize)> = s
