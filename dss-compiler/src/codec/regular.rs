@@ -43,7 +43,14 @@ impl Regexes {
         checks: &'c [RegularCheck],
         value: &str,
     ) -> Option<&'c RegularCheck> {
-        checks.iter().find(|c| !self.is_match(&c.regex, value))
+        checks.iter().find(|c| match c.length_bounds() {
+            // Counted: the regex of a long repetition is large.
+            Some((lo, hi)) => {
+                let n = value.chars().count() as u64;
+                n < lo || hi.is_some_and(|h| n > h)
+            }
+            None => !self.is_match(&c.regex, value),
+        })
     }
 }
 

@@ -259,9 +259,27 @@ impl Builder<'_> {
             Some(c) => c.keyword.clone(),
             None => "regular".into(),
         };
+        if let [c] = checks {
+            if let Some((lo, hi)) = c.length_bounds() {
+                return self.length_rule(lo, hi);
+            }
+        }
         let regexes: Vec<&str> = checks.iter().map(|c| c.regex.as_str()).collect();
         self.regular_rules(&regexes, true, &base)
             .unwrap_or(G::Term(Terminal::String))
+    }
+
+    /// A rule for a string of `lo` to `hi` characters (a bounded repetition), shared.
+    fn length_rule(&mut self, lo: u64, hi: Option<u64>) -> G {
+        let key = format!("len:{lo}:{hi:?}");
+        if let Some(n) = self.done.get(&key) {
+            return G::Rule(n.clone());
+        }
+        let name = self.fresh("length");
+        self.done.insert(key, name.clone());
+        let (lo, hi) = (lo as u32, hi.map(|h| h as u32));
+        self.add(name.clone(), super::regular::length(lo, hi), None);
+        G::Rule(name)
     }
 
     /// A rule for the texts matching every one of `regexes` (a quoted JSON string or a

@@ -12,6 +12,10 @@ const GBNF: Syntax = Syntax {
     rule: gbnf_name,
     seq_sep: " ",
     class: super::regular::gbnf_class,
+    rep: |min, max| match max {
+        Some(max) => format!("{{{min},{max}}}"),
+        None => format!("{{{min},}}"),
+    },
     never: "[\\x00] [\\x00]",
 };
 

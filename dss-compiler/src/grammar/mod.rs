@@ -57,6 +57,8 @@ pub(crate) enum G {
     /// Literal text inside a lexeme (a regular form's rules): unlike [`G::Lit`], pest
     /// does not ask for a word boundary after it.
     Text(String),
+    /// Between `min` and `max` (`None`: unbounded) repetitions.
+    Rep(Box<G>, u32, Option<u32>),
     /// One character of these ranges (sorted, disjoint), for the rules of regular forms
     /// (`regular.rs`).
     Class(Vec<(char, char)>),
@@ -87,7 +89,7 @@ impl G {
             }
             G::Lit(_) | G::Text(_) | G::Rule(_) | G::Class(_) => {}
             G::Seq(xs) | G::Alt(xs) => xs.iter().for_each(|x| x.terminals(out)),
-            G::Opt(x) | G::Star(x) => x.terminals(out),
+            G::Opt(x) | G::Star(x) | G::Rep(x, _, _) => x.terminals(out),
         }
     }
 }

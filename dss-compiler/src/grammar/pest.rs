@@ -11,6 +11,10 @@ const PEST: Syntax = Syntax {
     rule: str::to_string,
     seq_sep: " ~ ",
     class: super::regular::pest_class,
+    rep: |min, max| match max {
+        Some(max) => format!("{{{min}, {max}}}"),
+        None => format!("{{{min}, }}"),
+    },
     never: "!ANY ~ ANY",
 };
 

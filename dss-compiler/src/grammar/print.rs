@@ -15,6 +15,8 @@ pub(super) struct Syntax {
     pub never: &'static str,
     /// A character class.
     pub class: fn(&[(char, char)]) -> String,
+    /// A repetition suffix (`{m,n}`).
+    pub rep: fn(u32, Option<u32>) -> String,
 }
 
 /// An expression; `prec`: 0 in alternatives, 1 in a sequence, 2 an item of a sequence,
@@ -44,6 +46,7 @@ pub(super) fn print_expr(g: &G, prec: u8, sx: &Syntax) -> String {
         G::Opt(x) => format!("{}?", print_expr(x, 3, sx)),
         G::Star(x) => format!("{}*", print_expr(x, 3, sx)),
         G::Class(ranges) => (sx.class)(ranges),
+        G::Rep(x, min, max) => format!("{}{}", print_expr(x, 3, sx), (sx.rep)(*min, *max)),
     }
 }
 

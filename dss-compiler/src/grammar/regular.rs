@@ -75,6 +75,16 @@ pub(super) fn rules(
     (value, rules)
 }
 
+/// A JSON string of `min` to `max` characters (`None`: unbounded): a bounded repetition
+/// of one character's spellings.
+pub(super) fn length(min: u32, max: Option<u32>) -> G {
+    G::Seq(vec![
+        G::Text("\"".into()),
+        G::Rep(Box::new(spell(&[('\0', char::MAX)], true)), min, max),
+        G::Text("\"".into()),
+    ])
+}
+
 fn one(mut alts: Vec<G>) -> G {
     if alts.len() == 1 {
         alts.remove(0)

@@ -96,6 +96,13 @@ impl<'g> Sampler<'g> {
                     self.expr(x, depth + 1, out);
                 }
             }
+            G::Rep(x, min, max) => {
+                let extra = max.map_or(3, |m| m - min).min(if deep { 0 } else { 20 });
+                let n = *min as usize + self.below(extra as usize + 1);
+                for _ in 0..n {
+                    self.expr(x, depth + 1, out);
+                }
+            }
             G::Class(ranges) => {
                 let (a, b) = ranges[self.below(ranges.len())];
                 let span = (b as u32 - a as u32).min(300) as usize;
@@ -147,6 +154,7 @@ fn cost_of(g: &G, rules: &HashMap<&str, u64>) -> u64 {
             .min()
             .unwrap_or(u64::MAX),
         G::Opt(_) | G::Star(_) => 0,
+        G::Rep(x, min, _) => cost_of(x, rules).saturating_mul(u64::from(*min)),
     }
 }
 
@@ -186,6 +194,7 @@ mod tests {
             "type": "object",
             "properties": {
                 "title": {"type": "string", "minLength": 1, "maxLength": 40},
+                "notes": {"type": "string", "minLength": 2, "maxLength": 200},
                 "start_time": {"type": "string", "pattern": "^[0-2][0-9]:[0-5][0-9]$"},
                 "organizer": {"type": "string", "format": "email"},
                 "link": {"type": "string", "format": "uri"},

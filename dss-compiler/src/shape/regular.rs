@@ -27,8 +27,11 @@ pub(crate) const MAX_REPEAT: u32 = 100;
 pub(crate) const MAX_RANGES: usize = 128;
 /// Most states of the automaton of one string's constraints (one grammar rule each).
 pub(crate) const MAX_STATES: usize = 400;
-/// Largest `maxLength` (and `minLength`) written as a bounded repetition.
+/// Largest `maxLength` (and `minLength`) in an automaton with other constraints.
 pub(crate) const MAX_LENGTH: u64 = 64;
+/// Largest `maxLength` (and `minLength`) of a string with no other regular constraint,
+/// written as a bounded repetition of a JSON string character (`char{0,255}`).
+pub(crate) const MAX_LENGTH_ALONE: u64 = 1000;
 /// Most NFA states built while translating (bounded repetitions are copied).
 const MAX_NFA: usize = 20_000;
 
@@ -200,9 +203,9 @@ pub(crate) fn format_regex(format: &str) -> Option<String> {
 }
 
 /// The regular expression of a length between `min` and `max` characters (`None`: no
-/// upper bound), where both are at most [`MAX_LENGTH`].
-pub(crate) fn length_regex(min: u64, max: Option<u64>) -> Option<String> {
-    if min > MAX_LENGTH || max.is_some_and(|m| m > MAX_LENGTH || m < min) {
+/// upper bound), where both are at most `cap`.
+pub(crate) fn length_regex(min: u64, max: Option<u64>, cap: u64) -> Option<String> {
+    if min > cap || max.is_some_and(|m| m > cap || m < min) {
         return None;
     }
     Some(match max {
@@ -807,6 +810,22 @@ fn minimize(dfa: Dfa) -> Dfa {
     Dfa { states }
 }
 
+impl RegularCheck {
+    /// The bounds of a `length` constraint (`min..max`, `min..`).
+    pub(crate) fn length_bounds(&self) -> Option<(u64, Option<u64>)> {
+        if self.keyword != "length" {
+            return None;
+        }
+        let (lo, hi) = self.source.split_once("..")?;
+        let hi = if hi.is_empty() {
+            None
+        } else {
+            Some(hi.parse().ok()?)
+        };
+        Some((lo.parse().ok()?, hi))
+    }
+}
+
 impl Dfa {
     /// Whether the automaton accepts `s` (the tests' oracle).
     #[cfg(test)]
@@ -884,7 +903,7 @@ mod tests {
 
     #[test]
     fn intersection_of_constraints() {
-        let len = length_regex(2, Some(3)).unwrap();
+        let len = length_regex(2, Some(3), MAX_LENGTH).unwrap();
         let d = dfa(&["^[a-z]+$", &len]).unwrap();
         for (s, ok) in [
             ("a", false),

@@ -150,7 +150,7 @@ pub(crate) type Gap = (&'static str, String);
 /// The lexical form of a string node, and the string assertions it leaves to the
 /// validator: `pattern`, every `format` of [`regular::format_regex`] (also where `format`
 /// is only an annotation, so a model writes valid values), `minLength`/`maxLength` up to
-/// [`regular::MAX_LENGTH`], all at once (their automaton is the intersection); a
+/// [`regular::MAX_LENGTH`] with others ([`regular::MAX_LENGTH_ALONE`] alone), all at once (their automaton is the intersection); a
 /// constraint that does not fit is left out, the others kept.
 pub(crate) fn lexical_form(
     m: &Map<String, Value>,
@@ -184,7 +184,12 @@ pub(crate) fn lexical_form(
     }
     let min = m.get("minLength").and_then(Value::as_u64).unwrap_or(0);
     let max = m.get("maxLength").and_then(Value::as_u64);
-    let cap = regular::MAX_LENGTH;
+    // Alone, a length is a bounded repetition; with other constraints, in their automaton.
+    let cap = if checks.is_empty() {
+        regular::MAX_LENGTH_ALONE
+    } else {
+        regular::MAX_LENGTH
+    };
     let mut length = None;
     if max.is_some() || min > 1 || (min == 1 && !checks.is_empty()) {
         if min > cap {
@@ -202,7 +207,7 @@ pub(crate) fn lexical_form(
         };
         let lo = min.min(cap);
         if hi.is_some() || lo > 1 || (lo == 1 && !checks.is_empty()) {
-            match regular::length_regex(lo, hi) {
+            match regular::length_regex(lo, hi, cap) {
                 Some(regex) => {
                     let hi = hi.map(|h| h.to_string()).unwrap_or_default();
                     length = Some(RegularCheck {
