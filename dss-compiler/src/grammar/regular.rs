@@ -6,8 +6,9 @@
 //! string content. The automaton is deterministic and the spellings of distinct
 //! characters are prefix-free, so pest (PEG) reads the rules as GBNF and Lark do.
 
-use super::{Rule, G};
+use super::{Rule, Terminal, G};
 use crate::shape::regular::Dfa;
+use crate::shape::{Lexical, NumPart, StrPart};
 
 /// Control characters JSON writes with a short escape.
 const SHORT: [(char, &str); 5] = [
@@ -179,6 +180,39 @@ fn next(c: char) -> char {
     char::from_u32(c as u32 + 1).unwrap_or(c)
 }
 
+/// How the readable grammar writes a string's regular form (`None`: by its terminal;
+/// dates keep theirs): `<"email">`, `<"string" matching ^[0-2][0-9]$>`,
+/// `<"string" of 1..40 characters>`.
+pub(super) fn readable_string(s: &StrPart) -> Option<String> {
+    let checks = s.lexical.as_ref().and_then(Lexical::regular)?;
+    if Terminal::of_string(s, true) != Terminal::String {
+        return None;
+    }
+    let head = checks
+        .iter()
+        .find(|c| c.keyword == "format")
+        .map_or("string", |c| c.source.as_str());
+    let mut out = format!("<\"{head}\"");
+    for c in checks {
+        match c.keyword.as_str() {
+            "pattern" => out.push_str(&format!(" matching {}", c.source)),
+            "length" => out.push_str(&format!(" of {} characters", c.source)),
+            _ => {}
+        }
+    }
+    out.push('>');
+    Some(out)
+}
+
+/// How the readable grammar writes an integer range (`None`: by its terminal).
+pub(super) fn readable_number(n: &NumPart) -> Option<String> {
+    let r = n.range?;
+    Some(match r.max {
+        Some(max) => format!("<integer {}..{max}>", r.min),
+        None => format!("<integer >= {}>", r.min),
+    })
+}
+
 /// A character class as GBNF writes it (`[...]`, or `[^...]` when shorter): every
 /// character but ASCII letters and digits escaped (`\xHH`, `\uHHHH`, `\UHHHHHHHH`), so
 /// llama.cpp and dss-runtime's Lark conversion read it alike.
@@ -300,6 +334,29 @@ mod tests {
             rules[4].body,
             G::Seq(vec![G::Class(vec![('0', '9')]), G::Text("\"".into())])
         );
+    }
+
+    #[test]
+    fn the_readable_grammar_names_regular_forms() {
+        let schema = serde_json::json!({"type": "object", "properties": {
+            "start_time": {"type": "string", "pattern": "^[0-2][0-9]:[0-5][0-9]$"},
+            "organizer": {"type": "string", "format": "email"},
+            "title": {"type": "string", "maxLength": 40},
+            "day": {"type": "string", "format": "date"},
+            "priority": {"type": "integer", "minimum": 1, "maximum": 10}
+        }, "required": ["start_time", "organizer", "title", "day", "priority"]});
+        let bnf = crate::compile(&schema, &Default::default())
+            .unwrap()
+            .grammar_bnf();
+        for part in [
+            "<start_time:\"string\" matching ^[0-2][0-9]:[0-5][0-9]$>",
+            "<organizer:\"email\">",
+            "<title:\"string\" of 0..40 characters>",
+            "<day:date>",
+            "<priority:integer 1..10>",
+        ] {
+            assert!(bnf.contains(part), "{part}\n{bnf}");
+        }
     }
 
     #[test]
