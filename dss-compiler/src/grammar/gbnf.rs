@@ -13,7 +13,9 @@ const GBNF: Syntax = Syntax {
     seq_sep: " ",
     class: super::regular::gbnf_class,
     rep: |min, max| match max {
+        Some(max) if max == min => format!("{{{min}}}"),
         Some(max) => format!("{{{min},{max}}}"),
+        None if min == 0 => "*".into(),
         None => format!("{{{min},}}"),
     },
     never: "[\\x00] [\\x00]",

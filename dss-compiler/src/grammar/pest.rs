@@ -12,7 +12,9 @@ const PEST: Syntax = Syntax {
     seq_sep: " ~ ",
     class: super::regular::pest_class,
     rep: |min, max| match max {
+        Some(max) if max == min => format!("{{{min}}}"),
         Some(max) => format!("{{{min}, {max}}}"),
+        None if min == 0 => "*".into(),
         None => format!("{{{min}, }}"),
     },
     never: "!ANY ~ ANY",

@@ -79,6 +79,9 @@ pub(super) fn rules(
 /// A JSON string of `min` to `max` characters (`None`: unbounded): a bounded repetition
 /// of one character's spellings.
 pub(super) fn length(min: u32, max: Option<u32>) -> G {
+    if max == Some(0) {
+        return G::Text("\"\"".into());
+    }
     G::Seq(vec![
         G::Text("\"".into()),
         G::Rep(Box::new(spell(&[('\0', char::MAX)], true)), min, max),
@@ -357,6 +360,26 @@ mod tests {
         ] {
             assert!(bnf.contains(part), "{part}\n{bnf}");
         }
+    }
+
+    #[test]
+    fn lengths_alone_are_bounded_repetitions() {
+        let schema = serde_json::json!({"type": "object", "properties": {
+            "none": {"type": "string", "maxLength": 0},
+            "three": {"type": "string", "minLength": 3, "maxLength": 3},
+            "many": {"type": "string", "minLength": 2}
+        }, "required": ["none", "three", "many"]});
+        let spec = crate::compile(&schema, &Default::default()).unwrap();
+        let x = serde_json::json!({"none": "", "three": "a\nb", "many": "xy"});
+        let s = spec.compress(&x).unwrap();
+        assert_eq!(spec.expand(&s).unwrap(), x);
+        let (_, rules) = pest_meta::parse_and_optimize(&spec.grammar_pest()).unwrap();
+        let vm = pest_vm::Vm::new(rules);
+        assert!(vm.parse("document", &s).is_ok(), "{s}");
+        let long = s.replace("\"xy\"", "\"x\"");
+        assert!(vm.parse("document", &long).is_err() && spec.expand(&long).is_err());
+        let gbnf = spec.grammar_gbnf();
+        assert!(gbnf.contains("{3}") && gbnf.contains("{2,}"), "{gbnf}");
     }
 
     #[test]

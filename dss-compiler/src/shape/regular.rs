@@ -278,7 +278,7 @@ fn positive_range(lo: u64, hi: Option<u64>) -> Vec<String> {
         let keep = s.len().saturating_sub(nines);
         let stop: Option<u64> = format!("{}{}", &s[..keep], "9".repeat(nines)).parse().ok();
         match stop {
-            Some(stop) if lo <= stop && stop < hi => {
+            Some(stop) if lo <= stop && stop <= hi => {
                 stops.insert(stop);
                 nines += 1;
             }
@@ -292,7 +292,7 @@ fn positive_range(lo: u64, hi: Option<u64>) -> Vec<String> {
         };
         let stop = (next - next % p).checked_sub(1);
         match stop {
-            Some(stop) if lo < stop && stop < hi => {
+            Some(stop) if lo < stop && stop <= hi => {
                 stops.insert(stop);
                 zeros += 1;
             }
@@ -929,6 +929,11 @@ mod tests {
             (Some(0), None),
             (Some(99), None),
             (Some(1000), Some(1000)),
+            (Some(-353), Some(519)),
+            (Some(0), Some(99)),
+            (Some(5), Some(1999)),
+            (Some(19), Some(19)),
+            (Some(10), Some(999)),
         ] {
             let r = range_regex(lo, hi).unwrap();
             let d = dfa(&[&r]).unwrap();
