@@ -22,7 +22,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, Mutex, OnceLock};
 
 /// Largest repetition count (`{m,n}`) translated into a grammar.
-pub(crate) const MAX_REPEAT: u32 = 100;
+pub(crate) const MAX_REPEAT: u32 = 256;
 /// Most ranges of one character class (`\p{L}` has hundreds) translated into a grammar.
 pub(crate) const MAX_RANGES: usize = 128;
 /// Most states of the automaton of one string's constraints (one grammar rule each).
@@ -342,6 +342,10 @@ enum Re {
     Seq(Vec<Re>),
     Alt(Vec<Re>),
     Rep(Box<Re>, u32, Option<u32>),
+    /// `^`: only before the first character.
+    Start,
+    /// `$`: only after the last character.
+    End,
 }
 
 fn any_char() -> Re {
@@ -430,9 +434,11 @@ fn conv(h: &Hir) -> Result<Re, Unsupported> {
         HirKind::Class(Class::Bytes(_)) => {
             return Err(Unsupported("a byte class".into()));
         }
+        HirKind::Look(Look::Start) => Re::Start,
+        HirKind::Look(Look::End) => Re::End,
         HirKind::Look(l) => {
             return Err(Unsupported(format!(
-                "the assertion {l:?} (an anchor inside the pattern or a word boundary)"
+                "the assertion {l:?} (a word boundary or a multi-line anchor)"
             )))
         }
         HirKind::Repetition(r) => {
@@ -454,6 +460,10 @@ fn conv(h: &Hir) -> Result<Re, Unsupported> {
 struct Nfa {
     eps: Vec<Vec<usize>>,
     edges: Vec<Vec<(char, char, usize)>>,
+    /// Epsilon edges taken only before the first character (`^`).
+    start_eps: Vec<(usize, usize)>,
+    /// Epsilon edges taken only after the last character (`$`).
+    end_eps: Vec<(usize, usize)>,
 }
 
 impl Nfa {
@@ -469,6 +479,15 @@ impl Nfa {
     /// Adds `re` from state `from`; returns its end state.
     fn add(&mut self, re: &Re, from: usize) -> Result<usize, Unsupported> {
         match re {
+            Re::Start | Re::End => {
+                let to = self.state()?;
+                if matches!(re, Re::Start) {
+                    self.start_eps.push((from, to));
+                } else {
+                    self.end_eps.push((from, to));
+                }
+                Ok(to)
+            }
             Re::Class(ranges) => {
                 let to = self.state()?;
                 for &(a, b) in ranges {
@@ -521,9 +540,16 @@ impl Nfa {
     }
 
     fn closure(&self, set: &mut BTreeSet<usize>) {
+        self.closure_with(set, &[]);
+    }
+
+    /// The closure over epsilon edges and the `extra` anchor edges (`^` at the start,
+    /// `$` at the end).
+    fn closure_with(&self, set: &mut BTreeSet<usize>, extra: &[(usize, usize)]) {
         let mut todo: Vec<usize> = set.iter().copied().collect();
         while let Some(s) = todo.pop() {
-            for &t in &self.eps[s] {
+            let anchored = extra.iter().filter(|e| e.0 == s).map(|e| e.1);
+            for t in self.eps[s].iter().copied().chain(anchored) {
                 if set.insert(t) {
                     todo.push(t);
                 }
@@ -574,7 +600,7 @@ fn build_dfa(regexes: &[&str]) -> Result<Dfa, Unsupported> {
     let mut start: Key = Vec::new();
     for (nfa, s, _) in &nfas {
         let mut set = BTreeSet::from([*s]);
-        nfa.closure(&mut set);
+        nfa.closure_with(&mut set, &nfa.start_eps);
         start.push(set);
     }
     let mut ids: HashMap<Key, usize> = HashMap::new();
@@ -584,10 +610,14 @@ fn build_dfa(regexes: &[&str]) -> Result<Dfa, Unsupported> {
     let mut i = 0;
     while i < keys.len() {
         let key = keys[i].clone();
-        let accept = key
-            .iter()
-            .zip(&nfas)
-            .all(|(set, (_, _, acc))| set.contains(acc));
+        let accept = key.iter().zip(&nfas).all(|(set, (nfa, _, acc))| {
+            if nfa.end_eps.is_empty() {
+                return set.contains(acc);
+            }
+            let mut at_end = set.clone();
+            nfa.closure_with(&mut at_end, &nfa.end_eps);
+            at_end.contains(acc)
+        });
         // The boundaries of every range leaving this state, in every automaton.
         let mut points: BTreeSet<u32> = BTreeSet::new();
         for (set, (nfa, _, _)) in key.iter().zip(&nfas) {
@@ -873,6 +903,17 @@ mod tests {
         agree("^(ab|cd)*$", &["", "ab", "abcd", "abc", "cdab"]);
         agree("^x{2,4}$", &["x", "xx", "xxxx", "xxxxx"]);
         agree("^(?:a+b?){2}$", &["aa", "ab", "aab", "abab", "b", "aabb"]);
+        // Anchors inside groups and alternatives.
+        let more = [
+            "", "a", "b", "ab", "ba", "a,", ",", "x,y", "aXb", "1.5", "1.5e-3", "2024",
+        ];
+        agree("^([^,]|$)", &more);
+        agree("(^a$)|b", &more);
+        agree("^(a$|b)", &more);
+        // Nothing matches these: the validator alone says so.
+        assert!(check("a^b").is_err() && check("a$b").is_err());
+        agree(r"^(\d{4}$)|(^\d+\.\d+$)", &more);
+        agree(r"^[0-9.]+(?:e-?[0-9]+)?$|^x$", &more);
     }
 
     #[test]
