@@ -150,8 +150,9 @@ pub(crate) fn ecma(pattern: &str) -> String {
 /// labels without two hyphens in a row, of at most 32 letters and digits (63 characters
 /// with hyphens; the total length is not bounded), `uri` with a
 /// scheme and RFC 3986's syntax without IP literals (a host after `//` may be empty
-/// only before a path: `file:///x`, not `http://`), `ipv6`
-/// without an embedded IPv4 part.
+/// only before a path: `file:///x`, not `http://`), `uri-reference` as `uri` or a
+/// relative reference, `ipv6` without an embedded IPv4 part, `duration` as RFC 3339's
+/// appendix A (components in order).
 pub(crate) fn format_regex(format: &str) -> Option<String> {
     let date = r"(?:[0-9]{4}-(?:(?:0[1-9]|1[0-2])-(?:0[1-9]|1[0-9]|2[0-8])|(?:0[13-9]|1[0-2])-(?:29|30)|(?:0[13578]|1[02])-31)|(?:[0-9]{2}(?:0[48]|[2468][048]|[13579][26])|(?:[02468][048]|[13579][26])00)-02-29)";
     let time = r"(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](?:\.[0-9]+)?(?:[Zz]|[+-](?:[01][0-9]|2[0-3]):[0-5][0-9])";
@@ -169,18 +170,33 @@ pub(crate) fn format_regex(format: &str) -> Option<String> {
             format!(r"{atom}(?:\.{atom})*@{host}")
         }
         "hostname" => host,
-        "uri" => {
+        "uri" | "uri-reference" => {
             // RFC 3986 without IP literals; an empty host after `//` only before a path
             // (`file:///tmp`).
             let pct = "%[0-9A-Fa-f]{2}";
             let pchar = format!("(?:[A-Za-z0-9._~!$&'()*+,;=:@-]|{pct})");
+            let nocolon = format!("(?:[A-Za-z0-9._~!$&'()*+,;=@-]|{pct})");
             let query = format!("(?:[A-Za-z0-9._~!$&'()*+,;=:@/?-]|{pct})*");
             let host = format!("(?:[A-Za-z0-9._~!$&'()*+,;=-]|{pct})+");
             let user = format!("(?:[A-Za-z0-9._~!$&'()*+,;=:-]|{pct})*");
-            let hier = format!(
-                "//(?:{user}@)?{host}(?::[0-9]*)?(?:/{pchar}*)*|//(?:/{pchar}*)+|/(?:{pchar}+(?:/{pchar}*)*)?|{pchar}+(?:/{pchar}*)*|"
+            let authority = format!(
+                "//(?:{user}@)?{host}(?::[0-9]*)?(?:/{pchar}*)*|//(?:/{pchar}*)+|/(?:{pchar}+(?:/{pchar}*)*)?"
             );
-            format!(r"[A-Za-z][A-Za-z0-9+.-]*:(?:{hier})(?:\?{query})?(?:#{query})?")
+            let tail = format!(r"(?:\?{query})?(?:#{query})?");
+            let uri =
+                format!("[A-Za-z][A-Za-z0-9+.-]*:(?:{authority}|{pchar}+(?:/{pchar}*)*|){tail}");
+            if format == "uri" {
+                uri
+            } else {
+                // Or a relative reference: its first segment has no `:`.
+                format!("{uri}|(?:{authority}|{nocolon}+(?:/{pchar}*)*|){tail}")
+            }
+        }
+        "duration" => {
+            // RFC 3339 appendix A: components in order, none skipped between two.
+            let time = r"T(?:[0-9]+H(?:[0-9]+M(?:[0-9]+S)?)?|[0-9]+M(?:[0-9]+S)?|[0-9]+S)";
+            let date = r"(?:[0-9]+Y(?:[0-9]+M(?:[0-9]+D)?)?|[0-9]+M(?:[0-9]+D)?|[0-9]+D)";
+            format!("P(?:{date}(?:{time})?|{time}|[0-9]+W)")
         }
         "uuid" => "[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}"
             .to_string(),
@@ -1071,5 +1087,34 @@ mod tests {
             }
         }
         assert!(format_regex("color").is_none());
+        let rel = format_regex("uri-reference").unwrap();
+        for (x, ok) in [
+            ("../a/b?c", true),
+            ("#frag", true),
+            ("", true),
+            ("a:b", true),
+            ("//h/p", true),
+            ("a b", false),
+            ("%zz", false),
+        ] {
+            assert_eq!(rx(&rel).is_match(x), ok, "{x}");
+        }
+        let dur = format_regex("duration").unwrap();
+        for (x, ok) in [
+            ("P1Y2M3DT4H5M6S", true),
+            ("PT1M", true),
+            ("P3W", true),
+            ("P1D", true),
+            ("P", false),
+            ("P1Y2D", false),
+            ("PT", false),
+            ("1D", false),
+        ] {
+            assert_eq!(
+                rx(&dur).is_match(x) && dfa(&[&dur]).unwrap().accepts(x),
+                ok,
+                "{x}"
+            );
+        }
     }
 }
