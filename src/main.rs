@@ -70,6 +70,10 @@ enum Command {
         out: Option<PathBuf>,
         #[command(flatten)]
         read: read_args::ReadArgs,
+        /// Fail (exit 1) when an assertion of the schema is not in the grammar (it would
+        /// only be checked after generation); each is listed as a warning either way.
+        #[arg(long)]
+        strict_grammar: bool,
     },
     /// JSON -> shorthand. The instance is validated against the schema first.
     Compress(MapArgs),
@@ -212,6 +216,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             notation,
             out,
             read,
+            strict_grammar,
         } => {
             let spec = compile_schema_file(&schema, notation.as_deref(), read)?;
             // Compile checks everything up front: the validator is otherwise built lazily.
@@ -219,6 +224,14 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 .map_err(|e| compile_error(&schema, notation.as_deref(), &e))?;
             for w in spec.warnings() {
                 streams::report(&format!("warning: {}: {w}", schema.display()));
+            }
+            let gaps = spec.grammar_gaps();
+            let level = if strict_grammar { "error" } else { "warning" };
+            for g in &gaps {
+                streams::report(&format!("{level}: {}: {g}", schema.display()));
+            }
+            if strict_grammar && !gaps.is_empty() {
+                return Ok(ExitCode::FAILURE);
             }
             let bnf = guard("grammar_bnf", || spec.grammar_bnf()).map_err(|e| anyhow!(e))?;
             match &out {

@@ -2093,7 +2093,8 @@ fn expand_validates_its_output_unless_told_not_to() {
         &schema,
         json!({"type": "object", "properties": {
             "days": {"type": "integer", "maximum": 7},
-            "code": {"type": "string", "pattern": "^[A-Z]+$"}},
+            // A look-ahead is not in the grammar: the validator checks it after.
+            "code": {"type": "string", "pattern": "^(?!X)[A-Z]+$"}},
             "additionalProperties": false})
         .to_string(),
     )

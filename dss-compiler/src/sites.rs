@@ -168,7 +168,13 @@ impl Walker<'_> {
         if let Some(s) = &parts.string {
             match &s.values {
                 Some(vs) => choice.extend(vs.iter().cloned().map(Value::String)),
-                None => self.add(&path, SiteKind::Text { lexical: s.lexical }, required),
+                None => self.add(
+                    &path,
+                    SiteKind::Text {
+                        lexical: s.lexical.clone(),
+                    },
+                    required,
+                ),
             }
         }
         if let Some(n) = &parts.number {

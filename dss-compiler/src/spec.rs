@@ -663,6 +663,13 @@ impl CompiledSpec {
             .map(|v| v.warnings.clone())
             .unwrap_or_default()
     }
+    /// Every assertion of the schema the grammars do not say, by JSON pointer: checked
+    /// only after generation (by the validator in [`Self::expand`]). Empty when the
+    /// grammar says everything a schema's nodes assert (see `gaps.rs` for what counts).
+    pub fn grammar_gaps(&self) -> Vec<crate::GrammarGap> {
+        let schema = self.schema();
+        crate::gaps::gaps(schema, crate::schema::formats_assert(schema))
+    }
     /// What [`compile`] noticed in the schema: misspelled keywords, malformed values it
     /// ignored (compiled leniently, or annotations), a data document or a tool definition
     /// given as a schema; each says what it means for the grammar. Empty for a spec loaded
@@ -1041,7 +1048,9 @@ mod tests {
         let spec = compile(&schema, &CompileOptions::default()).unwrap();
         assert!(spec.shapes().encoding_validates);
         assert!(!spec.encoder_validates());
-        assert!(spec.compress(&json!({"n": 3})).is_ok());
+        // The grammar reads the boolean as its author meant it (draft-04's exclusive
+        // flag: above 3), a stricter reading than the validator's, which ignores it.
+        assert!(spec.compress(&json!({"n": 4})).is_ok());
         assert_eq!(spec.warnings().len(), 1, "{:?}", spec.warnings());
         assert_eq!(
             spec.compress(&json!({"s": "abc"})).unwrap_err().keyword(),
@@ -1493,23 +1502,63 @@ mod tests {
             bnf.contains("[since <date>]") && bnf.contains("[limit <positive>]"),
             "{bnf}"
         );
-        // In 2020-12 `format` is an annotation: any string is valid, and the grammar agrees.
+        // In 2020-12 `format` is an annotation, but the grammar still writes only valid
+        // dates (so a model does too): a document with another string is not written.
         let mut annotated = schema.clone();
         annotated["$schema"] = json!("https://json-schema.org/draft/2020-12/schema");
         let spec = compile(&annotated, &CompileOptions::default()).unwrap();
         let x = json!({"name": "a", "since": "January"});
+        let e = spec.compress(&x).unwrap_err().to_string();
+        assert!(e.contains("/since") && e.contains("`date`"), "{e}");
+        let x = json!({"name": "a", "since": "2024-02-29"});
         let s = spec.compress(&x).unwrap();
         let (_, rules) = pest_meta::parse_and_optimize(&spec.grammar_pest()).unwrap();
         assert!(pest_vm::Vm::new(rules).parse("document", &s).is_ok(), "{s}");
+        assert!(spec.expand(&s.replace("02-29", "02-30")).is_err());
+    }
+
+    #[test]
+    fn patterns_are_part_of_the_grammar() {
+        // The model wrote `start_time` as "2pm": the grammar no longer admits it, and the
+        // decoder says where and which pattern.
+        let schema = json!({"type": "object", "properties": {
+            "start_time": {"type": "string", "pattern": "^[0-2][0-9]:[0-5][0-9]$"},
+            "quote": {"type": "string", "pattern": "^a\"b"}
+        }, "required": ["start_time"]});
+        let spec = compile(&schema, &CompileOptions::default()).unwrap();
+        let x = json!({"start_time": "09:30", "quote": "a\"b\n"});
+        let s = spec.compress(&x).unwrap();
+        assert_eq!(s, "\"09:30\" quote \"a\\\"b\\n\"");
+        assert_eq!(spec.expand(&s).unwrap(), x);
+        let (_, rules) = pest_meta::parse_and_optimize(&spec.grammar_pest()).unwrap();
+        let vm = pest_vm::Vm::new(rules);
+        assert!(vm.parse("document", &s).is_ok(), "{s}");
+        for bad in [
+            "\"2pm\"",
+            "09",
+            // The same value spelled with another escape than the grammar's.
+            "\"09:30\" quote \"a\\u0022b\"",
+        ] {
+            assert!(vm.parse("document", bad).is_err(), "{bad}");
+            let e = spec.expand(bad).unwrap_err();
+            assert!(e.location().is_some(), "{bad}: {e}");
+        }
+        let e = spec.expand("\"09:30\" quote \"a\\u0022b\"").unwrap_err();
+        assert_eq!(e.location(), Some((1, 15)), "{e}");
+        let e = spec.expand("\"2pm\"").unwrap_err();
+        assert_eq!(e.location(), Some((1, 1)), "{e}");
+        assert!(e.to_string().contains("^[0-2][0-9]:[0-5][0-9]$"), "{e}");
+        assert!(spec.compress(&json!({"start_time": "2pm"})).is_err());
+        assert!(spec.grammar_gbnf().contains("pattern-0 ::="));
     }
 
     #[test]
     fn expand_validates_what_no_grammar_says() {
-        // The grammars cannot say `maximum` or `pattern`: expand still never returns JSON
-        // the schema rejects, and says where.
+        // The grammars cannot say `maximum` alone or a look-ahead: expand still never
+        // returns JSON the schema rejects, and says where.
         let schema = json!({"type": "object", "properties": {
             "days": {"type": "integer", "maximum": 7},
-            "code": {"type": "string", "pattern": "^[A-Z]+$"},
+            "code": {"type": "string", "pattern": "^(?!X)[A-Z]+$"},
             "tags": {"type": "array", "items": {"type": "string"}, "uniqueItems": true}
         }, "additionalProperties": false});
         let spec = compile(&schema, &CompileOptions::default()).unwrap();
@@ -1520,7 +1569,7 @@ mod tests {
         );
         for (text, pointer, keyword) in [
             ("days 9\n", "/days", "maximum"),
-            ("code ab\n", "/code", "pattern"),
+            ("code XA\n", "/code", "pattern"),
             ("tags:\na\na\n", "/tags", "uniqueItems"),
         ] {
             let e = spec.expand(text).unwrap_err();

@@ -2,6 +2,7 @@
 //! errors, tokens and values (objects are in `decode_object.rs`).
 
 use super::number;
+use super::regular;
 use super::tables::Tables;
 use super::NO_ABBREV;
 use crate::error::ExpandError;
@@ -10,7 +11,9 @@ use crate::grammar::terminal::{
     is_word, is_word_char, is_word_start, json_len, number_len, quoted_len, word_len,
 };
 use crate::notation::{render_word, First, Notation, RootLayout};
-use crate::shape::{same_number, ArrPart, ExprId, Lexical, NumPart, Parts, Shapes, StrPart};
+use crate::shape::{
+    same_number, ArrPart, ExprId, IntRange, Lexical, NumPart, Parts, Shapes, StrPart,
+};
 use serde_json::{Number, Value};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -528,20 +531,42 @@ impl<'a> Decoder<'a> {
                 // The lexeme its terminal admits: a bound the grammar says (`limit 0`,
                 // `-3 years`) is the decoder's too.
                 let t = Terminal::of_number(np);
-                if !number::fits(t, &self.src[start..self.pos]) {
+                let lexeme = &self.src[start..self.pos];
+                if !number::fits(t, lexeme) {
                     return self.error_at(start, number::describe(t));
+                }
+                if let Some(r) = &np.range {
+                    if !r
+                        .regex()
+                        .is_some_and(|x| self.tables.regexes.is_match(&x, lexeme))
+                    {
+                        return self.error_at(start, range_text(r));
+                    }
                 }
                 Ok(Value::Number(n))
             }
         }
     }
 
-    /// A free string just read from `start`: the lexical form its terminal admits
-    /// (non-empty, an asserted `date` or `date-time`).
-    fn check_lexical(&self, sp: &StrPart, start: usize) -> DResult<()> {
+    /// A free string `value` just read from `start`: the lexical form its terminal or
+    /// rules admit (non-empty, a date, a regular form: spelled as the grammar spells it
+    /// and matching every constraint).
+    fn check_lexical(&self, sp: &StrPart, start: usize, value: &str) -> DResult<()> {
         let raw = &self.src[start + 1..self.pos - 1];
-        let (ok, what) = match sp.lexical {
+        let (ok, what) = match &sp.lexical {
             None => return Ok(()),
+            Some(Lexical::Regular(checks)) => {
+                if let Some(c) = self.tables.regexes.first_mismatch(checks, value) {
+                    return self.error_at(start, regular::describe(c));
+                }
+                if !regular::canonical(&self.src[start..self.pos], value) {
+                    return self.error_at(
+                        start,
+                        "the string spelled with JSON's short escapes only (`\\n`, not `\\u000a`; `/`, not `\\/`)",
+                    );
+                }
+                return Ok(());
+            }
             Some(Lexical::NonEmpty) => (!raw.is_empty(), "a non-empty string"),
             Some(Lexical::Date) => (is_date(raw), "a date \"YYYY-MM-DD\""),
             Some(Lexical::DateTime) => (
@@ -583,7 +608,7 @@ impl<'a> Decoder<'a> {
                     let s = self.quoted()?;
                     match &sp.values {
                         None => {
-                            self.check_lexical(sp, start)?;
+                            self.check_lexical(sp, start, &s)?;
                             Ok(Value::String(s))
                         }
                         Some(vs) => match lookup_enum(vs, abbrev, &s, false) {
@@ -611,7 +636,7 @@ impl<'a> Decoder<'a> {
                             if !quoted
                                 && w.starts_with(is_word_start)
                                 && !p.string.as_ref().is_some_and(|s| {
-                                    matches!(s.lexical, Some(Lexical::Date | Lexical::DateTime))
+                                    s.lexical.as_ref().is_some_and(Lexical::always_quoted)
                                 }) =>
                         {
                             Some(Value::String(w.to_string()))
@@ -633,6 +658,14 @@ impl<'a> Decoder<'a> {
 }
 
 /// `YYYY-MM-DD`, as the grammars' `date` terminal writes it (between the quotes).
+/// What an integer range asks, for messages.
+pub(super) fn range_text(r: &IntRange) -> String {
+    match r.max {
+        Some(max) => format!("an integer from {} to {max}, in digits", r.min),
+        None => format!("an integer >= {}, in digits", r.min),
+    }
+}
+
 fn is_date(s: &str) -> bool {
     is_date_bytes(s.as_bytes())
 }

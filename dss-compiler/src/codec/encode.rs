@@ -3,6 +3,7 @@
 use super::index::{RecordIndex, SlotMode};
 use super::json::{json_eq, type_name, write_json_string, write_number, write_word};
 use super::number;
+use super::regular;
 use super::tables::{Rec, Tables};
 use super::NO_ABBREV;
 use crate::checks::LocalChecks;
@@ -82,6 +83,53 @@ impl<'a> Encoder<'a> {
 
     /// The local assertions of `expr` on `v`, called wherever a value is given its
     /// expression (so once per value, whichever way it is then written or elided).
+    /// A free string of `expr`: where it has a regular form (`pattern`, `format`,
+    /// lengths), the value must match it, or the decoder would not read it back.
+    fn string_form(&self, s: &str, expr: ExprId, ptr: &Ptr<'_>) -> EResult<()> {
+        let form = self.shapes.parts(expr).string.as_ref();
+        let Some(checks) = form.and_then(|f| f.lexical.as_ref()?.regular()) else {
+            return Ok(());
+        };
+        match self.tables.regexes.first_mismatch(checks, s) {
+            None => Ok(()),
+            Some(c) => eerr(
+                ptr,
+                format!(
+                    "`{s}` is not {} (the grammar writes only such strings here)",
+                    regular::describe(c)
+                ),
+            ),
+        }
+    }
+
+    /// An integer of `expr` written at `at` in `out`, in a range the grammar says digit
+    /// by digit: its text must be one of the range's.
+    fn number_range(
+        &self,
+        n: &serde_json::Number,
+        expr: ExprId,
+        at: usize,
+        ptr: &Ptr<'_>,
+        out: &mut String,
+    ) -> EResult<()> {
+        let range = self
+            .shapes
+            .parts(expr)
+            .number
+            .as_ref()
+            .and_then(|np| np.range);
+        let Some(r) = range else {
+            return Ok(());
+        };
+        match r.regex() {
+            Some(x) if self.tables.regexes.is_match(&x, &out[at..]) => Ok(()),
+            _ => {
+                out.truncate(at);
+                eerr(ptr, format!("{n} is not {}", super::decode::range_text(&r)))
+            }
+        }
+    }
+
     fn check(&self, v: &Value, expr: ExprId, ptr: &Ptr<'_>) -> EResult<()> {
         match self.checks {
             Some(c) if self.tables.kind(expr).has(Kind::CHECKED) => {
@@ -321,7 +369,10 @@ impl<'a> Encoder<'a> {
                     // A keyless field is recognised by its first token, and a line item's
                     // leading slot must not read as a keyword: a free string stays quoted.
                     match x {
-                        Value::String(s) if f.quoted && f.free_string => write_json_string(s, out),
+                        Value::String(s) if f.quoted && f.free_string => {
+                            self.string_form(s, f.expr, &fptr)?;
+                            write_json_string(s, out)
+                        }
                         _ => self.value(x, f.expr, abbrev, &fptr, out)?,
                     }
                 }
@@ -413,6 +464,9 @@ impl<'a> Encoder<'a> {
                 }
                 let at = out.len();
                 write_number(n, out);
+                if k.has(Kind::NUMBER_RANGE) {
+                    return self.number_range(n, expr, at, ptr, out);
+                }
                 // Digits alone (not `0`) are a lexeme of every number terminal.
                 if !out[at..].starts_with('0') && out[at..].bytes().all(|b| b.is_ascii_digit()) {
                     return Ok(());
@@ -448,6 +502,10 @@ impl<'a> Encoder<'a> {
                     return eerr(ptr, format!("`{s}` is not one of the allowed values"));
                 }
                 write_word(abbrev.get(s).unwrap_or(s), out);
+            }
+            Value::String(s) if k.has(Kind::STRING_FORM) => {
+                self.string_form(s, expr, ptr)?;
+                write_json_string(s, out)
             }
             Value::String(s) if k.has(Kind::STRING) => write_word(s, out),
             Value::Array(items) if k.has(Kind::ARRAY) => {

@@ -13,7 +13,8 @@
 //! `encode.rs` (the encoder), `decode.rs` (the decoder: cursor, errors, tokens, values),
 //! `decode_object.rs` (the decoder's objects: block documents, records, undeclared
 //! properties), `json.rs` (JSON values: equality, writing), `number.rs` (numbers as text:
-//! exactness, the lexemes of the number terminals, the form the encoder writes).
+//! exactness, the lexemes of the number terminals, the form the encoder writes),
+//! `regular.rs` (the check of regular forms: `pattern`, `format`, lengths, integer ranges).
 
 mod decode;
 mod decode_object;
@@ -21,6 +22,7 @@ mod encode;
 mod index;
 mod json;
 mod number;
+mod regular;
 mod tables;
 
 pub(crate) use decode::{Decoder, MAX_DEPTH};

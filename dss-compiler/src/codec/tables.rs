@@ -6,6 +6,7 @@
 //! llguidance keeps its saved `TopLevelGrammar` apart from the `CGrammar` it compiles it to.
 
 use super::index::RecordIndex;
+use super::regular::Regexes;
 use crate::notation::{Notation, ObjLayout, RecordLayout};
 use crate::shape::{ExprId, Kind, Shapes};
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
@@ -31,6 +32,8 @@ pub(crate) struct Tables {
     record_index: Vec<OnceLock<RecordIndex>>,
     /// Expressions written open on a block line (see [`Notation::opens_on_line`]).
     line_open: HashSet<ExprId>,
+    /// The regular expressions of the shapes' regular forms, compiled on first use.
+    pub(crate) regexes: Regexes,
 }
 
 /// An object layout as the [`Tables`] hold it: the layout and the number of its first
@@ -123,6 +126,7 @@ impl Tables {
             layouts,
             record_index: (0..records).map(|_| OnceLock::new()).collect(),
             line_open,
+            regexes: Regexes::default(),
         }
     }
 

@@ -10,7 +10,7 @@ use crate::notation::{
     is_section, render_word, FieldLayout, FieldMode, Form, Notation, ObjLayout, RecordLayout,
     RootLayout,
 };
-use crate::shape::{ArrPart, ExprId, Parts, Shapes};
+use crate::shape::{ArrPart, ExprId, Lexical, NumPart, Parts, Shapes, StrPart};
 use crate::sites::escape_segment;
 use crate::stack::deep;
 use serde_json::Value;
@@ -237,6 +237,70 @@ impl Builder<'_> {
         self.names.fresh(base)
     }
 
+    /// The expression of a free number: the rules of its integer range, or its terminal.
+    fn free_number(&mut self, n: &NumPart) -> G {
+        match n.range.and_then(|r| r.regex()) {
+            Some(x) => self
+                .regular_rules(&[x.as_str()], false, "int_range")
+                .unwrap_or(G::Term(Terminal::of_number(n))),
+            None => G::Term(Terminal::of_number(n)),
+        }
+    }
+
+    /// The expression of a free string: the rules of its regular form, or its terminal.
+    fn free_string(&mut self, s: &StrPart, quoted: bool) -> G {
+        let Some(checks) = s.lexical.as_ref().and_then(Lexical::regular) else {
+            return G::Term(Terminal::of_string(s, quoted));
+        };
+        let base = match checks.first() {
+            Some(c) if c.keyword == "format" => {
+                c.source.replace(|c: char| !c.is_ascii_alphanumeric(), "_")
+            }
+            Some(c) => c.keyword.clone(),
+            None => "regular".into(),
+        };
+        if let [c] = checks {
+            if let Some((lo, hi)) = c.length_bounds() {
+                return self.length_rule(lo, hi);
+            }
+        }
+        let regexes: Vec<&str> = checks.iter().map(|c| c.regex.as_str()).collect();
+        self.regular_rules(&regexes, true, &base)
+            .unwrap_or(G::Term(Terminal::String))
+    }
+
+    /// A rule for a string of `lo` to `hi` characters (a bounded repetition), shared.
+    fn length_rule(&mut self, lo: u64, hi: Option<u64>) -> G {
+        let key = format!("len:{lo}:{hi:?}");
+        if let Some(n) = self.done.get(&key) {
+            return G::Rule(n.clone());
+        }
+        let name = self.fresh("length");
+        self.done.insert(key, name.clone());
+        let (lo, hi) = (lo as u32, hi.map(|h| h as u32));
+        self.add(name.clone(), super::regular::length(lo, hi), None);
+        G::Rule(name)
+    }
+
+    /// A rule for the texts matching every one of `regexes` (a quoted JSON string or a
+    /// bare lexeme), with one rule per state of their automaton; shared by every value
+    /// with the same constraints. `None` if they have no automaton (the shapes keep only
+    /// those that do).
+    fn regular_rules(&mut self, regexes: &[&str], quoted: bool, base: &str) -> Option<G> {
+        let key = format!("re:{quoted}:{regexes:?}");
+        if let Some(n) = self.done.get(&key) {
+            return Some(G::Rule(n.clone()));
+        }
+        let dfa = crate::shape::regular::dfa(regexes).ok()?;
+        let name = self.fresh(base);
+        self.done.insert(key, name.clone());
+        let (value, rules) =
+            super::regular::rules(&dfa, quoted, |i| self.names.fresh(&format!("{name}_{i}")));
+        self.add(name.clone(), value, None);
+        self.rules.extend(rules);
+        Some(G::Rule(name))
+    }
+
     fn expr_name(&self, id: ExprId) -> String {
         expr_name(self.shapes, id)
     }
@@ -267,10 +331,8 @@ impl Builder<'_> {
         if p.array.is_none() && p.object.is_none() && !p.null && !p.bool_true && !p.bool_false {
             match (&p.number, &p.string, &literals) {
                 (_, _, Some(lits)) => return lit_alts(lits.clone()),
-                (Some(n), None, _) if n.values.is_none() => return G::Term(Terminal::of_number(n)),
-                (None, Some(s), _) if s.values.is_none() => {
-                    return G::Term(Terminal::of_string(s, quoted))
-                }
+                (Some(n), None, _) if n.values.is_none() => return self.free_number(n),
+                (None, Some(s), _) if s.values.is_none() => return self.free_string(s, quoted),
                 _ => {}
             }
         }
@@ -286,7 +348,19 @@ impl Builder<'_> {
         let name = self.fresh(&self.expr_name(expr));
         self.done.insert(key, name.clone());
         let found = self.candidates().map(<[Value]>::to_vec);
-        let mut alts = scalar_alts(&p, abbrev, quoted, found.as_deref(), literals);
+        let free = Free {
+            number: p
+                .number
+                .as_ref()
+                .filter(|n| n.values.is_none())
+                .map(|n| self.free_number(n)),
+            string: p
+                .string
+                .as_ref()
+                .filter(|s| s.values.is_none())
+                .map(|s| self.free_string(s, quoted)),
+        };
+        let mut alts = scalar_alts(&p, abbrev, free, found.as_deref(), literals);
         // Recursive (a field's value may be an object with fields…): on a growing stack.
         if let Some(a) = &p.array {
             let inner = deep(|| self.array_tail(a, 0));
@@ -802,7 +876,12 @@ impl Builder<'_> {
         for v in found {
             let text = match v {
                 Value::String(s) if free_string => {
-                    if quoted {
+                    let always = p
+                        .string
+                        .as_ref()
+                        .and_then(|sp| sp.lexical.as_ref())
+                        .is_some_and(Lexical::always_quoted);
+                    if quoted || always {
                         serde_json::to_string(s).unwrap_or_default()
                     } else {
                         render_word(s)
@@ -842,10 +921,17 @@ fn free_site(bound: bool, found: bool) -> Status {
 ///
 /// When pruning, `found` are the candidates here: the enum values among them are the only
 /// ones offered (all of them when none is), and `literals` replace a free terminal.
+/// The expressions of a value's free number and free string (terminals or the rules of
+/// their regular forms).
+struct Free {
+    number: Option<G>,
+    string: Option<G>,
+}
+
 fn scalar_alts(
     p: &Parts,
     abbrev: &BTreeMap<String, String>,
-    quoted: bool,
+    given: Free,
     found: Option<&[Value]>,
     literals: Option<Vec<String>>,
 ) -> Vec<G> {
@@ -867,7 +953,7 @@ fn scalar_alts(
                 let vs = offered(vs, found, |v| Value::Number(v.clone()));
                 words.extend(vs.iter().map(|v| v.to_string()))
             }
-            None => free.push(G::Term(Terminal::of_number(n))),
+            None => free.extend(given.number.clone()),
         }
     }
     if let Some(s) = &p.string {
@@ -876,7 +962,7 @@ fn scalar_alts(
                 let vs = offered(vs, found, |v| Value::String(v.clone()));
                 words.extend(vs.iter().map(|v| render_word(abbrev.get(*v).unwrap_or(v))))
             }
-            None => free.push(G::Term(Terminal::of_string(s, quoted))),
+            None => free.extend(given.string.clone()),
         }
     }
     match literals {

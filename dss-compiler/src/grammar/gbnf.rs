@@ -8,8 +8,16 @@ use std::fmt::Write;
 /// valid shorthand.
 const GBNF: Syntax = Syntax {
     lit: gbnf_lit,
+    text: gbnf_lit,
     rule: gbnf_name,
     seq_sep: " ",
+    class: super::regular::gbnf_class,
+    rep: |min, max| match max {
+        Some(max) if max == min => format!("{{{min}}}"),
+        Some(max) => format!("{{{min},{max}}}"),
+        None if min == 0 => "*".into(),
+        None => format!("{{{min},}}"),
+    },
     never: "[\\x00] [\\x00]",
 };
 

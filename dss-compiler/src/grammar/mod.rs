@@ -12,7 +12,8 @@
 //!
 //! Files: `build.rs` (notation -> IR), `names.rs` (rule names from schema locations),
 //! `print.rs` (the printer both machine syntaxes share), `pest.rs`, `gbnf.rs`,
-//! `readable.rs`, `terminal.rs`.
+//! `readable.rs`, `terminal.rs`, `regular.rs` (regular forms: `pattern`, `format`, lengths,
+//! integer ranges, as one rule per automaton state).
 
 mod build;
 mod gbnf;
@@ -21,6 +22,9 @@ mod pest;
 mod print;
 pub(crate) mod prune;
 mod readable;
+mod regular;
+#[cfg(test)]
+mod sample;
 pub(crate) mod terminal;
 
 pub(crate) use build::{build, build_pruned};
@@ -50,6 +54,14 @@ pub(crate) enum G {
     Opt(Box<G>),
     /// Zero or more.
     Star(Box<G>),
+    /// Literal text inside a lexeme (a regular form's rules): unlike [`G::Lit`], pest
+    /// does not ask for a word boundary after it.
+    Text(String),
+    /// Between `min` and `max` (`None`: unbounded) repetitions.
+    Rep(Box<G>, u32, Option<u32>),
+    /// One character of these ranges (sorted, disjoint), for the rules of regular forms
+    /// (`regular.rs`).
+    Class(Vec<(char, char)>),
 }
 
 /// A rule of the grammar.
@@ -75,9 +87,9 @@ impl G {
             G::Term(t) => {
                 out.insert(*t);
             }
-            G::Lit(_) | G::Rule(_) => {}
+            G::Lit(_) | G::Text(_) | G::Rule(_) | G::Class(_) => {}
             G::Seq(xs) | G::Alt(xs) => xs.iter().for_each(|x| x.terminals(out)),
-            G::Opt(x) | G::Star(x) => x.terminals(out),
+            G::Opt(x) | G::Star(x) | G::Rep(x, _, _) => x.terminals(out),
         }
     }
 }

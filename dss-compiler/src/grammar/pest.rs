@@ -7,15 +7,27 @@ use std::fmt::Write;
 
 const PEST: Syntax = Syntax {
     lit: pest_lit,
+    text: pest_text,
     rule: str::to_string,
     seq_sep: " ~ ",
+    class: super::regular::pest_class,
+    rep: |min, max| match max {
+        Some(max) if max == min => format!("{{{min}}}"),
+        Some(max) => format!("{{{min}, {max}}}"),
+        None if min == 0 => "*".into(),
+        None => format!("{{{min}, }}"),
+    },
     never: "!ANY ~ ANY",
 };
 
-fn pest_lit(s: &str) -> String {
-    let out = quote_lit(s, |c| {
+fn pest_text(s: &str) -> String {
+    quote_lit(s, |c| {
         ((c as u32) < 0x20).then(|| format!("\\u{{{:02X}}}", c as u32))
-    });
+    })
+}
+
+fn pest_lit(s: &str) -> String {
+    let out = pest_text(s);
     // A literal ending in a word character must end at a word boundary, or PEG would
     // accept a prefix of a longer word or number.
     if s.ends_with(is_word_char) {

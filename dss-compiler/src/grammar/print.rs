@@ -6,11 +6,17 @@ use super::G;
 /// What differs between the grammar syntaxes the IR is printed in.
 pub(super) struct Syntax {
     pub lit: fn(&str) -> String,
+    /// Literal text inside a lexeme ([`G::Text`]).
+    pub text: fn(&str) -> String,
     /// A rule or terminal name.
     pub rule: fn(&str) -> String,
     pub seq_sep: &'static str,
     /// An alternative that matches nothing.
     pub never: &'static str,
+    /// A character class.
+    pub class: fn(&[(char, char)]) -> String,
+    /// A repetition suffix (`{m,n}`).
+    pub rep: fn(u32, Option<u32>) -> String,
 }
 
 /// An expression; `prec`: 0 in alternatives, 1 in a sequence, 2 an item of a sequence,
@@ -19,6 +25,7 @@ pub(super) fn print_expr(g: &G, prec: u8, sx: &Syntax) -> String {
     let group = |s: String, at: u8| if prec > at { format!("({s})") } else { s };
     match g {
         G::Lit(s) => (sx.lit)(s),
+        G::Text(s) => (sx.text)(s),
         G::Term(t) => (sx.rule)(t.name()),
         G::Rule(n) => (sx.rule)(n),
         G::Seq(xs) => group(
@@ -38,6 +45,8 @@ pub(super) fn print_expr(g: &G, prec: u8, sx: &Syntax) -> String {
         ),
         G::Opt(x) => format!("{}?", print_expr(x, 3, sx)),
         G::Star(x) => format!("{}*", print_expr(x, 3, sx)),
+        G::Class(ranges) => (sx.class)(ranges),
+        G::Rep(x, min, max) => format!("{}{}", print_expr(x, 3, sx), (sx.rep)(*min, *max)),
     }
 }
 

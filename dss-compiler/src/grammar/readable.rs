@@ -4,7 +4,7 @@
 //! [`Ref`]s, and printed once at the end.
 
 use super::names::{given_name, named_at, schema_name};
-use super::{block_fields, Terminal};
+use super::{block_fields, regular, Terminal};
 use crate::notation::{
     is_section, render_word, FieldLayout, FieldMode, Notation, ObjLayout, RecordLayout, RootLayout,
     TaggedVariant,
@@ -44,6 +44,8 @@ enum Ref {
     Words(&'static str),
     /// A rule of this grammar, by name.
     Rule(String),
+    /// A regular form written in place (`<"string" matching …>`, `<integer 1..10>`).
+    Form(String),
 }
 
 impl Ref {
@@ -285,6 +287,7 @@ impl<'a> Readable<'a> {
             Ref::Term(t) => self.term(t).to_string(),
             Ref::Words(w) => w.to_string(),
             Ref::Rule(n) => format!("<{n}>"),
+            Ref::Form(f) => f,
         }
     }
 
@@ -293,6 +296,7 @@ impl<'a> Readable<'a> {
     fn labeled(&mut self, field: &str, r: Ref) -> String {
         match r {
             Ref::Term(t) if !t.is_json() => format!("<{field}:{}", &self.term(t)[1..]),
+            Ref::Form(f) => format!("<{field}:{}", &f[1..]),
             r => self.text(r),
         }
     }
@@ -338,14 +342,20 @@ impl<'a> Readable<'a> {
             if n.values.is_some() {
                 only_simple = false;
             } else {
-                simple.push(Ref::Term(Terminal::of_number(n)));
+                simple.push(match regular::readable_number(n) {
+                    Some(f) => Ref::Form(f),
+                    None => Ref::Term(Terminal::of_number(n)),
+                });
             }
         }
         if let Some(s) = &p.string {
             if s.values.is_some() {
                 only_simple = false;
             } else {
-                simple.push(Ref::Term(Terminal::of_string(s, false)));
+                simple.push(match regular::readable_string(s) {
+                    Some(f) => Ref::Form(f),
+                    None => Ref::Term(Terminal::of_string(s, false)),
+                });
             }
         }
         if p.null {
@@ -566,13 +576,19 @@ impl<'a> Readable<'a> {
         if let Some(n) = &p.number {
             match &n.values {
                 Some(vs) => alts.extend(vs.iter().map(|v| v.to_string())),
-                None => alts.push(self.term(Terminal::of_number(n)).into()),
+                None => alts.push(match regular::readable_number(n) {
+                    Some(f) => f,
+                    None => self.term(Terminal::of_number(n)).into(),
+                }),
             }
         }
         if let Some(s) = &p.string {
             match &s.values {
                 Some(vs) => alts.extend(vs.iter().map(|v| render_word(abbrev.get(v).unwrap_or(v)))),
-                None => alts.push(self.term(Terminal::of_string(s, false)).into()),
+                None => alts.push(match regular::readable_string(s) {
+                    Some(f) => f,
+                    None => self.term(Terminal::of_string(s, false)).into(),
+                }),
             }
         }
         if let Some(a) = &p.array {

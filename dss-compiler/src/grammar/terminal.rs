@@ -76,7 +76,14 @@ impl Terminal {
 
     /// The terminal of a free string; `quoted`: never a bare word here.
     pub(crate) fn of_string(s: &StrPart, quoted: bool) -> Terminal {
-        match (s.lexical, quoted) {
+        match (&s.lexical, quoted) {
+            // Its rules are the grammar's own (`grammar/regular.rs`); as a terminal (the
+            // readable grammar, sites), a date, a date-time or a quoted string.
+            (Some(Lexical::Regular(checks)), _) => match checks.first() {
+                Some(c) if c.keyword == "format" && c.source == "date" => Date,
+                Some(c) if c.keyword == "format" && c.source == "date-time" => DateTime,
+                _ => String,
+            },
             (None, true) => String,
             (None, false) => Text,
             (Some(Lexical::NonEmpty), true) => NonEmpty,

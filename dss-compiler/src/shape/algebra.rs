@@ -3,8 +3,8 @@
 //! including the one merged record admitting several forms.
 
 use super::model::{
-    same_number, ArrPart, ExprId, Lexical, Lower, NumPart, ObjPart, Parts, Record, StrPart, ANY,
-    NEVER,
+    same_number, ArrPart, ExprId, IntRange, Lexical, Lower, NumPart, ObjPart, Parts, Record,
+    StrPart, ANY, NEVER,
 };
 use super::Builder;
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
@@ -28,14 +28,47 @@ fn lower_inter(a: Option<Lower>, b: Option<Lower>) -> Option<Lower> {
 fn lexical_union(a: Option<Lexical>, b: Option<Lexical>) -> Option<Lexical> {
     match (a?, b?) {
         (x, y) if x == y => Some(x),
+        // A pattern may admit "".
+        (Lexical::Regular(_), _) | (_, Lexical::Regular(_)) => None,
         _ => Some(Lexical::NonEmpty),
     }
 }
-/// Lexical forms admitting the strings of both sides.
+/// Lexical forms admitting the strings of both sides (of two regular forms, the one
+/// with more constraints: the other is left to the validator).
 fn lexical_inter(a: Option<Lexical>, b: Option<Lexical>) -> Option<Lexical> {
     match (a, b) {
         (None, y) | (Some(Lexical::NonEmpty), y @ Some(_)) => y,
+        (Some(Lexical::Date | Lexical::DateTime), y @ Some(Lexical::Regular(_))) => y,
+        (Some(Lexical::Regular(x)), Some(Lexical::Regular(y))) if y.len() > x.len() => {
+            Some(Lexical::Regular(y))
+        }
         (x, _) => x,
+    }
+}
+/// Integer ranges admitting the values of either side (the hull, if both have one).
+fn range_union(a: Option<IntRange>, b: Option<IntRange>) -> Option<IntRange> {
+    let (a, b) = (a?, b?);
+    Some(IntRange {
+        min: a.min.min(b.min),
+        max: a.max.zip(b.max).map(|(x, y)| x.max(y)),
+    })
+}
+/// Integer ranges admitting the values of both sides (`None` where they do not meet: the
+/// validator tells).
+fn range_inter(a: Option<IntRange>, b: Option<IntRange>) -> Option<IntRange> {
+    match (a, b) {
+        (None, y) => y,
+        (x, None) => x,
+        (Some(a), Some(b)) => {
+            let r = IntRange {
+                min: a.min.max(b.min),
+                max: match (a.max, b.max) {
+                    (Some(x), Some(y)) => Some(x.min(y)),
+                    (x, y) => x.or(y),
+                },
+            };
+            r.regex().map(|_| r)
+        }
     }
 }
 
@@ -197,13 +230,18 @@ fn union_numbers(x: NumPart, y: &NumPart) -> NumPart {
     NumPart {
         integer: x.integer && y.integer,
         lower: lower_union(x.lower, y.lower),
+        range: if x.integer && y.integer {
+            range_union(x.range, y.range)
+        } else {
+            None
+        },
         values: union_lists(x.values, &y.values),
     }
 }
 
 fn union_strings(x: StrPart, y: &StrPart) -> StrPart {
     StrPart {
-        lexical: lexical_union(x.lexical, y.lexical),
+        lexical: lexical_union(x.lexical, y.lexical.clone()),
         values: union_lists(x.values, &y.values),
     }
 }
@@ -226,12 +264,14 @@ fn inter_numbers(x: NumPart, y: &NumPart) -> Option<NumPart> {
         retain_integers(&mut values);
     }
     let lower = lower_inter(x.lower, y.lower);
+    let range = range_inter(x.range, y.range);
     match &values {
         Some(vs) if vs.is_empty() => None,
         _ => Some(NumPart {
             integer,
             values,
             lower,
+            range,
         }),
     }
 }
@@ -239,7 +279,7 @@ fn inter_numbers(x: NumPart, y: &NumPart) -> Option<NumPart> {
 /// `None` when no listed value is left.
 fn inter_strings(x: StrPart, y: &StrPart) -> Option<StrPart> {
     let values = inter_lists(x.values, &y.values);
-    let lexical = lexical_inter(x.lexical, y.lexical);
+    let lexical = lexical_inter(x.lexical, y.lexical.clone());
     match &values {
         Some(vs) if vs.is_empty() => None,
         _ => Some(StrPart { values, lexical }),
@@ -277,13 +317,18 @@ impl Builder<'_, '_> {
         let number = (!nums.is_empty()).then(|| NumPart {
             integer: nums.iter().all(|n| n.integer),
             lower: nums.iter().map(|n| n.lower).reduce(lower_union).flatten(),
+            range: if nums.iter().all(|n| n.integer) {
+                nums.iter().map(|n| n.range).reduce(range_union).flatten()
+            } else {
+                None
+            },
             values: union_many(nums.iter().map(|n| &n.values)),
         });
         let strs: Vec<&StrPart> = all.iter().filter_map(|p| p.string.as_ref()).collect();
         let string = (!strs.is_empty()).then(|| StrPart {
             lexical: strs
                 .iter()
-                .map(|s| s.lexical)
+                .map(|s| s.lexical.clone())
                 .reduce(lexical_union)
                 .flatten(),
             values: union_many(strs.iter().map(|s| &s.values)),

@@ -15,14 +15,17 @@ mod algebra;
 mod builder;
 mod local;
 mod lower;
+/// What the shapes' lowering leaves to the validator (read by `gaps.rs`).
+pub(crate) use lower::types as lower_gaps;
 mod model;
+pub(crate) mod regular;
 
 pub(crate) use builder::Builder;
-pub use model::Lexical;
 pub(crate) use model::{
-    same_number, ArrPart, Expr, ExprId, Kind, Lower, NumPart, ObjPart, Parts, Record, Shapes,
-    StrPart, ANY,
+    same_number, ArrPart, Expr, ExprId, IntRange, Kind, Lower, NumPart, ObjPart, Parts, Record,
+    Shapes, StrPart, ANY,
 };
+pub use model::{Lexical, RegularCheck};
 
 use crate::error::CompileError;
 use crate::schema::SchemaDoc;

@@ -10,6 +10,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Number, Value};
 use std::sync::Arc;
 
+pub use super::regular::RegularCheck;
+
 pub(crate) type ExprId = u32;
 /// The expression that admits every JSON value (written as plain JSON).
 pub(crate) const ANY: ExprId = 0;
@@ -64,6 +66,26 @@ pub(crate) struct NumPart {
     /// for a count. Only for free numbers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lower: Option<Lower>,
+    /// Integer bounds a grammar says digit by digit (`minimum`/`maximum` and their
+    /// exclusive forms, both present or a lower bound >= 0; see
+    /// [`range_regex`](super::regular::range_regex)). Only for free integers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub range: Option<IntRange>,
+}
+
+/// Inclusive integer bounds (`max` `None`: unbounded above).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub(crate) struct IntRange {
+    pub min: i64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max: Option<i64>,
+}
+
+impl IntRange {
+    /// The regular expression of the integers' text.
+    pub(crate) fn regex(&self) -> Option<String> {
+        super::regular::range_regex(Some(self.min), self.max)
+    }
 }
 
 /// Lower bounds a grammar can express: `NonNegative` admits all `Positive` values.
@@ -87,7 +109,7 @@ pub(crate) struct StrPart {
 }
 
 /// String forms a grammar can express: `NonEmpty` admits every `Date` and `DateTime`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Lexical {
     /// A string of at least one character.
@@ -96,6 +118,24 @@ pub enum Lexical {
     Date,
     /// A `format: date-time` string (`2024-01-31T12:00:00Z`).
     DateTime,
+    /// A string matching every one of these regular expressions (`pattern`, `format`,
+    /// `minLength`/`maxLength`), always written in quotes; the grammars write its
+    /// automaton, the decoder checks the expressions (see `shape/regular.rs`).
+    Regular(Vec<RegularCheck>),
+}
+
+impl Lexical {
+    /// The regular constraints, if this form is [`Lexical::Regular`].
+    pub fn regular(&self) -> Option<&[RegularCheck]> {
+        match self {
+            Lexical::Regular(c) => Some(c),
+            _ => None,
+        }
+    }
+    /// Always written in quotes (never a bare word).
+    pub(crate) fn always_quoted(&self) -> bool {
+        !matches!(self, Lexical::NonEmpty)
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -197,6 +237,7 @@ impl Parts {
                 integer: false,
                 values: None,
                 lower: None,
+                range: None,
             }),
             string: Some(StrPart {
                 values: None,
@@ -341,6 +382,10 @@ impl Kind {
     pub(crate) const OBJECT: u16 = 1 << 10;
     /// The expression has local assertions (see [`Shapes::local_assertion`]).
     pub(crate) const CHECKED: u16 = 1 << 11;
+    /// A free string always written in quotes (a date, a regular form).
+    pub(crate) const STRING_FORM: u16 = 1 << 12;
+    /// A free integer in a range the grammar says digit by digit.
+    pub(crate) const NUMBER_RANGE: u16 = 1 << 13;
     const TYPES: u16 = Self::ANY
         | Self::NULL
         | Self::FALSE
@@ -366,10 +411,15 @@ impl Kind {
             set(Self::NUMBER, true);
             set(Self::INTEGER, n.integer);
             set(Self::NUMBER_VALUES, n.values.is_some());
+            set(Self::NUMBER_RANGE, n.values.is_none() && n.range.is_some());
         }
         if let Some(s) = &p.string {
             set(Self::STRING, true);
             set(Self::STRING_VALUES, s.values.is_some());
+            set(
+                Self::STRING_FORM,
+                s.values.is_none() && s.lexical.as_ref().is_some_and(Lexical::always_quoted),
+            );
         }
         set(Self::ARRAY, p.array.is_some());
         set(Self::OBJECT, p.object.is_some());

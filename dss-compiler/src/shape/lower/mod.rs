@@ -7,7 +7,7 @@
 mod arrays;
 mod combinators;
 mod objects;
-mod types;
+pub(crate) mod types;
 mod values;
 
 use super::model::Parts;

@@ -45,6 +45,7 @@ fn add_listed(e: &mut Parts, v: &Value, p: &str) {
                 integer: false,
                 values: Some(Vec::new()),
                 lower: None,
+                range: None,
             });
             if let Some(vs) = &mut np.values {
                 vs.push(n.clone());
