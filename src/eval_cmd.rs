@@ -226,15 +226,29 @@ mod runner {
     /// Which generator a condition runs on.
     #[derive(Clone, Copy, PartialEq, Eq)]
     enum Gen {
+        /// Shorthand, the request alone (`prune`, `cd`).
         Shorthand,
+        /// Shorthand, the request with the items found (`gp`, `ner-cd`): the worked
+        /// examples carry theirs too, so the prompt shows the format it asks for.
+        Items,
         Free,
         Json,
+    }
+
+    /// The request as the `gp` and `ner-cd` prompts give it: followed by the items found.
+    fn with_items(request: &str, items: &[String]) -> String {
+        if items.is_empty() {
+            request.to_string()
+        } else {
+            format!("{request}\nItems found: {}", items.join(", "))
+        }
     }
 
     fn generator_of(condition: &str) -> Gen {
         match condition {
             "free" => Gen::Free,
             "json" => Gen::Json,
+            "gp" | "ner-cd" => Gen::Items,
             _ => Gen::Shorthand,
         }
     }
@@ -314,8 +328,22 @@ mod runner {
                 output: e.gold.clone(),
             })
             .collect();
+        // The worked examples as the `gp` and `ner-cd` prompts give a request: with the
+        // items the same extraction finds in it (some of which its answer does not use).
+        let examples_items: Vec<Example> = examples
+            .iter()
+            .map(|e| Example {
+                request: with_items(
+                    &e.request,
+                    &index
+                        .analyze(&e.request, ExtractMode::Full, NEAREST)
+                        .items(),
+                ),
+                output: e.output.clone(),
+            })
+            .collect();
         let model = crate::runtime_cmd::load_model(&args.model)?;
-        let opts = |engine, format| GeneratorOptions {
+        let opts = |engine, format, examples: &Vec<Example>| GeneratorOptions {
             engine,
             format,
             threads: Some(args.threads as usize),
@@ -330,6 +358,7 @@ mod runner {
                 EngineKind::Llguidance,
                 OutputFormat::Shorthand,
             ),
+            (Gen::Items, EngineKind::Llguidance, OutputFormat::Shorthand),
             (
                 Gen::Free,
                 EngineKind::Unconstrained,
@@ -338,7 +367,12 @@ mod runner {
             (Gen::Json, EngineKind::Llguidance, OutputFormat::Json),
         ] {
             if conditions.iter().any(|c| generator_of(c) == kind) {
-                let mut g = Generator::new(&model, compile(&suite, dir)?, opts(engine, format))
+                let ex = if kind == Gen::Items {
+                    &examples_items
+                } else {
+                    &examples
+                };
+                let mut g = Generator::new(&model, compile(&suite, dir)?, opts(engine, format, ex))
                     .context("preparing generation")?;
                 g.warm().context("evaluating the prompt prefix")?;
                 gens.push((kind, g));
@@ -501,21 +535,16 @@ mod runner {
         a: &Analysis,
         split_lines: bool,
     ) -> Outcome {
-        let items = a.items();
-        let with_items = if items.is_empty() {
-            request.to_string()
-        } else {
-            format!("{request}\nItems found: {}", items.join(", "))
-        };
+        let prompt = with_items(request, &a.items());
         let pruning = |consume| Pruning {
             restriction: a.restriction.clone(),
             consume,
             split_lines,
         };
         let r: Result<Generation, GenerateError> = match cond {
-            "gp" => gen.generate_pruned(&with_items, &pruning(Consume::Class)),
+            "gp" => gen.generate_pruned(&prompt, &pruning(Consume::Class)),
             "prune" => gen.generate_pruned(request, &pruning(Consume::Off)),
-            "ner-cd" => gen.generate(&with_items),
+            "ner-cd" => gen.generate(&prompt),
             _ => gen.generate(request),
         };
         let mut stats = gen.last_stats().clone();
@@ -527,7 +556,8 @@ mod runner {
             },
             Err(first) if cond == "gp" => {
                 let spent = stats.total_ms;
-                let r = gen.generate(request);
+                // The full grammar, the same prompt (this generator's examples carry items).
+                let r = gen.generate(&prompt);
                 stats = gen.last_stats().clone();
                 stats.total_ms += spent;
                 Outcome {

@@ -283,7 +283,7 @@ fn evict_prefix_files(dir: &Path, keep: usize) {
             Some((m.modified().ok()?, e.path()))
         })
         .collect();
-    files.sort_by(|a, b| b.0.cmp(&a.0));
+    files.sort_by_key(|f| std::cmp::Reverse(f.0));
     for (_, path) in files.into_iter().skip(keep) {
         let _ = std::fs::remove_file(path);
     }
@@ -367,6 +367,18 @@ pub(crate) fn run_generate(args: &GenerateArgs) -> Result<ExitCode> {
         );
         (!ix.entities().is_empty()).then_some(ix)
     };
+    // The worked examples show the request as this prompt gives it: with the items the
+    // same extraction finds in it (some of which the answer does not use).
+    let mut opts = opts;
+    if let Some(ix) = &index {
+        for e in &mut opts.examples {
+            e.request = with_items(
+                args,
+                &e.request,
+                &args.prune.analyze(ix, &e.request).items(),
+            );
+        }
+    }
     let mut gen = Generator::new(&model, spec, opts)
         .with_context(|| format!("preparing generation for {}", args.spec.display()))?;
     let load_ms = model.load_ms();
@@ -374,7 +386,7 @@ pub(crate) fn run_generate(args: &GenerateArgs) -> Result<ExitCode> {
         let print = |request: &str| full_prompt(&gen, index.as_ref(), args, request);
         if let Some(done) = args
             .requests
-            .each_line(|r| Ok(serde_json::to_string(&print(r)).map_err(|e| e.to_string())?))
+            .each_line(|r| serde_json::to_string(&print(r)).map_err(|e| e.to_string()))
         {
             return done;
         }
