@@ -367,18 +367,6 @@ pub(crate) fn run_generate(args: &GenerateArgs) -> Result<ExitCode> {
         );
         (!ix.entities().is_empty()).then_some(ix)
     };
-    // The worked examples show the request as this prompt gives it: with the items the
-    // same extraction finds in it (some of which the answer does not use).
-    let mut opts = opts;
-    if let Some(ix) = &index {
-        for e in &mut opts.examples {
-            e.request = with_items(
-                args,
-                &e.request,
-                &args.prune.analyze(ix, &e.request).items(),
-            );
-        }
-    }
     let mut gen = Generator::new(&model, spec, opts)
         .with_context(|| format!("preparing generation for {}", args.spec.display()))?;
     let load_ms = model.load_ms();

@@ -28,9 +28,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     // What `dss compile -o DIR` writes as DIR/spec.json, and loads back.
     let saved = CompiledSpec::from_json(&spec.to_json()?)?;
-    let err = saved.expand("Paris days 9").unwrap_err(); // the grammar says 1..7
-    assert_eq!(err.location(), Some((1, 12))); // line 1, column 12: the `9`
-                                               // README end
+    // The grammar says 1..7: the `9` is an error at line 1, column 12.
+    let err = saved.expand("Paris days 9").unwrap_err();
+    assert_eq!(err.location(), Some((1, 12)));
+    // README end
     Ok(())
 }
 
