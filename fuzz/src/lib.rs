@@ -28,9 +28,11 @@ impl Fixed {
     }
 
     /// Whether the pest grammar accepts `text` as `expand` reads it: `expand` also takes a
-    /// document whose final newline is left out (README "The notation").
+    /// document whose final newline is left out (README "The notation"), and Windows line
+    /// endings (`\r\n` read as `\n`; the grammars' language has `\n` only).
     pub fn pest_accepts_read(&self, text: &str) -> bool {
-        self.pest_accepts(text)
+        let text = text.replace("\r\n", "\n");
+        self.pest_accepts(&text)
             || (!text.ends_with('\n') && self.pest_accepts(&format!("{text}\n")))
     }
 }
