@@ -240,15 +240,6 @@ mod runner {
         Json,
     }
 
-    /// The request as the `gp` and `ner-cd` prompts give it: followed by the items found.
-    fn with_items(request: &str, items: &[String]) -> String {
-        if items.is_empty() {
-            request.to_string()
-        } else {
-            format!("{request}\nItems found: {}", items.join(", "))
-        }
-    }
-
     fn generator_of(condition: &str) -> Gen {
         match condition {
             "free" => Gen::Free,
@@ -339,12 +330,9 @@ mod runner {
         let examples_items: Vec<Example> = examples
             .iter()
             .map(|e| Example {
-                request: with_items(
-                    &e.request,
-                    &index
-                        .analyze(&e.request, ExtractMode::Full, NEAREST)
-                        .items(),
-                ),
+                request: index
+                    .analyze(&e.request, ExtractMode::Full, NEAREST)
+                    .prompt(&e.request),
                 output: e.output.clone(),
             })
             .collect();
@@ -541,7 +529,7 @@ mod runner {
         a: &Analysis,
         split_lines: bool,
     ) -> Outcome {
-        let prompt = with_items(request, &a.items());
+        let prompt = a.prompt(request);
         let pruning = |consume| Pruning {
             restriction: a.restriction.clone(),
             consume,

@@ -15,7 +15,7 @@ use std::process::ExitCode;
 use crate::prune_cmd::{PruneArgs, Requests};
 use crate::{load_spec, write_stdout};
 use dss_compiler::Consume;
-use dss_extract::SpecIndex;
+use dss_extract::{Analysis, SpecIndex};
 
 #[derive(Subcommand)]
 pub(crate) enum ModelCommand {
@@ -192,7 +192,7 @@ fn generate_one(
     let t = std::time::Instant::now();
     let a = args.prune.analyze(index, request);
     let extract_ms = t.elapsed().as_secs_f64() * 1e3;
-    let prompt_request = with_items(args, request, &a.items());
+    let prompt_request = with_items(args, request, &a);
     let mut report = PruneReport {
         extract_ms,
         ix_values: a.restriction.len(),
@@ -223,11 +223,11 @@ fn generate_one(
 }
 
 /// The request as the prompt carries it: followed by the items found, unless --no-items.
-fn with_items(args: &GenerateArgs, request: &str, items: &[String]) -> String {
-    if items.is_empty() || args.no_items {
+fn with_items(args: &GenerateArgs, request: &str, a: &Analysis) -> String {
+    if args.no_items {
         request.to_string()
     } else {
-        format!("{request}\nItems found: {}", items.join(", "))
+        a.prompt(request)
     }
 }
 
@@ -239,7 +239,7 @@ fn full_prompt(
     request: &str,
 ) -> String {
     let request = match index {
-        Some(ix) => with_items(args, request, &args.prune.analyze(ix, request).items()),
+        Some(ix) => with_items(args, request, &args.prune.analyze(ix, request)),
         None => request.to_string(),
     };
     let t = gen.prompt();

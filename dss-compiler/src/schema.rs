@@ -801,15 +801,22 @@ pub(crate) fn percent_decode(s: &str) -> String {
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
     while i < bytes.len() {
-        if bytes[i] == b'%' && i + 2 < bytes.len() {
-            if let Ok(b) = u8::from_str_radix(&s[i + 1..i + 3], 16) {
+        // Two hex digits after `%` (read as bytes: a `%` before a multi-byte character is
+        // kept as it is).
+        let hex = bytes
+            .get(i + 1..i + 3)
+            .and_then(|h| std::str::from_utf8(h).ok())
+            .and_then(|h| u8::from_str_radix(h, 16).ok());
+        match (bytes[i], hex) {
+            (b'%', Some(b)) => {
                 out.push(b);
                 i += 3;
-                continue;
+            }
+            (b, _) => {
+                out.push(b);
+                i += 1;
             }
         }
-        out.push(bytes[i]);
-        i += 1;
     }
     String::from_utf8_lossy(&out).into_owned()
 }
@@ -1030,6 +1037,8 @@ mod tests {
         );
         assert_eq!(join_uri("", "#/definitions/a"), "#/definitions/a");
         assert_eq!(percent_decode("/a%25b"), "/a%b");
+        // A `%` before a multi-byte character is not an escape (and not a panic).
+        assert_eq!(percent_decode("/a%bé"), "/a%bé");
     }
 
     #[test]

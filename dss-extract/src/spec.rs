@@ -182,6 +182,17 @@ pub struct Analysis {
 }
 
 impl Analysis {
+    /// `request` as a prompt gives it: followed by a line of the items found
+    /// (`Items found: Sales (fieldName), …`, see [`items`](Self::items)), if any.
+    pub fn prompt(&self, request: &str) -> String {
+        let items = self.items();
+        if items.is_empty() {
+            request.to_string()
+        } else {
+            format!("{request}\nItems found: {}", items.join(", "))
+        }
+    }
+
     /// The candidates as `value (site)` items for the prompt ("Items found: …"), in request
     /// order, each value once per site.
     pub fn items(&self) -> Vec<String> {

@@ -171,35 +171,8 @@ fn named_at_depth(schema: &serde_json::Value, pointer: &str, depth: usize) -> Op
     if depth >= 8 || !(target.is_empty() || target.starts_with('/')) {
         return None;
     }
-    let target = percent_decode(target);
+    let target = crate::schema::percent_decode(target);
     named_at_depth(schema, &target, depth + 1)
-}
-
-/// `%XX` escapes of a URI fragment decoded (a `$ref` is a URI; the pointer is not).
-fn percent_decode(s: &str) -> String {
-    if !s.contains('%') {
-        return s.to_string();
-    }
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let hex = bytes
-            .get(i + 1..i + 3)
-            .and_then(|h| std::str::from_utf8(h).ok())
-            .and_then(|h| u8::from_str_radix(h, 16).ok());
-        match (bytes[i], hex) {
-            (b'%', Some(b)) => {
-                out.push(b);
-                i += 3;
-            }
-            (b, _) => {
-                out.push(b);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 #[cfg(test)]
