@@ -419,6 +419,95 @@ mod tests {
     }
 
     #[test]
+    fn a_pruned_list_writes_each_found_value_as_often_as_it_was_found() {
+        // Values are consumed at line ends; within a line, a list of found values must not
+        // repeat one (`[(lettuce) (lettuce) …` looped in FoodOrdering's toppings).
+        let topping = json!({"type": "object", "additionalProperties": false,
+            "required": ["name"], "properties": {
+                "name": {"enum": ["lettuce", "onion", "tomato", "bacon"]},
+                "quantity": {"enum": ["light", "extra"]}}});
+        for (items, min) in [
+            (topping, 1),
+            (json!({"enum": ["lettuce", "onion", "tomato", "bacon"]}), 0),
+        ] {
+            let spec = compile(
+                &json!({"type": "array", "items": {
+                    "type": "object", "additionalProperties": false, "required": ["dish", "toppings"],
+                    "properties": {"dish": {"enum": ["burger", "salad"]},
+                        "toppings": {"type": "array", "minItems": min, "items": items}}}}),
+                &CompileOptions::default(),
+            )
+            .expect("compiles");
+            let site = spec
+                .sites()
+                .into_iter()
+                .map(|s| s.path)
+                .find(|p| p.starts_with("/*/toppings/*"))
+                .expect("a site in the list");
+            let r = restriction(&[
+                (site.as_str(), "lettuce"),
+                (site.as_str(), "onion"),
+                (site.as_str(), "onion"),
+            ]);
+            let pruned = spec.pruned_grammar(&r, Resume::Start).to_pest();
+            let doc = |names: &[&str]| {
+                let list: Vec<Value> = names
+                    .iter()
+                    .map(|n| {
+                        if min == 1 {
+                            json!({"name": n})
+                        } else {
+                            json!(n)
+                        }
+                    })
+                    .collect();
+                spec.compress(&json!([{"dish": "burger", "toppings": list}]))
+                    .expect("compresses")
+            };
+            for ok in [
+                &["lettuce"][..],
+                &["onion", "lettuce"],
+                &["onion", "lettuce", "onion"],
+                &["onion", "onion"],
+            ] {
+                let text = doc(ok);
+                assert!(
+                    accepts(&pruned, &text),
+                    "{ok:?} rejected:\n{pruned}\n{text}"
+                );
+            }
+            for bad in [
+                &["lettuce", "lettuce"][..],
+                &["onion", "onion", "onion"],
+                &["tomato"],
+                &["lettuce", "onion", "lettuce"],
+            ] {
+                let text = doc(bad);
+                assert!(
+                    !accepts(&pruned, &text),
+                    "{bad:?} accepted:\n{pruned}\n{text}"
+                );
+                assert!(
+                    accepts(&spec.grammar_pest(), &text),
+                    "the full grammar takes {text}"
+                );
+            }
+            // Each item keeps its other (found) fields.
+            if min == 1 {
+                let mut r = r.clone();
+                r.candidates
+                    .insert("/*/toppings/*/quantity".into(), vec![json!("extra")]);
+                let pruned = spec.pruned_grammar(&r, Resume::Start).to_pest();
+                let text = spec
+                    .compress(&json!([{"dish": "burger", "toppings": [
+                        {"name": "onion", "quantity": "extra"}, {"name": "lettuce"}]}]))
+                    .expect("compresses");
+                assert!(accepts(&pruned, &text), "{pruned}\n{text}");
+            }
+        }
+    }
+
+    #[test]
     fn found_fields_may_come_in_any_order_under_pruning() {
         // The model writes the slots as the request names them; the pruned grammar and
         // `expand_any_order` take any order (each once), the full grammar and `expand` the

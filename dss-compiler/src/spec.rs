@@ -400,12 +400,18 @@ pub fn compile(schema: &Value, opts: &CompileOptions) -> Result<CompiledSpec, Co
     let doc = SchemaDoc::new(&schema);
     let shapes = shape::build(&doc)?;
     // Tool calls are what a model writes: without edits they take the explicit style.
-    let explicit = NotationConfig::with_style(notation::NotationStyle::Explicit);
     let config = match (&tools, &opts.notation) {
-        (Some(_), None) => Some(&explicit),
-        (_, n) => n.as_ref(),
+        (Some(_), None) => Some(NotationConfig::with_style(
+            notation::NotationStyle::Explicit,
+        )),
+        (_, n) => n.clone(),
     };
-    let notation = notation::design(&shapes, config)?;
+    // A call always writes its tool's name.
+    let config = config.map(|mut c| {
+        c.name_calls = tools.is_some();
+        c
+    });
+    let notation = notation::design(&shapes, config.as_ref())?;
     let mut spec = CompiledSpec::from_file(SpecFile {
         dss_spec: SPEC_VERSION,
         schema,

@@ -746,6 +746,53 @@ mod tests {
             .contains("Search the web"));
     }
 
+    fn accepts(spec: &CompiledSpec, text: &str) -> bool {
+        use pest_meta::{optimizer, parser};
+        let grammar = spec.grammar_pest();
+        let pairs = parser::parse(parser::Rule::grammar_rules, &grammar).expect("pest parses");
+        let ast = parser::consume_rules(pairs).expect("pest rules");
+        pest_vm::Vm::new(optimizer::optimize(ast))
+            .parse("document", text)
+            .is_ok_and(|p| p.as_str().len() == text.len())
+    }
+
+    #[test]
+    fn a_call_writes_its_tools_name_also_when_there_is_one_tool() {
+        // Without its name, a model took the first field for it (`create_event` as a title).
+        let one = json!([{"name": "get_weather", "parameters": weather()}]);
+        let call = json!({"get_weather": {"city": "Oslo", "unit": "celsius"}});
+        for calls in [ToolCalls::List, ToolCalls::One] {
+            let spec = spec(&one, calls);
+            let value = match calls {
+                ToolCalls::List => json!([call.clone(), {"get_weather": {"city": "Rome"}}]),
+                ToolCalls::One => call.clone(),
+            };
+            let text = round_trip(&spec, &value);
+            assert!(
+                text.lines().all(|l| l.starts_with("get_weather ")),
+                "{text}"
+            );
+            assert!(accepts(&spec, &text), "{}\n{text}", spec.grammar_pest());
+            // The name is required: a line without it is no call.
+            let bare = text.replace("get_weather ", "");
+            assert!(!accepts(&spec, &bare), "{}\n{bare}", spec.grammar_pest());
+            assert!(spec.expand(&bare).is_err(), "{bare}");
+            assert!(spec.compress(&json!({})).is_err());
+            // `city` is required: the arguments are never the empty object `()`.
+            assert!(!accepts(&spec, "get_weather ()\n"), "{}", spec.grammar_pest());
+        }
+        // A schema that is not tool definitions keeps its design: one required field is
+        // positional.
+        let plain = compile(
+            &json!({"type": "object", "additionalProperties": false, "required": ["get_weather"],
+                    "properties": {"get_weather": weather()}}),
+            &CompileOptions::default(),
+        )
+        .expect("compiles");
+        let text = plain.compress(&call).expect("compresses");
+        assert!(!text.contains("get_weather"), "{text}");
+    }
+
     #[test]
     fn a_function_without_parameters_takes_none() {
         let tools = json!([{"type": "function", "function": {"name": "now"}},

@@ -996,6 +996,15 @@ impl<'m> Generator<'m> {
             }
         }
         if looping(&st.out) {
+            // A loop inside a line (`drink 100000…`, `[(lettuce) (lettuce) …`) after complete
+            // lines that make a document: the document ends before the looping line, as
+            // before a repeated line. Else it is an error.
+            if self.opts.format == OutputFormat::Shorthand {
+                if let Some(cut) = complete_lines(&st.text, |head| self.spec.expand(head).is_ok()) {
+                    st.text.truncate(cut);
+                    return Ok(true);
+                }
+            }
             return Err(GenerateError::Repetition {
                 partial: st.partial(),
             });
@@ -1250,6 +1259,14 @@ fn repeated_line(text: &[u8]) -> Option<usize> {
     None
 }
 
+/// The length of `text` up to its last newline, when that prefix is not empty and
+/// `expands` accepts it.
+fn complete_lines(text: &[u8], expands: impl Fn(&str) -> bool) -> Option<usize> {
+    let cut = text.iter().rposition(|&b| b == b'\n')? + 1;
+    let head = std::str::from_utf8(&text[..cut]).ok()?;
+    (!head.trim().is_empty() && expands(head)).then_some(cut)
+}
+
 /// Whether the output ends in a loop: the same 1–16 tokens at least 4 times over the last
 /// 32 or more tokens.
 fn looping(out: &[LlamaToken]) -> bool {
@@ -1278,6 +1295,17 @@ mod tests {
         assert_eq!(repeated_line(b"fields:\n\"A\"\n\"B\"\n"), None);
         assert_eq!(repeated_line(b"fields:\n\"A\"\n\"A"), None);
         assert_eq!(repeated_line(b""), None);
+    }
+
+    #[test]
+    fn a_loop_ends_the_document_after_its_complete_lines() {
+        let ok = |h: &str| h.lines().all(|l| l.starts_with("side"));
+        let t = b"side 1\nside 2\ndrink 1000000000";
+        assert_eq!(complete_lines(t, ok), Some(14));
+        // No complete line, or complete lines that do not expand: no document.
+        assert_eq!(complete_lines(b"drink 100000", ok), None);
+        assert_eq!(complete_lines(b"\ndrink 100000", ok), None);
+        assert_eq!(complete_lines(b"drink 1\nside 1000", ok), None);
     }
 
     #[test]

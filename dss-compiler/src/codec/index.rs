@@ -96,7 +96,10 @@ impl RecordIndex {
                 FieldMode::Keyed if f.explicit => None,
                 _ => parts.single_value(),
             };
-            let required = matches!(f.mode, FieldMode::Positional | FieldMode::Const(_));
+            // Also a keyed field every form requires (a tool call's name, see
+            // `design::design_named_call`).
+            let required = matches!(f.mode, FieldMode::Positional | FieldMode::Const(_))
+                || (!r.forms.is_empty() && r.forms.iter().all(|form| form.required.contains(&i)));
             ix.required += usize::from(required);
             ix.slots.push(FieldSlot {
                 expr: f.expr,

@@ -66,10 +66,15 @@ struct Builder<'a> {
     names: RuleNames,
     /// Body rule name -> the body with at least one element (None: always empty).
     nonempty: HashMap<String, Option<G>>,
+    /// Body rules that are never empty (a required field, a tag): no `()` for them.
+    never_empty: HashSet<String>,
     /// Pruning by a request's candidates (`None`: the full grammar).
     prune: Option<Pruner<'a>>,
     /// The instance path being built (sites' form: `*` for array items).
     path: String,
+    /// Pruning: one site held to one of its candidates while the item of a distinct list
+    /// is built for that value (see [`Builder::distinct_items`]).
+    pin: Option<(String, Vec<Value>)>,
 }
 
 /// A restriction and what the builder derives from it.
@@ -96,6 +101,11 @@ impl Builder<'_> {
     /// The candidates at the current path, when pruning there.
     fn candidates(&self) -> Option<&[Value]> {
         let p = self.prune.as_ref()?;
+        if let Some((path, v)) = &self.pin {
+            if *path == self.path {
+                return Some(v);
+            }
+        }
         let c = p.restriction.at(&self.path);
         (!c.is_empty()
             && p.prefixes.contains(&self.path)
@@ -338,7 +348,11 @@ impl Builder<'_> {
         }
         let quoted = quoted && p.string.as_ref().is_some_and(|s| s.values.is_none());
         let key = if self.specialized() {
-            format!("v{expr}:{abbrev:?}:{quoted}@{}", self.path)
+            format!(
+                "v{expr}:{abbrev:?}:{quoted}@{}{}",
+                self.path,
+                self.pin_key()
+            )
         } else {
             format!("v{expr}:{abbrev:?}:{quoted}")
         };
@@ -406,6 +420,11 @@ impl Builder<'_> {
             if a.max_len().is_some_and(|m| m <= i) {
                 return None;
             }
+            if i == 0 {
+                if let Some(g) = self.distinct_items(a, items) {
+                    return Some(g);
+                }
+            }
             let v = self.at("*", |b| b.value(items, &BTreeMap::new()));
             let more = self.at("*", |b| b.status(items)).droppable();
             Some(if more && min > i {
@@ -422,11 +441,133 @@ impl Builder<'_> {
         }
     }
 
+    /// The pin in rule keys: rules built under a pin are its own.
+    fn pin_key(&self) -> String {
+        match &self.pin {
+            Some((path, v)) => format!("#{path}={}", v.first().unwrap_or(&Value::Null)),
+            None => String::new(),
+        }
+    }
+
+    /// Pruning: the site that tells a list's items apart, with its candidates. The items
+    /// of the array at the current path are scalars at a site with candidates, or records
+    /// with a positional (required) field at such a site; the site is bound (no value
+    /// outside the candidates can be written there) and each item writes one value there.
+    fn distinct_site(&mut self, items: ExprId) -> Option<(String, Vec<Value>)> {
+        if !self.specialized() || self.pin.is_some() {
+            return None;
+        }
+        let canon = self.notation.canon[items as usize];
+        let p = self.shapes.parts(canon).clone();
+        if p.any || p.array.is_some() || p.null {
+            return None;
+        }
+        self.at("*", |b| {
+            if p.object.is_none() {
+                let c = b.candidates()?.to_vec();
+                let st = b.status(canon);
+                return (st.bound && !st.free).then(|| (b.path.clone(), c));
+            }
+            if p.string.is_some() || p.number.is_some() || p.bool_true || p.bool_false {
+                return None;
+            }
+            let Some(ObjLayout::Record(r)) = b.notation.object(canon).cloned() else {
+                return None;
+            };
+            if !r.forms.is_empty() {
+                return None;
+            }
+            r.fields.iter().find_map(|f| {
+                if f.mode != FieldMode::Positional {
+                    return None;
+                }
+                b.at(&escape_segment(&f.name), |b| {
+                    let c = b.candidates()?.to_vec();
+                    let st = b.status(f.expr);
+                    let scalar = b.shapes.parts(b.notation.canon[f.expr as usize]);
+                    (st.bound && !st.free && scalar.array.is_none() && scalar.object.is_none())
+                        .then(|| (b.path.clone(), c))
+                })
+            })
+        })
+    }
+
+    /// Pruning: an inline list whose items each write a found value at one site
+    /// ([`Builder::distinct_site`]) writes each found value at most as often as it was
+    /// found. Values are consumed when a line ends; within a line, without this, a list
+    /// could repeat one value forever (`[(lettuce) (lettuce) …`). `R_S ::= item_v (" "
+    /// R_S+v)? | …` over the values not in `S`, one rule per set `S` written (as
+    /// [`Builder::any_order`]); `None` (the usual list) for more than
+    /// [`MAX_DISTINCT_ITEMS`] values, or when `minItems` asks for more items than values.
+    fn distinct_items(&mut self, a: &ArrPart, items: ExprId) -> Option<G> {
+        let (path, values) = self.distinct_site(items)?;
+        let n = values.len();
+        let min = a.min_items as usize;
+        if n == 0 || n > MAX_DISTINCT_ITEMS || min > n {
+            return None;
+        }
+        let max = a.max_len().map_or(n, |m| m.min(n));
+        // One item rule per distinct value; a value found twice may be written twice.
+        let mut item_of: Vec<usize> = Vec::with_capacity(n);
+        let mut rules_of: Vec<G> = Vec::new();
+        let mut distinct: Vec<&Value> = Vec::new();
+        for v in &values {
+            match distinct.iter().position(|d| same_value(d, v)) {
+                Some(k) => item_of.push(k),
+                None => {
+                    distinct.push(v);
+                    item_of.push(distinct.len() - 1);
+                    self.pin = Some((path.clone(), vec![v.clone()]));
+                    let g = self.at("*", |b| b.value(items, &BTreeMap::new()));
+                    self.pin = None;
+                    rules_of.push(g);
+                }
+            }
+        }
+        let name = self.fresh("distinct");
+        let full = (1usize << n) - 1;
+        let mut rules: HashMap<usize, String> = HashMap::new();
+        for mask in 0..full {
+            if (mask.count_ones() as usize) < max {
+                rules.insert(mask, self.fresh(&format!("{name}{mask}")));
+            }
+        }
+        let mut masks: Vec<usize> = rules.keys().copied().collect();
+        masks.sort_unstable();
+        for &mask in masks.iter().rev() {
+            let mut alts = Vec::new();
+            for j in 0..n {
+                // Occurrences of one value are taken in order: the first unused one.
+                let first_unused =
+                    (0..n).find(|&i| item_of[i] == item_of[j] && mask & (1 << i) == 0);
+                if first_unused != Some(j) {
+                    continue;
+                }
+                let with = mask | (1 << j);
+                let count = with.count_ones() as usize;
+                let item = rules_of[item_of[j]].clone();
+                let more = rules.get(&with).cloned();
+                alts.push(match more {
+                    Some(r) if count < min => seq(vec![item, lit(" "), G::Rule(r)]),
+                    Some(r) => seq(vec![
+                        item,
+                        G::Opt(Box::new(seq(vec![lit(" "), G::Rule(r)]))),
+                    ]),
+                    None if count < min => continue,
+                    None => item,
+                });
+            }
+            let rname = rules[&mask].clone();
+            self.add(rname, G::Alt(alts), None);
+        }
+        rules.get(&0).cloned().map(G::Rule)
+    }
+
     /// Rule for the body of an object (without parentheses).
     fn body(&mut self, expr: ExprId) -> G {
         let expr = self.notation.canon[expr as usize];
         let key = if self.specialized() {
-            format!("b{expr}@{}", self.path)
+            format!("b{expr}@{}{}", self.path, self.pin_key())
         } else {
             format!("b{expr}")
         };
@@ -467,7 +608,10 @@ impl Builder<'_> {
         let nonempty = match &g {
             G::Opt(inner) => Some((**inner).clone()),
             G::Lit(s) if s.is_empty() => None,
-            _ => Some(G::Rule(name.clone())),
+            _ => {
+                self.never_empty.insert(name.clone());
+                Some(G::Rule(name.clone()))
+            }
         };
         self.nonempty.insert(name.clone(), nonempty);
         self.add(name.clone(), g, None);
@@ -477,12 +621,15 @@ impl Builder<'_> {
     /// An object without parentheses (see `FieldLayout::open`): `()` when empty.
     fn open_value(&mut self, expr: ExprId) -> G {
         let body = deep(|| self.body(expr));
-        let nonempty = match &body {
-            G::Rule(n) => self.nonempty.get(n).cloned().flatten(),
-            _ => None,
+        let (nonempty, never_empty) = match &body {
+            G::Rule(n) => (
+                self.nonempty.get(n).cloned().flatten(),
+                self.never_empty.contains(n),
+            ),
+            _ => (None, false),
         };
         match nonempty {
-            Some(g) if self.found_inside(expr) => g,
+            Some(g) if never_empty || self.found_inside(expr) => g,
             Some(g) => G::Alt(vec![lit("()"), g]),
             None => lit("()"),
         }
@@ -1006,6 +1153,10 @@ fn offered<'v, T>(
 /// (`2^n` rules); more keep the notation's order.
 const MAX_ANY_ORDER: usize = 5;
 
+/// Found values a pruned inline list takes each at most once, up to this many (`2^n`
+/// rules); beyond, the list is the usual one.
+const MAX_DISTINCT_ITEMS: usize = 5;
+
 /// Unrolled copies of a mandatory item; beyond this a grammar demands no more (it
 /// over-approximates, as shapes do, and the validator has the last word).
 const MAX_UNROLL: usize = 32;
@@ -1116,8 +1267,10 @@ fn build_with(
         done: HashMap::new(),
         names: RuleNames::new(),
         nonempty: HashMap::new(),
+        never_empty: HashSet::new(),
         prune,
         path: String::new(),
+        pin: None,
     };
     let doc = b.document(resume);
     let mut rules = vec![Rule {

@@ -23,6 +23,11 @@ pub struct NotationConfig {
     /// Object forms by name (their schema location); fields in the order they are written.
     #[serde(default)]
     pub(crate) objects: BTreeMap<String, ObjectConfig>,
+    /// Tool calls (set by `compile` when it read tool definitions, never by an edit): a
+    /// call `{"name": {…}}` writes its tool's name also when there is one tool, as it does
+    /// when the name selects among several (see `design::design_object`).
+    #[serde(skip)]
+    pub(crate) name_calls: bool,
 }
 
 /// How the automatic design writes optional fields.
@@ -331,6 +336,7 @@ pub(crate) fn to_config(n: &Notation, shapes: &Shapes) -> NotationConfig {
         root: Some(n.root),
         style: NotationStyle::Compact,
         objects,
+        name_calls: false,
     }
 }
 

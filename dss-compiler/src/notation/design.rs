@@ -128,6 +128,13 @@ fn design_object(
             return design_tagged(shapes, canon, records, key, config, used);
         }
     }
+    if let [r] = records {
+        if config.name_calls {
+            if let Some(layout) = design_named_call(shapes, canon, r, config, used)? {
+                return Ok(ObjLayout::Record(layout));
+            }
+        }
+    }
     let merged = match (records.len(), merged) {
         (1, _) => &records[0],
         (_, Some(m)) => m,
@@ -142,6 +149,38 @@ fn design_object(
         layout.forms = record_forms(records, &layout).unwrap_or_default();
     }
     Ok(ObjLayout::Record(layout))
+}
+
+/// A tool call of the only tool, `{"name": {…}}` (closed, one required property): its
+/// property is written with its keyword, as the first keyword of a call is when it selects
+/// among several tools, so the model writes the tool's name and the call reads the same
+/// whatever the number of tools. The property is laid out as an optional keyed field, and
+/// one form requiring it ([`RecordLayout::forms`]) keeps the grammars requiring it. `None`
+/// for any other record.
+fn design_named_call(
+    shapes: &Shapes,
+    canon: &[ExprId],
+    r: &Arc<Record>,
+    config: &NotationConfig,
+    used: &mut BTreeSet<String>,
+) -> Result<Option<RecordLayout>, CompileError> {
+    let [(name, _)] = r.props.as_slice() else {
+        return Ok(None);
+    };
+    if r.extras.is_some() || r.required.as_slice() != std::slice::from_ref(name) {
+        return Ok(None);
+    }
+    let mut optional = Record::clone(r);
+    optional.required.clear();
+    let mut layout = design_record(shapes, canon, &optional, config, used)?;
+    if layout.fields.len() != 1 || layout.fields[0].mode != FieldMode::Keyed {
+        return Ok(None);
+    }
+    layout.forms = vec![Form {
+        fields: vec![0],
+        required: vec![0],
+    }];
+    Ok(Some(layout))
 }
 
 /// The forms of a union of object forms merged into `layout`, when the first keyword
