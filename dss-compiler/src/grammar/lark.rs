@@ -13,7 +13,8 @@
 //! become lexemes: every non-recursive rule that reaches a character class and no literal
 //! space or newline (`string`, `number`: `T_STRING: /…/`, one regex where the rule
 //! references no other; a regular form's rules, one per automaton state:
-//! `T_PATTERN: "\"" T_PATTERN_0`), and every rule such a lexeme reaches. Everything else
+//! `T_PATTERN: "\"" T_PATTERN_0`, their loops solved first: `solve_right_linear`), and
+//! every rule such a lexeme reaches. Everything else
 //! stays a grammar rule whose literals are lexemes. dss's notation separates elements by a
 //! literal space or newline, which no such lexeme holds, so llguidance's greedy lexemes never
 //! swallow what follows them. Regexes are written in the syntax of Rust's `regex` crate
@@ -603,23 +604,164 @@ impl Equation {
 
 /// Right-linear recursion (a regular form's automaton: `s1 ::= [a-z] s1 | "\""`) solved
 /// into rules that reference only rules after them (Arden's rule, state by state:
-/// `s1 ::= [a-z]* "\""`), so they can be lexemes. Returns the new bodies by rule name;
-/// components that are not right-linear, or would grow too large, are left out.
-fn solve_right_linear(rules: &[(String, Ex)]) -> HashMap<String, Ex> {
+/// `s1 ::= [a-z]* "\""`), so they can be lexemes. Returns the new bodies by rule name, and
+/// new rules to add; components that are not right-linear, or would grow too large, are
+/// left out.
+fn solve_right_linear(rules: &[(String, Ex)]) -> (HashMap<String, Ex>, Vec<(String, Ex)>) {
     let mut solved = HashMap::new();
+    let mut added = Vec::new();
+    let mut taken: BTreeSet<String> = rules.iter().map(|(n, _)| n.clone()).collect();
     for component in recursive_components(rules) {
         // Automaton states are numbered from the start state and loop back to earlier
         // ones: eliminating the last state first keeps the expressions small. The other
-        // order is tried when that one grows too large.
+        // order is tried when that one grows too large, then a cut through one state.
         let reversed: Vec<usize> = component.iter().rev().copied().collect();
-        for order in [reversed, component] {
-            if let Some(bodies) = solve_component(rules, &order) {
-                solved.extend(bodies);
-                break;
+        let by_elimination = [reversed, component.clone()]
+            .iter()
+            .find_map(|order| solve_component(rules, order));
+        if let Some(bodies) = by_elimination {
+            solved.extend(bodies);
+        } else if let Some((bodies, new)) = solve_by_cut(rules, &component, &mut taken) {
+            solved.extend(bodies);
+            added.extend(new);
+        }
+    }
+    (solved, added)
+}
+
+/// A rule: its name and body.
+type NamedEx = (String, Ex);
+
+/// A right-linear component every cycle of which passes through one state `c` (a long
+/// automaton whose states all loop back to its start: `hostname`'s labels): each other
+/// state `d` is split into the paths that reach `c` (`d--to-cut`) and those that end
+/// (`d--exit`), two rules over the same of the states after it, so nothing is copied;
+/// `c ::= (c's paths back to c)* (c's paths that end)`, `d ::= d--to-cut c | d--exit`. Only
+/// for components that reference no other rule and hold no separator (their rules all
+/// become lexemes, the new ones with them).
+fn solve_by_cut(
+    rules: &[(String, Ex)],
+    component: &[usize],
+    taken: &mut BTreeSet<String>,
+) -> Option<(Vec<NamedEx>, Vec<NamedEx>)> {
+    let members: HashMap<&str, usize> = component
+        .iter()
+        .enumerate()
+        .map(|(k, &i)| (rules[i].0.as_str(), k))
+        .collect();
+    for &i in component {
+        let mut used = BTreeSet::new();
+        refs(&rules[i].1, &mut used);
+        if has_separator(&rules[i].1) || used.iter().any(|u| !members.contains_key(u.as_str())) {
+            return None;
+        }
+    }
+    let eqs = component
+        .iter()
+        .map(|&i| Equation::of(&rules[i].1, &members))
+        .collect::<Option<Vec<_>>>()?;
+    let n = eqs.len();
+    // The cut: the state most others go to, if the rest has no cycle.
+    let mut incoming = vec![0usize; n];
+    for eq in &eqs {
+        for (j, _) in &eq.coef {
+            incoming[*j] += 1;
+        }
+    }
+    let cut = (0..n).max_by_key(|&k| (incoming[k], std::cmp::Reverse(k)))?;
+    // The others in an order where each comes after every state it goes to (Kahn).
+    let mut out_degree: Vec<usize> = eqs
+        .iter()
+        .enumerate()
+        .map(|(k, eq)| {
+            if k == cut {
+                0
+            } else {
+                eq.coef.iter().filter(|(j, _)| *j != cut).count()
+            }
+        })
+        .collect();
+    let mut ready: Vec<usize> = (0..n).filter(|&k| k != cut && out_degree[k] == 0).collect();
+    let mut order = Vec::new();
+    while let Some(k) = ready.pop() {
+        order.push(k);
+        for (d, eq) in eqs.iter().enumerate() {
+            if d == cut || d == k {
+                continue;
+            }
+            let edges = eq.coef.iter().filter(|(j, _)| *j == k).count();
+            if edges > 0 {
+                out_degree[d] -= edges;
+                if out_degree[d] == 0 {
+                    ready.push(d);
+                }
             }
         }
     }
-    solved
+    if order.len() != n - 1 {
+        return None;
+    }
+    let mut fresh = |base: String| {
+        let mut name = base.clone();
+        let mut k = 1;
+        while !taken.insert(name.clone()) {
+            k += 1;
+            name = format!("{base}-{k}");
+        }
+        name
+    };
+    let name_of = |k: usize| rules[component[k]].0.clone();
+    // Per state: the rules of its paths to the cut and of its paths that end.
+    let mut to_cut: Vec<Option<String>> = vec![None; n];
+    let mut exit: Vec<Option<String>> = vec![None; n];
+    let mut added = Vec::new();
+    // `(paths to the cut, paths that end)` of an equation, over the states' new rules.
+    let split = |eq: &Equation, to_cut: &[Option<String>], exit: &[Option<String>]| {
+        let (mut p, mut e): (Option<Ex>, Option<Ex>) = (None, eq.rest.clone());
+        for (j, c) in &eq.coef {
+            if *j == cut {
+                p = Some(alt(p, c.clone()));
+                continue;
+            }
+            if let Some(t) = &to_cut[*j] {
+                p = Some(alt(p, seq(c.clone(), Ex::Ref(t.clone()))));
+            }
+            if let Some(x) = &exit[*j] {
+                e = Some(alt(e, seq(c.clone(), Ex::Ref(x.clone()))));
+            }
+        }
+        (p, e)
+    };
+    let mut bodies = Vec::new();
+    for &d in &order {
+        let (p, e) = split(&eqs[d], &to_cut, &exit);
+        let mut body = None;
+        if let Some(p) = p {
+            let name = fresh(format!("{}--to-cut", name_of(d)));
+            added.push((name.clone(), p));
+            body = Some(seq(Ex::Ref(name.clone()), Ex::Ref(name_of(cut))));
+            to_cut[d] = Some(name);
+        }
+        if let Some(e) = e {
+            let name = fresh(format!("{}--exit", name_of(d)));
+            added.push((name.clone(), e));
+            body = Some(alt(body, Ex::Ref(name.clone())));
+            exit[d] = Some(name);
+        }
+        bodies.push((
+            name_of(d),
+            body.unwrap_or(Ex::Class(true, vec![('\0', char::MAX)])),
+        ));
+    }
+    let (l, r) = split(&eqs[cut], &to_cut, &exit);
+    let never = Ex::Class(true, vec![('\0', char::MAX)]);
+    let cut_body = match (l, r) {
+        (Some(l), Some(r)) => seq(Ex::Rep(Box::new(l), 0, None), r),
+        (None, Some(r)) => r,
+        (_, None) => never,
+    };
+    bodies.push((name_of(cut), cut_body));
+    Some((bodies, added))
 }
 
 /// The bodies of the rules of one right-linear component (`order`: rule indexes, in the
@@ -770,7 +912,8 @@ pub fn gbnf_to_lark(gbnf: &str, root: &str) -> Result<String, LarkError> {
         }
     }
     // Lark names: rules lower-case, lexemes upper-case, all unique.
-    let solved = solve_right_linear(&rules);
+    let (solved, added) = solve_right_linear(&rules);
+    rules.extend(added);
     let lexemes = lexemes(&rules, &solved);
     let mut names: HashMap<String, String> = HashMap::new();
     let mut taken = BTreeSet::new();
@@ -993,6 +1136,36 @@ s1 ::= "-" s0 | "\""
             lark.contains("r_root: \"(\" r_root \")\" | /[a-z]/"),
             "{lark}"
         );
+    }
+
+    #[test]
+    fn a_long_automaton_is_cut_at_its_start() {
+        // hostname's shape (labels of letters and inner dashes, up to 40 letters, joined
+        // by "."): every label state goes back to the start; too large to solve by
+        // elimination.
+        let mut gbnf = String::from("root ::= (host \"\\n\")*\nhost ::= \"\\\"\" s0\n");
+        gbnf.push_str("s0 ::= [a-z] s1\n");
+        for k in 0..40 {
+            let (odd, even) = (2 * k + 1, 2 * k + 2);
+            let more = if k < 39 {
+                format!("\"-\" s{even} | [a-z] s{} | ", even + 1)
+            } else {
+                String::new()
+            };
+            gbnf.push_str(&format!("s{odd} ::= {more}\".\" s0 | \"\\\"\"\n"));
+            if k < 39 {
+                gbnf.push_str(&format!("s{even} ::= [a-z] s{}\n", even + 1));
+            }
+        }
+        let lark = gbnf_to_lark(&gbnf, "root").expect("converts");
+        assert!(lark.contains("r_root: (T_HOST \"\\n\")*\n"), "{lark}");
+        assert!(lark.contains("T_S0: "), "{lark}");
+        assert!(lark.contains("T_S1__TO_CUT: "), "{lark}");
+        assert!(
+            lark.contains("T_S1: T_S1__TO_CUT T_S0 | T_S1__EXIT\n"),
+            "{lark}"
+        );
+        assert!(!lark.contains("r_s"), "every state is a lexeme: {lark}");
     }
 
     #[test]
