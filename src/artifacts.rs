@@ -1,4 +1,4 @@
-//! `dss compile -o DIR`: the artifact set (spec.json and the three grammars) written as a
+//! `dss compile -o DIR`: the artifact set (spec.json and the four grammars) written as a
 //! whole or not at all. Every file is made and written (and synced) in a temporary
 //! directory beside DIR first; only then does it replace DIR's set by renames, which
 //! replace each file whole. A failure on the way (a generator error, a full disk, a
@@ -14,11 +14,12 @@ use std::path::{Path, PathBuf};
 /// One output file: its name and how to make it.
 type Artifact = (&'static str, fn(&CompiledSpec) -> Result<String, SpecError>);
 
-const ARTIFACTS: [Artifact; 4] = [
+const ARTIFACTS: [Artifact; 5] = [
     ("spec.json", CompiledSpec::to_json),
     ("shorthand.bnf", |s| Ok(s.grammar_bnf())),
     ("shorthand.pest", |s| Ok(s.grammar_pest())),
     ("shorthand.gbnf", |s| Ok(s.grammar_gbnf())),
+    ("shorthand.lark", CompiledSpec::grammar_lark),
 ];
 
 /// Write the artifact set of `spec` into `dir` (created if missing), atomically as a set

@@ -325,7 +325,7 @@ fn compiled_line(out: Option<&Path>, bnf: &str) -> String {
     };
     match out {
         Some(dir) => format!(
-            "wrote {} (spec.json, shorthand.bnf, shorthand.pest, shorthand.gbnf); {cost}",
+            "wrote {} (spec.json, shorthand.bnf, shorthand.pest, shorthand.gbnf, shorthand.lark); {cost}",
             dir.display()
         ),
         None => format!("{cost}; `-o DIR` writes the spec and the grammars"),

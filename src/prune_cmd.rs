@@ -172,8 +172,10 @@ pub(crate) fn run_extract(args: &ExtractArgs) -> Result<ExitCode> {
 /// Grammar syntaxes `dss prune` prints.
 #[derive(Clone, Copy, Debug, ValueEnum)]
 pub(crate) enum GrammarFormat {
-    /// llama.cpp's GBNF.
+    /// GBNF: llama.cpp and llama-server; XGrammar (vLLM, SGLang) reads it as it is.
     Gbnf,
+    /// Lark (llguidance): vLLM's `guidance` backend, SGLang's `llguidance`, OpenAI CFG tools.
+    Lark,
     /// pest.
     Pest,
 }
@@ -200,6 +202,9 @@ pub(crate) fn run_prune(args: &PruneCmdArgs) -> Result<ExitCode> {
     let g = spec.pruned_grammar(&a.restriction, Resume::Start);
     let text = match args.format {
         GrammarFormat::Gbnf => g.to_gbnf(),
+        GrammarFormat::Lark => g
+            .to_lark()
+            .context("converting the pruned grammar to Lark")?,
         GrammarFormat::Pest => g.to_pest(),
     };
     write_stdout(text.trim_end()).context("writing the grammar")?;

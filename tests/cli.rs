@@ -157,6 +157,32 @@ fn stderr_records(stderr: &str) -> Vec<Value> {
         .collect()
 }
 
+/// `dss prune --format lark` writes the pruned GBNF converted to Lark: the chart the request
+/// names is in it, the others are not; `compile -o` writes `shorthand.lark` the same way.
+#[test]
+fn prune_writes_the_pruned_grammar_as_lark() {
+    let spec = concat!(env!("CARGO_MANIFEST_DIR"), "/grammars/viz");
+    let request = "average profit per month as a line chart";
+    let gbnf = run_ok(&["prune", "--spec", spec, request], None).stdout;
+    let lark = run_ok(
+        &["prune", "--spec", spec, request, "--format", "lark"],
+        None,
+    )
+    .stdout;
+    let converted = dss_compiler::lark::gbnf_to_lark(&gbnf, "root").expect("converts");
+    assert_eq!(lark.trim_end(), converted.trim_end());
+    assert!(lark.contains("start: r_root"), "{lark}");
+    assert!(lark.contains("\"line\""), "{lark}");
+    assert!(!lark.contains("\"scatterplot\""), "{lark}");
+    let f = Fixture::new();
+    let gbnf = std::fs::read_to_string(f.spec_dir().join("shorthand.gbnf")).expect("gbnf");
+    let lark = std::fs::read_to_string(f.spec_dir().join("shorthand.lark")).expect("lark");
+    assert_eq!(
+        lark,
+        dss_compiler::lark::gbnf_to_lark(&gbnf, "root").expect("converts")
+    );
+}
+
 #[test]
 fn compile_writes_spec_and_grammars() {
     let f = Fixture::new();
@@ -165,6 +191,7 @@ fn compile_writes_spec_and_grammars() {
         "shorthand.bnf",
         "shorthand.pest",
         "shorthand.gbnf",
+        "shorthand.lark",
     ] {
         let p = f.spec_dir().join(name);
         let text = std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{name}: {e}"));
@@ -623,13 +650,14 @@ fn broken_spec_file_is_not_compiled_as_a_schema() {
 
 // ── Hostile inputs and lost output (issue 14) ───────────────────────────────
 
-/// The four artifacts of `compile -o`, by name, with their contents.
+/// The five artifacts of `compile -o`, by name, with their contents.
 fn artifact_set(dir: &Path) -> Vec<(String, String)> {
     [
         "spec.json",
         "shorthand.bnf",
         "shorthand.pest",
         "shorthand.gbnf",
+        "shorthand.lark",
     ]
     .iter()
     .map(|n| {

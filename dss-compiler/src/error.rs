@@ -267,4 +267,8 @@ pub enum SpecError {
     /// Compiling (e.g. the edited notation) failed.
     #[error(transparent)]
     Compile(#[from] CompileError),
+    /// The GBNF could not be converted to Lark (`shorthand.lark`): a bug of dss, since it
+    /// converts the GBNF it printed itself.
+    #[error("cannot write the Lark grammar: {0}")]
+    Lark(#[from] crate::lark::LarkError),
 }

@@ -2,7 +2,7 @@
 //!
 //! [`compile`] turns a JSON Schema into a [`CompiledSpec`]: a compact notation designed for
 //! the schema, an exact mapper between JSON and that notation ([`CompiledSpec::compress`],
-//! [`CompiledSpec::expand`]) and its grammars (readable BNF, pest, GBNF). A spec is saved as
+//! [`CompiledSpec::expand`]) and its grammars (readable BNF, pest, GBNF, Lark). A spec is saved as
 //! `spec.json` ([`CompiledSpec::to_json`], [`SpecFile`]) and loaded again with
 //! [`CompiledSpec::from_json`]. Per request, [`CompiledSpec::pruned_grammar`] builds the
 //! grammar restricted to the values a request names (a [`Restriction`] over the spec's
@@ -20,7 +20,7 @@
 //! 4. `codec`: the exact mapper: JSON -> shorthand (encoder) and back (decoder);
 //!    `checks`: the local assertions (bounds, patterns, formats) the encoder checks.
 //! 5. `grammar`: one grammar IR built from the notation, printed as readable BNF, pest
-//!    and GBNF.
+//!    and GBNF; the GBNF converted to Lark ([`lark`]) for llguidance-based engines.
 //! 6. `spec`: the compiled artifact (`spec.json`) tying it together, plus validation;
 //!    `typed`: the same from Rust types (`compile_type::<T>()` through `schemars`,
 //!    `compress_value` / `expand_into` through serde).
@@ -61,6 +61,7 @@ pub use codec::json_eq;
 pub use codec::EncodeError;
 pub use error::{CompileError, CompressError, ExpandError, ExpandIntoError, SpecError};
 pub use gaps::GrammarGap;
+pub use grammar::lark;
 pub use grammar::{quote_lit, Consume, Grammar, Restriction, Resume};
 pub use lint::SchemaWarning;
 pub use notation::{NotationConfig, NotationStyle};

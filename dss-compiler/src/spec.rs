@@ -639,9 +639,16 @@ impl CompiledSpec {
     pub fn grammar_pest(&self) -> String {
         grammar::build(&self.file.shapes, &self.file.notation).to_pest()
     }
-    /// GBNF for llama.cpp; the start rule is `root`.
+    /// GBNF for llama.cpp; the start rule is `root`. XGrammar (vLLM's and SGLang's default
+    /// structured-output backend) reads it as it is (`Grammar.from_ebnf(text, "root")`).
     pub fn grammar_gbnf(&self) -> String {
         grammar::build(&self.file.shapes, &self.file.notation).to_gbnf()
+    }
+    /// Lark for llguidance (vLLM's `guidance` backend, SGLang's `llguidance` backend,
+    /// OpenAI's CFG custom tools); the start rule is `start`. It is the GBNF converted
+    /// ([`crate::lark`]), so it says the same language.
+    pub fn grammar_lark(&self) -> Result<String, SpecError> {
+        Ok(grammar::build(&self.file.shapes, &self.file.notation).to_lark()?)
     }
     /// The notation design as editable YAML (what `dss init` prints).
     pub fn notation_yaml(&self) -> Result<String, SpecError> {
@@ -702,14 +709,17 @@ impl CompiledSpec {
         &self.file.notation
     }
     /// The files `dss compile -o DIR` writes, by name: `spec.json`, `shorthand.bnf`,
-    /// `shorthand.pest`, `shorthand.gbnf`.
+    /// `shorthand.pest`, `shorthand.gbnf`, `shorthand.lark`.
     pub fn artifacts(&self) -> Result<Vec<(&'static str, String)>, SpecError> {
         let g = grammar::build(&self.file.shapes, &self.file.notation);
+        let gbnf = g.to_gbnf();
+        let lark = crate::lark::gbnf_to_lark(&gbnf, "root")?;
         Ok(vec![
             ("spec.json", self.to_json()?),
             ("shorthand.bnf", self.grammar_bnf()),
             ("shorthand.pest", g.to_pest()),
-            ("shorthand.gbnf", g.to_gbnf()),
+            ("shorthand.gbnf", gbnf),
+            ("shorthand.lark", lark),
         ])
     }
 

@@ -61,13 +61,14 @@ mod tests {
         let spec = compile(schema, &CompileOptions::default()).unwrap();
         spec.check_validator().unwrap();
         let files = spec.artifacts().unwrap();
-        assert_eq!(files.len(), 4);
+        assert_eq!(files.len(), 5);
         assert!(files.iter().all(|(_, text)| !text.is_empty()));
         spec.notation_yaml().unwrap();
         let _ = spec.warnings();
         let sites = spec.sites();
         let g = spec.pruned_grammar(&Restriction::default(), Resume::default());
         assert!(!g.to_gbnf().is_empty());
+        assert!(!g.to_lark().unwrap().is_empty());
         let loaded = CompiledSpec::from_json(&spec.to_json().unwrap()).unwrap();
         let text = spec.compress(instance).unwrap();
         assert_eq!(&loaded.expand(&text).unwrap(), instance);
@@ -134,7 +135,7 @@ mod tests {
             );
             // No finite small instance: the chain must still compile and write its grammars.
             let spec = compile(&s, &CompileOptions::default()).unwrap();
-            assert_eq!(spec.artifacts().unwrap().len(), 4);
+            assert_eq!(spec.artifacts().unwrap().len(), 5);
         });
     }
 
@@ -206,7 +207,7 @@ mod tests {
                 .collect();
             let s = json!({"$defs": defs, "$ref": "#/$defs/d0"});
             let spec = compile(&s, &CompileOptions::default()).unwrap();
-            assert_eq!(spec.artifacts().unwrap().len(), 4);
+            assert_eq!(spec.artifacts().unwrap().len(), 5);
             // The encoder alone: a validator cannot end on a cycle through no instance.
             let x = json!({"x": {"x": {}}});
             let encoder = Encoder::new(spec.shapes(), spec.notation(), spec.tables());

@@ -26,9 +26,11 @@ fn gbnf_name(n: &str) -> String {
     n.replace('_', "-")
 }
 
+/// Control characters are written `\uHHHH`: fixed width, so a hex digit after one is read
+/// alike by llama.cpp (`\x` takes two digits) and XGrammar (`\x` takes every hex digit).
 fn gbnf_lit(s: &str) -> String {
     quote_lit(s, |c| {
-        ((c as u32) < 0x20).then(|| format!("\\x{:02X}", c as u32))
+        ((c as u32) < 0x20).then(|| format!("\\u{:04X}", c as u32))
     })
 }
 

@@ -10,13 +10,18 @@
 //! (`R_j ::= o_j (" " R_j+1)? | R_j+1`) rather than `o? o? o?` chains, which are slow in
 //! llama.cpp and need separators that depend on what was present.
 //!
+//! The Lark grammar (llguidance's dialect: vLLM's `guidance` backend, SGLang's `llguidance`
+//! backend, OpenAI's CFG custom tools) is the GBNF converted ([`lark`],
+//! [`Grammar::to_lark`]), so it says exactly what the GBNF says.
+//!
 //! Files: `build.rs` (notation -> IR), `names.rs` (rule names from schema locations),
-//! `print.rs` (the printer both machine syntaxes share), `pest.rs`, `gbnf.rs`,
+//! `print.rs` (the printer both machine syntaxes share), `pest.rs`, `gbnf.rs`, `lark.rs`,
 //! `readable.rs`, `terminal.rs`, `regular.rs` (regular forms: `pattern`, `format`, lengths,
 //! integer ranges, as one rule per automaton state).
 
 mod build;
 mod gbnf;
+pub mod lark;
 mod names;
 mod pest;
 mod print;

@@ -218,28 +218,35 @@ pub(super) fn readable_number(n: &NumPart) -> Option<String> {
 
 /// A character class as GBNF writes it (`[...]`, or `[^...]` when shorter): every
 /// character but ASCII letters and digits escaped (`\xHH`, `\uHHHH`, `\UHHHHHHHH`), so
-/// llama.cpp and dss-runtime's Lark conversion read it alike.
+/// llama.cpp and the Lark conversion read it alike. A hex digit right after an escape is
+/// escaped too: XGrammar reads `\x` with every hex digit that follows (`[\x2E0-\x3B]` is
+/// a range from U+02E0 there), llama.cpp with exactly two.
 pub(super) fn gbnf_class(ranges: &[(char, char)]) -> String {
     let (negated, ranges) = smaller_form(ranges);
     let mut out = String::from(if negated { "[^" } else { "[" });
+    let mut after_escape = false;
     for (a, b) in ranges {
-        out.push_str(&gbnf_char(a));
+        after_escape = push_gbnf_char(&mut out, a, after_escape);
         if b != a {
             out.push('-');
-            out.push_str(&gbnf_char(b));
+            after_escape = push_gbnf_char(&mut out, b, false);
         }
     }
     out.push(']');
     out
 }
 
-fn gbnf_char(c: char) -> String {
+/// Writes `c` as a class member (`after_escape`: what comes before it is an escape); says
+/// whether it was written as an escape.
+fn push_gbnf_char(out: &mut String, c: char, after_escape: bool) -> bool {
+    let plain = c.is_ascii_alphanumeric() && !(after_escape && c.is_ascii_hexdigit());
     match c as u32 {
-        _ if c.is_ascii_alphanumeric() => c.to_string(),
-        n if n < 0x80 => format!("\\x{n:02X}"),
-        n if n <= 0xFFFF => format!("\\u{n:04X}"),
-        n => format!("\\U{n:08X}"),
+        _ if plain => out.push(c),
+        n if n < 0x80 => out.push_str(&format!("\\x{n:02X}")),
+        n if n <= 0xFFFF => out.push_str(&format!("\\u{n:04X}")),
+        n => out.push_str(&format!("\\U{n:08X}")),
     }
+    !plain
 }
 
 /// A character class as pest writes it: alternatives of ranges, or "none of these, then
@@ -321,6 +328,14 @@ mod tests {
         let all_but_quote = [('\0', '!'), ('#', char::MAX)];
         assert_eq!(gbnf_class(&all_but_quote), "[^\\x22]");
         assert_eq!(pest_class(&all_but_quote), "(!(\"\\u{22}\") ~ ANY)");
+        // A hex digit after an escape is escaped (XGrammar reads `\x2E0` as one escape);
+        // a letter that is no hex digit (`g`), or a digit after a plain one, is not.
+        assert_eq!(
+            gbnf_class(&[('.', '.'), ('0', ';'), ('?', 'Z'), ('_', '_'), ('a', 'z')]),
+            "[\\x2E\\x30-\\x3B\\x3F-Z\\x5F\\x61-z]"
+        );
+        assert_eq!(gbnf_class(&[('!', '!'), ('g', 'h')]), "[\\x21g-h]");
+        assert_eq!(gbnf_class(&[('0', '0'), ('5', '5')]), "[05]");
     }
 
     #[test]

@@ -205,7 +205,7 @@ impl Terminal {
         self.name().replace('_', "-")
     }
 
-    /// The name dss-runtime's GBNF -> Lark conversion gives this terminal: a lexeme
+    /// The name the GBNF -> Lark conversion (`lark.rs`) gives this terminal: a lexeme
     /// (`T_STRING`) when it refers to no other rule, else a rule (`r_text`).
     #[cfg(test)]
     pub(crate) fn lark_name(self) -> std::string::String {
