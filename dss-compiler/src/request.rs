@@ -131,12 +131,34 @@ impl CompiledSpec {
                 && site.as_bytes()[scope.len()] == b'/'
         };
         let rest = initial.consumed(&p1.used, consume);
+        // A record elsewhere takes the value only if it will be written: when a value still
+        // found for another of its fields says so, one this line's kind of record could not
+        // take (`a large fry` pending, not the `1` of `a` that any order takes). Else the
+        // value would only open a record of its own (`side 1 size large` after `drink 1
+        // drink_type coke`).
+        let here = |w: &Value| {
+            initial
+                .candidates
+                .iter()
+                .any(|(s, xs)| inside(s) && xs.iter().any(|x| same_value(x, w)))
+        };
+        let pending = |site: &str| {
+            let rec = parent(site);
+            rest.candidates.iter().any(|(s, ws)| {
+                s != site
+                    && s.starts_with(rec)
+                    && s.as_bytes().get(rec.len()) == Some(&b'/')
+                    && !rest.free.contains(s)
+                    && ws.iter().any(|w| !here(w))
+            })
+        };
         let elsewhere = |v: &Value| {
             rest.candidates
                 .iter()
-                .any(|(s, vs)| !inside(s) && vs.iter().any(|x| same_value(x, v)))
+                .any(|(s, vs)| !inside(s) && vs.iter().any(|x| same_value(x, v)) && pending(s))
                 || rest.readings.iter().any(|g| {
-                    g.iter().any(|(_, x)| same_value(x, v)) && g.iter().any(|(s, _)| !inside(s))
+                    g.iter().any(|(_, x)| same_value(x, v))
+                        && g.iter().any(|(s, _)| !inside(s) && pending(s))
                 })
         };
         let mut out = Vec::new();
@@ -311,12 +333,14 @@ mod tests {
         assert!(spec
             .line_leaves(&full, &r, Consume::Class, &sites)
             .is_empty());
-        // A value another call could also take is not held back: `oslo` found as a city
-        // and as a flight's destination.
+        // A value another call could also take is not held back when that call will be
+        // written: `oslo` found as a city and as a flight's destination, and the flight's
+        // origin found too.
         let r2 = restriction(&[
             ("/*/weather/unit", "celsius"),
             ("/*/weather/city", "oslo"),
             ("/*/book_flight/to", "oslo"),
+            ("/*/book_flight/from", "paris"),
         ]);
         let unit = spec
             .compress(&json!([{"weather": {"unit": "celsius"}}]))
@@ -324,6 +348,22 @@ mod tests {
         assert!(spec
             .line_leaves(&unit, &r2, Consume::Class, &sites)
             .is_empty());
+        // Nothing else found for a flight: `oslo` would only open a flight of its own, so
+        // this line holds it.
+        let mut r3 = r2.clone();
+        r3.candidates.remove("/*/book_flight/from");
+        assert_eq!(
+            spec.line_leaves(&unit, &r3, Consume::Class, &sites),
+            vec![("/*/weather/city".to_string(), json!("oslo"))]
+        );
+        // A value this kind of call could take too does not make the flight pending.
+        let mut r4 = r3.clone();
+        r4.candidates
+            .insert("/*/book_flight/from".into(), vec![json!("oslo")]);
+        assert_eq!(
+            spec.line_leaves(&unit, &r4, Consume::Class, &sites),
+            vec![("/*/weather/city".to_string(), json!("oslo"))]
+        );
         // Only the last line counts: the second line's call is judged on its own.
         let two = format!(
             "{}{}",
@@ -505,6 +545,51 @@ mod tests {
                 assert!(accepts(&pruned, &text), "{pruned}\n{text}");
             }
         }
+    }
+
+    #[test]
+    fn a_value_every_form_could_take_keeps_no_form() {
+        // FoodOrdering: `a` reads as the number 1 of any order; it must not keep a main
+        // dish the request never names (`main_dish 1` written as an extra order).
+        let order = |name: &str, ty: Value| {
+            json!({"type": "object", "additionalProperties": false, "required": [name],
+                "properties": {name: {"type": "object", "additionalProperties": false,
+                    "required": ["number"], "properties": {
+                        "number": {"enum": [1, 2, 3]}, "type": ty,
+                        "size": {"enum": ["small", "large"]}}}}})
+        };
+        let spec = compile(
+            &json!({"type": "array", "minItems": 1, "items": {"oneOf": [
+                order("main_dish", json!({"enum": ["burger", "salad"]})),
+                order("drink", json!({"enum": ["coke", "tea"]}))]}}),
+            &CompileOptions::default(),
+        )
+        .expect("compiles");
+        let mut r = restriction(&[("/*/drink/type", "coke"), ("/*/drink/size", "large")]);
+        for site in ["/*/main_dish/number", "/*/drink/number"] {
+            r.candidates.insert(site.into(), vec![json!(1)]);
+        }
+        let pruned = spec.pruned_grammar(&r, Resume::Start).to_pest();
+        let drink = spec
+            .compress(&json!([{"drink": {"number": 1, "type": "coke", "size": "large"}}]))
+            .expect("compresses");
+        assert!(accepts(&pruned, &drink), "{pruned}\n{drink}");
+        let dish = spec
+            .compress(&json!([{"main_dish": {"number": 1}}]))
+            .expect("compresses");
+        assert!(!accepts(&pruned, &dish), "{pruned}\n{dish}");
+        // Named, the main dish is offered again.
+        r.candidates
+            .insert("/*/main_dish/type".into(), vec![json!("salad")]);
+        let pruned = spec.pruned_grammar(&r, Resume::Start).to_pest();
+        assert!(accepts(&pruned, &dish), "{pruned}\n{dish}");
+        // The value alone (found nowhere else): every form stays possible.
+        let mut only = Restriction::default();
+        for site in ["/*/main_dish/number", "/*/drink/number"] {
+            only.candidates.insert(site.into(), vec![json!(1)]);
+        }
+        let pruned = spec.pruned_grammar(&only, Resume::Start).to_pest();
+        assert!(accepts(&pruned, &dish), "{pruned}\n{dish}");
     }
 
     #[test]

@@ -779,7 +779,11 @@ mod tests {
             assert!(spec.expand(&bare).is_err(), "{bare}");
             assert!(spec.compress(&json!({})).is_err());
             // `city` is required: the arguments are never the empty object `()`.
-            assert!(!accepts(&spec, "get_weather ()\n"), "{}", spec.grammar_pest());
+            assert!(
+                !accepts(&spec, "get_weather ()\n"),
+                "{}",
+                spec.grammar_pest()
+            );
         }
         // A schema that is not tool definitions keeps its design: one required field is
         // positional.

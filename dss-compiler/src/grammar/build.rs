@@ -805,14 +805,32 @@ impl Builder<'_> {
         // A form is kept as a union variant is: for a found item in it, or when it has no
         // known site at all (a free number beside enums that found nothing does not keep
         // an order of a drink nobody asked for).
+        // A value every form could take (`a` read as the number 1 of any order) does not
+        // say which form the request asks for: it keeps none.
+        let found: Vec<Vec<Value>> = r
+            .forms
+            .iter()
+            .map(|form| match form.fields.first() {
+                Some(&i) => self.at(&escape_segment(&r.fields[i].name), |b| b.found_below()),
+                None => Vec::new(),
+            })
+            .collect();
+        let shared = |v: &Value| {
+            found.len() >= 2 && found.iter().all(|f| f.iter().any(|x| same_value(x, v)))
+        };
         let mut forms: Vec<&Form> = r
             .forms
             .iter()
-            .filter(|form| {
-                form.fields
-                    .first()
-                    .is_some_and(|&i| statuses[i].keeps_variant())
+            .zip(&found)
+            .filter(|(form, found)| {
+                form.fields.first().is_some_and(|&i| {
+                    let st = statuses[i];
+                    !st.bound
+                        || (st.candidate && found.iter().any(|v| !shared(v)))
+                        || (st.candidate && found.is_empty())
+                })
             })
+            .map(|(form, _)| form)
             .collect();
         if forms.is_empty() {
             forms = r.forms.iter().collect();
@@ -842,6 +860,25 @@ impl Builder<'_> {
         }
         items.push(forms);
         seq(items)
+    }
+
+    /// Pruning: the candidates at the sites at or below the current path (not the sites
+    /// left free).
+    fn found_below(&self) -> Vec<Value> {
+        let Some(p) = self.prune.as_ref() else {
+            return Vec::new();
+        };
+        let below = |site: &str| {
+            site == self.path
+                || (site.starts_with(self.path.as_str())
+                    && site.as_bytes().get(self.path.len()) == Some(&b'/'))
+        };
+        p.restriction
+            .candidates
+            .iter()
+            .filter(|(site, _)| below(site) && !p.restriction.free.contains(site.as_str()))
+            .flat_map(|(_, vs)| vs.iter().cloned())
+            .collect()
     }
 
     /// Fields `slots` of `r` (index, mandatory) in order, one space apart: the text with
