@@ -12,7 +12,9 @@ use dss_serve::{
     Served, ServedGenerator, ServerConfig, ServerKind,
 };
 use serde_json::{json, Value};
-use std::path::{Path, PathBuf};
+use std::path::Path;
+#[cfg(not(feature = "runtime"))]
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -105,11 +107,13 @@ fn parse_secs(s: &str) -> Result<f64, String> {
     }
 }
 
+#[cfg(not(feature = "runtime"))]
 fn parse_consume(s: &str) -> Result<Consume, String> {
     Consume::from_name(s).ok_or_else(|| format!("unknown consume mode `{s}` (class, value, off)"))
 }
 
 /// `dss generate` in a build without the `runtime` feature: the server backend only.
+#[cfg(not(feature = "runtime"))]
 #[derive(Args)]
 pub(crate) struct ServeGenerateArgs {
     /// The compiled spec (directory from `dss compile -o`, spec.json, or a schema file).
@@ -173,6 +177,7 @@ pub(crate) struct Common<'a> {
     pub no_items: bool,
 }
 
+#[cfg(not(feature = "runtime"))]
 impl ServeGenerateArgs {
     pub(crate) fn common(&self) -> Common<'_> {
         Common {
@@ -194,6 +199,7 @@ impl ServeGenerateArgs {
 }
 
 /// `dss generate` without the runtime: `--backend openai` is the only backend.
+#[cfg(not(feature = "runtime"))]
 pub(crate) fn run_without_runtime(args: &ServeGenerateArgs) -> Result<ExitCode> {
     if !args.backend.is_server() {
         bail!(
@@ -249,7 +255,6 @@ struct Prepared {
     prompt_request: String,
     pruning: Option<Pruning>,
     tier: Option<String>,
-    ix_values: usize,
 }
 
 fn prepare(c: &Common<'_>, index: Option<&SpecIndex>, request: &str) -> Prepared {
@@ -258,7 +263,6 @@ fn prepare(c: &Common<'_>, index: Option<&SpecIndex>, request: &str) -> Prepared
             prompt_request: request.to_string(),
             pruning: None,
             tier: None,
-            ix_values: 0,
         };
     };
     let a: Analysis = c.prune.analyze(index, request);
@@ -272,7 +276,6 @@ fn prepare(c: &Common<'_>, index: Option<&SpecIndex>, request: &str) -> Prepared
         .and_then(|v| v.as_str().map(str::to_string));
     Prepared {
         prompt_request,
-        ix_values: a.restriction.len(),
         pruning: Some(Pruning {
             restriction: a.restriction,
             consume: c.consume,
