@@ -233,7 +233,9 @@ fn spec_examples(spec: &Path, explicit: Option<&Path>, none: bool) -> Result<Vec
 /// The client for `--url`, with the key from `--api-key-env`.
 pub(crate) fn client(b: &BackendArgs) -> Result<Client> {
     let Some(url) = &b.url else {
-        bail!("--backend openai needs --url URL (the server's base URL, e.g. http://127.0.0.1:8080)");
+        bail!(
+            "--backend openai needs --url URL (the server's base URL, e.g. http://127.0.0.1:8080)"
+        );
     };
     let api_key = match &b.api_key_env {
         None => None,
@@ -386,10 +388,7 @@ pub(crate) fn run(c: &Common<'_>, b: &BackendArgs) -> Result<ExitCode> {
             let p = prepare(c, index.as_ref(), r);
             gen.messages(&p.prompt_request)
         };
-        if let Some(done) = c
-            .requests
-            .each_line(|r| Ok(show(r).to_string()))
-        {
+        if let Some(done) = c.requests.each_line(|r| Ok(show(r).to_string())) {
             return done;
         }
         write_stdout(&serde_json::to_string_pretty(&show(c.requests.single()?))?)?;
@@ -403,7 +402,12 @@ pub(crate) fn run(c: &Common<'_>, b: &BackendArgs) -> Result<ExitCode> {
     let request = c.requests.single()?;
     let (result, tier) = one(&gen, c, index.as_ref(), request);
     if c.stats {
-        stats_line(result.as_ref().ok(), result.as_ref().err(), tier.as_deref(), b);
+        stats_line(
+            result.as_ref().ok(),
+            result.as_ref().err(),
+            tier.as_deref(),
+            b,
+        );
     }
     let served = result.map_err(|e| anyhow!(e))?;
     if c.shorthand {
@@ -437,13 +441,9 @@ fn run_jsonl(
     type Done = (usize, Result<String, RecordError>);
     let mut next = || -> Result<Option<Input<(usize, String), Done>>> {
         loop {
-            let line = streams::read_line(
-                &mut input.reader,
-                &mut buf,
-                streams::DEFAULT_MAX_LINE,
-                true,
-            )
-            .with_context(|| format!("cannot read {}", input.name))?;
+            let line =
+                streams::read_line(&mut input.reader, &mut buf, streams::DEFAULT_MAX_LINE, true)
+                    .with_context(|| format!("cannot read {}", input.name))?;
             match line {
                 streams::Line::End => return Ok(None),
                 streams::Line::TooLong { len } => {
@@ -467,7 +467,9 @@ fn run_jsonl(
                         Ok(Value::String(r)) => Input::Work((line_no, r)),
                         Ok(_) => Input::Done((
                             line_no,
-                            Err("expected a JSON string holding the request".to_string().into()),
+                            Err("expected a JSON string holding the request"
+                                .to_string()
+                                .into()),
                         )),
                         Err(e) => Input::Done((line_no, Err(format!("invalid JSON: {e}").into()))),
                     }));
@@ -478,7 +480,12 @@ fn run_jsonl(
     let work = |(line, request): (usize, String)| -> Done {
         let (result, tier) = one(gen, c, index, &request);
         if c.stats {
-            stats_line(result.as_ref().ok(), result.as_ref().err(), tier.as_deref(), b);
+            stats_line(
+                result.as_ref().ok(),
+                result.as_ref().err(),
+                tier.as_deref(),
+                b,
+            );
         }
         let record = result.map_err(|e| record_error(&e)).map(|s| {
             if c.shorthand {

@@ -154,7 +154,7 @@ fn tiny_spec(dir: &Path) -> PathBuf {
         r#"{"type": "object",
             "properties": {"color": {"enum": ["red", "green", "blue"]},
                            "size": {"enum": ["small", "large"]}},
-            "required": ["color", "size"]}"#,
+            "required": ["color", "size"], "additionalProperties": false}"#,
     )
     .unwrap();
     let out = dir.join("spec");
@@ -176,7 +176,7 @@ const SIZES: [&str; 2] = ["small", "large"];
 fn request(i: usize) -> (String, serde_json::Value) {
     let (c, s) = (COLORS[i % 3], SIZES[(i / 3) % 2]);
     (
-        format!("a {s} {c} one, number {i}"),
+        format!("{s} {c} #{i}"),
         serde_json::json!({"color": c, "size": s}),
     )
 }
@@ -240,8 +240,7 @@ fn load_200_requests_at_concurrency_1_2_4_keeps_order_and_loses_nothing() {
 }
 
 #[test]
-fn a_killed_server_turns_every_later_request_into_an_error_record_and_a_rerun_completes_them()
-{
+fn a_killed_server_turns_every_later_request_into_an_error_record_and_a_rerun_completes_them() {
     let Some(p) = prereqs() else { return };
     let tmp = tempfile::tempdir().unwrap();
     let spec = tiny_spec(tmp.path());
@@ -251,7 +250,14 @@ fn a_killed_server_turns_every_later_request_into_an_error_record_and_a_rerun_co
     let url = server.url();
     let mut child = served(&url, &spec, &["--jsonl", "--input"])
         .arg(&input)
-        .args(["--concurrency", "2", "--errors", "inline", "--timeout", "20"])
+        .args([
+            "--concurrency",
+            "2",
+            "--errors",
+            "inline",
+            "--timeout",
+            "20",
+        ])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -280,12 +286,19 @@ fn a_killed_server_turns_every_later_request_into_an_error_record_and_a_rerun_co
         .iter()
         .position(|l| l.get("dss_error").is_some())
         .expect("requests after the kill fail");
-    assert!(first_error >= 20, "the first 20 were answered before the kill");
+    assert!(
+        first_error >= 20,
+        "the first 20 were answered before the kill"
+    );
     let mut failed = Vec::new();
     for (i, l) in lines.iter().enumerate() {
         match l.get("dss_error") {
             None => {
-                assert!(i < first_error + 2, "line {}: an answer after the kill", i + 1);
+                assert!(
+                    i < first_error + 2,
+                    "line {}: an answer after the kill",
+                    i + 1
+                );
                 assert_eq!(l, &request(i).1, "line {}", i + 1);
             }
             Some(e) => {
@@ -300,11 +313,15 @@ fn a_killed_server_turns_every_later_request_into_an_error_record_and_a_rerun_co
     // The failed lines again, against a new server, with --keep-going: all complete.
     let server = Server::start(&p, 2);
     let rerun = requests_file(tmp.path(), failed.iter().map(|&i| request(i).0));
-    let o = served(&server.url(), &spec, &["--jsonl", "--keep-going", "--input"])
-        .arg(&rerun)
-        .args(["--concurrency", "2"])
-        .output()
-        .unwrap();
+    let o = served(
+        &server.url(),
+        &spec,
+        &["--jsonl", "--keep-going", "--input"],
+    )
+    .arg(&rerun)
+    .args(["--concurrency", "2"])
+    .output()
+    .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let lines = stdout_lines(&o);
     assert_eq!(lines.len(), failed.len());
@@ -328,7 +345,10 @@ fn bad_conditions_are_clear_errors() {
         .unwrap();
     assert_eq!(o.status.code(), Some(1));
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.contains(&format!("cannot connect to {url}/v1/chat/completions")), "{err}");
+    assert!(
+        err.contains(&format!("cannot connect to {url}/v1/chat/completions")),
+        "{err}"
+    );
     assert!(err.contains("after 2 attempt(s)"), "{err}");
     // An unset key variable is named before anything is sent.
     let o = served(&url, &spec, &["--api-key-env", "DSS_TEST_NO_SUCH_KEY", "x"])
@@ -339,12 +359,16 @@ fn bad_conditions_are_clear_errors() {
     assert!(err.contains("DSS_TEST_NO_SUCH_KEY is not set"), "{err}");
     // --jsonl: every request an error record, the exit code 1.
     let input = requests_file(tmp.path(), (0..3).map(|i| request(i).0));
-    let o = served(&url, &spec, &["--server-model", "m", "--jsonl", "--keep-going"])
-        .arg("--input")
-        .arg(&input)
-        .args(["--concurrency", "2"])
-        .output()
-        .unwrap();
+    let o = served(
+        &url,
+        &spec,
+        &["--server-model", "m", "--jsonl", "--keep-going"],
+    )
+    .arg("--input")
+    .arg(&input)
+    .args(["--concurrency", "2"])
+    .output()
+    .unwrap();
     assert_eq!(o.status.code(), Some(1));
     assert!(o.stdout.is_empty());
     let records: Vec<serde_json::Value> = String::from_utf8_lossy(&o.stderr)
@@ -366,11 +390,15 @@ fn a_server_key_a_grammar_ignored_and_a_token_limit_are_named() {
     let server = Server::start_with(&p, 1, &["--api-key", "right-key"]);
     let url = server.url();
     // A wrong key: 401 with the server's message and where the key came from.
-    let o = served(&url, &spec, &["--api-key-env", "DSS_TEST_KEY", "--server-model", "m"])
-        .arg("a red small one")
-        .env("DSS_TEST_KEY", "wrong-key")
-        .output()
-        .unwrap();
+    let o = served(
+        &url,
+        &spec,
+        &["--api-key-env", "DSS_TEST_KEY", "--server-model", "m"],
+    )
+    .arg("a red small one")
+    .env("DSS_TEST_KEY", "wrong-key")
+    .output()
+    .unwrap();
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(err.contains("refused the API key (HTTP 401"), "{err}");
@@ -388,12 +416,16 @@ fn a_server_key_a_grammar_ignored_and_a_token_limit_are_named() {
     );
     // The grammar sent where llama-server does not read it (as if it were SGLang): the
     // unconstrained answer does not expand, and the error names the kind and the flag.
-    let o = served(&url, &spec, &["--api-key-env", "DSS_TEST_KEY", "--server-kind", "sglang"])
-        .args(["--no-prune", "--max-tokens", "40"])
-        .arg("a small red one")
-        .env("DSS_TEST_KEY", "right-key")
-        .output()
-        .unwrap();
+    let o = served(
+        &url,
+        &spec,
+        &["--api-key-env", "DSS_TEST_KEY", "--server-kind", "sglang"],
+    )
+    .args(["--no-prune", "--max-tokens", "40"])
+    .arg("a small red one")
+    .env("DSS_TEST_KEY", "right-key")
+    .output()
+    .unwrap();
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(
@@ -402,13 +434,110 @@ fn a_server_key_a_grammar_ignored_and_a_token_limit_are_named() {
         "{err}"
     );
     // A budget of one token: cut, said so.
-    let o = served(&url, &spec, &["--api-key-env", "DSS_TEST_KEY", "--no-prune"])
-        .args(["--max-tokens", "1"])
-        .arg("a small red one")
-        .env("DSS_TEST_KEY", "right-key")
-        .output()
-        .unwrap();
+    let o = served(
+        &url,
+        &spec,
+        &["--api-key-env", "DSS_TEST_KEY", "--no-prune"],
+    )
+    .args(["--max-tokens", "1"])
+    .arg("a small red one")
+    .env("DSS_TEST_KEY", "right-key")
+    .output()
+    .unwrap();
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(err.contains("cut by the token limit"), "{err}");
+}
+
+/// `dss generate` in process on the same spec and requests, with SmolLM2.
+#[cfg(feature = "runtime")]
+fn in_process(p: &Prereqs, spec: &Path, extra: &[&str]) -> Command {
+    let mut c = Command::new(DSS);
+    c.args(["generate", "--spec"])
+        .arg(spec)
+        .arg("--model")
+        .arg(&p.model)
+        .args(["--threads", "2", "--no-prefix-cache"])
+        .args(extra);
+    c
+}
+
+/// Greedy output through llama-server equals the in-process greedy output for the same
+/// model, prompt and grammar. The in-process run is put in the server's conditions: one
+/// grammar for the whole request (`--consume off --split-lines`: no rebuild after a line,
+/// no held line), llama.cpp's own grammar sampler (`--engine gbnf`) and every token
+/// sampled (`--no-fast-forward`).
+#[cfg(feature = "runtime")]
+#[test]
+fn served_greedy_output_equals_the_in_process_output() {
+    let Some(p) = prereqs() else { return };
+    let spec = Path::new(env!("CARGO_MANIFEST_DIR")).join("grammars/viz");
+    let server = Server::start(&p, 1);
+    let requests = [
+        "bar chart of total quantity per category, largest first",
+        "average profit per month over the last year",
+        "sales by region",
+    ];
+    for r in requests {
+        let common = ["--shorthand", "--compact", "--max-tokens", "120"];
+        let local = in_process(&p, &spec, &common)
+            .args(["--engine", "gbnf", "--no-fast-forward"])
+            .args(["--consume", "off", "--split-lines", r])
+            .output()
+            .unwrap();
+        let remote = served(&server.url(), &spec, &common)
+            .arg(r)
+            .output()
+            .unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(&remote.stdout),
+            String::from_utf8_lossy(&local.stdout),
+            "{r}: server (left) vs in process (right); stderr: {} / {}",
+            String::from_utf8_lossy(&remote.stderr),
+            String::from_utf8_lossy(&local.stderr)
+        );
+    }
+}
+
+/// Requests per second through llama-server at concurrency 1, 2 and 4, and in process, on
+/// the same 200 requests (README's table). Ignored by default: a measurement, not a check.
+#[cfg(feature = "runtime")]
+#[test]
+#[ignore]
+fn bench_served_throughput() {
+    let Some(p) = prereqs() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let spec = tiny_spec(tmp.path());
+    let n = 200;
+    let input = requests_file(tmp.path(), (0..n).map(|i| request(i).0));
+    let mut rows = Vec::new();
+    {
+        let server = Server::start(&p, 4);
+        // One request first, so the model and the prompt prefix are warm.
+        let _ = served(&server.url(), &spec, &["red small"]).output();
+        for conc in ["1", "2", "4"] {
+            let t = Instant::now();
+            let o = served(&server.url(), &spec, &["--jsonl", "--input"])
+                .arg(&input)
+                .args(["--concurrency", conc])
+                .output()
+                .unwrap();
+            assert!(o.status.success());
+            rows.push((format!("llama-server, concurrency {conc}"), t.elapsed()));
+        }
+    }
+    let t = Instant::now();
+    let o = in_process(&p, &spec, &["--jsonl", "--input"])
+        .arg(&input)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    rows.push(("in process (one model, sequential)".into(), t.elapsed()));
+    for (what, d) in rows {
+        println!(
+            "| {what} | {:.1} s | {:.2} req/s |",
+            d.as_secs_f64(),
+            n as f64 / d.as_secs_f64()
+        );
+    }
 }

@@ -214,7 +214,10 @@ pub(crate) fn server_message(body: &str) -> String {
     v.get("error")
         .and_then(pick)
         .or_else(|| v.get("message").and_then(Value::as_str).map(str::to_string))
-        .or_else(|| v.get("detail").map(|d| pick(d).unwrap_or_else(|| d.to_string())))
+        .or_else(|| {
+            v.get("detail")
+                .map(|d| pick(d).unwrap_or_else(|| d.to_string()))
+        })
         .unwrap_or_else(|| clip(body.trim()))
 }
 
@@ -233,7 +236,9 @@ mod tests {
     #[test]
     fn the_server_message_is_found_in_each_error_shape() {
         assert_eq!(
-            server_message(r#"{"error": {"code": 400, "message": "Failed to parse grammar", "type": "invalid_request_error"}}"#),
+            server_message(
+                r#"{"error": {"code": 400, "message": "Failed to parse grammar", "type": "invalid_request_error"}}"#
+            ),
             "Failed to parse grammar"
         );
         assert_eq!(

@@ -98,7 +98,9 @@ impl ServeError {
     pub fn is_answer(&self) -> bool {
         matches!(
             self,
-            ServeError::Length { .. } | ServeError::NotShorthand { .. } | ServeError::Invalid { .. }
+            ServeError::Length { .. }
+                | ServeError::NotShorthand { .. }
+                | ServeError::Invalid { .. }
         )
     }
 
@@ -132,7 +134,10 @@ mod tests {
         };
         let m = e.to_string();
         assert!(m.contains("vllm server"), "{m}");
-        assert!(m.contains("--server-kind llama-server|vllm|vllm-legacy|sglang"), "{m}");
+        assert!(
+            m.contains("--server-kind llama-server|vllm|vllm-legacy|sglang"),
+            "{m}"
+        );
         assert!(e.is_answer());
         let e = ServeError::Http {
             url: "http://x/v1/chat/completions".into(),

@@ -81,6 +81,8 @@ pub struct ServedStats {
     pub generated_tokens: u64,
     /// Bytes of GBNF sent (all rounds).
     pub grammar_bytes: usize,
+    /// The answer was cut before a line repeated within its section.
+    pub cut_repetition: bool,
 }
 
 /// What a served request produced.
@@ -221,7 +223,12 @@ impl ServedGenerator {
     }
 
     /// One chat request under `gbnf`: the answer's text.
-    fn chat(&self, request: &str, gbnf: &str, stats: &mut ServedStats) -> Result<String, ServeError> {
+    fn chat(
+        &self,
+        request: &str,
+        gbnf: &str,
+        stats: &mut ServedStats,
+    ) -> Result<String, ServeError> {
         let mut body = Map::new();
         body.insert("model".into(), json!(self.model));
         body.insert("messages".into(), self.messages(request));
@@ -253,6 +260,13 @@ impl ServedGenerator {
                 .and_then(Value::as_u64)
                 .unwrap_or(0);
         }
+        // As in process: a line repeated within its section ends the document before it,
+        // if what comes before is complete (a server cannot stop there: it goes on to
+        // its token limit, and the repetition is cut here).
+        if let Some(head) = self.before_repetition(&text) {
+            stats.cut_repetition = true;
+            return Ok(head);
+        }
         if choice.get("finish_reason").and_then(Value::as_str) == Some("length") {
             return Err(ServeError::Length {
                 tokens: stats.generated_tokens.max(self.max_tokens as u64),
@@ -270,9 +284,10 @@ impl ServedGenerator {
         pruning: &Pruning,
         stats: &mut ServedStats,
     ) -> Result<String, ServeError> {
-        let v = self
-            .client
-            .post("/apply-template", &json!({"messages": self.messages(request)}))?;
+        let v = self.client.post(
+            "/apply-template",
+            &json!({"messages": self.messages(request)}),
+        )?;
         let prompt = v
             .get("prompt")
             .and_then(Value::as_str)
@@ -300,7 +315,13 @@ impl ServedGenerator {
             used += round.tokens;
             text.push_str(&round.content);
             match round.stop.as_str() {
-                "word" => text.push('\n'),
+                "word" => {
+                    text.push('\n');
+                    if let Some(head) = self.before_repetition(&text) {
+                        stats.cut_repetition = true;
+                        return Ok(head);
+                    }
+                }
                 "limit" => {
                     return Err(ServeError::Length {
                         tokens: used,
@@ -367,7 +388,10 @@ impl ServedGenerator {
                 message: format!("no content: {}", clip(&v.to_string())),
             })?
             .to_string();
-        let tokens = v.get("tokens_predicted").and_then(Value::as_u64).unwrap_or(0);
+        let tokens = v
+            .get("tokens_predicted")
+            .and_then(Value::as_u64)
+            .unwrap_or(0);
         if stats.rounds == 1 || stats.prompt_tokens == 0 {
             stats.prompt_tokens = v
                 .get("tokens_evaluated")
@@ -385,6 +409,14 @@ impl ServedGenerator {
             tokens,
             stop,
         })
+    }
+
+    /// The text before the first line that repeats an earlier line of its section, if
+    /// that text is a complete document (dss-runtime's repetition cut, applied afterwards).
+    fn before_repetition(&self, text: &str) -> Option<String> {
+        let cut = first_repeated_line(text)?;
+        let head = &text[..cut];
+        self.spec.expand(head).is_ok().then(|| head.to_string())
     }
 
     /// Expands the answer (fields in any order, as a pruned grammar allows) and validates it.
@@ -419,6 +451,29 @@ impl ServedGenerator {
             })?;
         Ok(value)
     }
+}
+
+/// Where the first complete line that repeats an earlier line of its section (since the
+/// last `…:` header line) starts.
+fn first_repeated_line(text: &str) -> Option<usize> {
+    let mut section: Vec<&str> = Vec::new();
+    let mut start = 0;
+    for (i, b) in text.bytes().enumerate() {
+        if b != b'\n' {
+            continue;
+        }
+        let line = &text[start..i];
+        if line.ends_with(':') {
+            section.clear();
+        } else if !line.is_empty() {
+            if section.contains(&line) {
+                return Some(start);
+            }
+            section.push(line);
+        }
+        start = i + 1;
+    }
+    None
 }
 
 /// One `/completion` answer.
@@ -463,6 +518,14 @@ fn first_model(client: &Client) -> Result<String, ServeError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_repeated_line_is_found_within_its_section_only() {
+        assert_eq!(first_repeated_line("a\nb\na\n"), Some(4));
+        assert_eq!(first_repeated_line("s:\na\nt:\na\n"), None);
+        assert_eq!(first_repeated_line("a\nb\na"), None, "an incomplete line");
+        assert_eq!(first_repeated_line("x\n\n\n"), None, "empty lines");
+    }
 
     #[test]
     fn a_forced_prefix_keeps_the_grammar_after_it() {
