@@ -414,6 +414,33 @@ fn a_server_key_a_grammar_ignored_and_a_token_limit_are_named() {
         String::from_utf8_lossy(&o.stdout).trim(),
         r#"{"color":"red","size":"small"}"#
     );
+    // One round trip per line (llama-server continues the templated prompt).
+    let o = served(&url, &spec, &["--api-key-env", "DSS_TEST_KEY", "--compact"])
+        .args(["--serve-mode", "per-line", "--stats", "a large blue one"])
+        .env("DSS_TEST_KEY", "right-key")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout).trim(),
+        r#"{"color":"blue","size":"large"}"#
+    );
+    assert!(err.contains(r#""serve_mode":"per-line""#), "{err}");
+    // Per-line needs a server that continues a prefix.
+    let o = served(
+        &url,
+        &spec,
+        &["--server-kind", "vllm", "--serve-mode", "per-line"],
+    )
+    .arg("x")
+    .output()
+    .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("--serve-mode per-line needs a server that continues a prefix"),
+        "{err}"
+    );
     // The grammar sent where llama-server does not read it (as if it were SGLang): the
     // unconstrained answer does not expand, and the error names the kind and the flag.
     let o = served(

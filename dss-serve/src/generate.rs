@@ -126,7 +126,7 @@ impl ServedGenerator {
     ) -> Result<Self, ServeError> {
         if opts.mode == Mode::PerLine && !opts.kind.continues_prefix() {
             return Err(ServeError::Config(format!(
-                "--mode per-line needs a server that continues a prefix (llama-server); a {} server takes --mode single",
+                "--serve-mode per-line needs a server that continues a prefix (llama-server); a {} server takes --serve-mode single",
                 opts.kind.name()
             )));
         }
