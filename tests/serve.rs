@@ -549,7 +549,7 @@ fn the_served_prompt_is_the_in_process_prompt() {
             serde_json::from_str(&post(server.port, "/apply-template", &body)).unwrap();
         assert_eq!(
             answer["prompt"].as_str().unwrap_or_default(),
-            String::from_utf8_lossy(&local.stdout).trim_end_matches('\n'),
+            String::from_utf8_lossy(&local.stdout),
             "{r}: the server's prompt (left) vs in process (right)"
         );
         let common = ["--shorthand", "--compact", "--max-tokens", "120"];

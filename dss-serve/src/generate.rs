@@ -4,7 +4,7 @@
 use crate::client::{clip, Client};
 use crate::{Mode, ServeError, ServerKind};
 use dss_compiler::prompt::{system_message, INSTRUCTION};
-use dss_compiler::{quote_lit, CompiledSpec, Consume, ExpandError, Restriction, Resume, Site};
+use dss_compiler::{CompiledSpec, Consume, ExpandError, Restriction, Resume, Site};
 use serde_json::{json, Map, Value};
 use std::path::Path;
 use std::time::Instant;
@@ -303,6 +303,10 @@ impl ServedGenerator {
         let mut text = String::new();
         let mut gbnf = initial.clone();
         let mut used = 0u64;
+        // The text after the last line at which it was a complete document: the grammar
+        // of the rest after a root's only line can admit one more (seen with a one-line
+        // root), and the answer then ends there rather than fail.
+        let mut complete: Option<String> = None;
         loop {
             let budget = (self.max_tokens as u64).saturating_sub(used);
             if budget == 0 {
@@ -317,6 +321,9 @@ impl ServedGenerator {
             match round.stop.as_str() {
                 "word" => {
                     text.push('\n');
+                    if self.spec.expand_any_order(&text).is_ok() {
+                        complete = Some(text.clone());
+                    }
                     if let Some(head) = self.before_repetition(&text) {
                         stats.cut_repetition = true;
                         return Ok(head);
@@ -339,22 +346,20 @@ impl ServedGenerator {
             match next {
                 Some(g) => gbnf = g,
                 None => {
-                    // These lines cannot be resumed after: finish in one round under the
-                    // first grammar, the lines so far forced as its start.
-                    let forced = forced_prefix(&initial, &text);
-                    let budget = (self.max_tokens as u64).saturating_sub(used);
-                    let round = self.complete(&prompt, &forced, budget + 1, false, stats)?;
-                    if round.stop == "limit" {
-                        return Err(ServeError::Length {
-                            tokens: used + round.tokens,
-                            partial: round.content,
-                        });
-                    }
-                    return Ok(round.content);
+                    // These lines cannot be resumed after: if they are a whole document
+                    // that is the answer, else the request is sent again in one piece
+                    // under its first grammar (single mode).
+                    return match complete {
+                        Some(c) if c == text => Ok(c),
+                        _ => self.chat(request, &initial, stats),
+                    };
                 }
             }
         }
-        Ok(text)
+        match complete {
+            Some(c) if self.spec.expand_any_order(&text).is_err() => Ok(c),
+            _ => Ok(text),
+        }
     }
 
     /// One `/completion` round: greedy under `gbnf`, stopping at a newline if `line`.
@@ -484,22 +489,6 @@ struct Round {
     stop: String,
 }
 
-/// `gbnf` with `text` forced before its start: its `root` renamed, a new `root` that is
-/// the literal then the old one.
-fn forced_prefix(gbnf: &str, text: &str) -> String {
-    let lit = quote_lit(text, |c| {
-        c.is_control().then(|| format!("\\x{:02X}", c as u32))
-    });
-    let renamed: Vec<String> = gbnf
-        .lines()
-        .map(|l| match l.strip_prefix("root ::=") {
-            Some(rest) => format!("dss-forced-rest ::={rest}"),
-            None => l.to_string(),
-        })
-        .collect();
-    format!("root ::= {lit} dss-forced-rest\n{}\n", renamed.join("\n"))
-}
-
 /// The first model `GET /v1/models` lists.
 fn first_model(client: &Client) -> Result<String, ServeError> {
     let v = client.get("/v1/models")?;
@@ -525,16 +514,6 @@ mod tests {
         assert_eq!(first_repeated_line("s:\na\nt:\na\n"), None);
         assert_eq!(first_repeated_line("a\nb\na"), None, "an incomplete line");
         assert_eq!(first_repeated_line("x\n\n\n"), None, "empty lines");
-    }
-
-    #[test]
-    fn a_forced_prefix_keeps_the_grammar_after_it() {
-        let g = "root ::= line (\"\\n\" line)*\nline ::= \"a\"\n";
-        let f = forced_prefix(g, "a\n\"q\"");
-        assert_eq!(
-            f,
-            "root ::= \"a\\n\\\"q\\\"\" dss-forced-rest\ndss-forced-rest ::= line (\"\\n\" line)*\nline ::= \"a\"\n"
-        );
     }
 
     #[test]
