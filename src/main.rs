@@ -15,6 +15,7 @@ mod prune_cmd;
 mod read_args;
 #[cfg(feature = "runtime")]
 mod runtime_cmd;
+mod serve_cmd;
 mod streams;
 mod tokens;
 
@@ -113,6 +114,11 @@ enum Command {
     /// writes shorthand under the compiled grammar.
     #[cfg(feature = "runtime")]
     Generate(Box<runtime_cmd::GenerateArgs>),
+    /// Generate schema-valid JSON from a natural-language request with a model served by
+    /// an OpenAI-compatible server (`--backend openai --url URL`), which writes shorthand
+    /// under the request's pruned grammar (this build has no local runtime).
+    #[cfg(not(feature = "runtime"))]
+    Generate(Box<serve_cmd::ServeGenerateArgs>),
     /// Benchmark generation: constrained shorthand vs unconstrained, llama.cpp's GBNF
     /// sampler and JSON output, on each model (medians and ratios in one run).
     #[cfg(feature = "runtime")]
@@ -278,6 +284,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Model { command } => runtime_cmd::run_model(&command),
         #[cfg(feature = "runtime")]
         Command::Generate(args) => runtime_cmd::run_generate(&args),
+        #[cfg(not(feature = "runtime"))]
+        Command::Generate(args) => serve_cmd::run_without_runtime(&args),
         #[cfg(feature = "runtime")]
         Command::BenchGenerate(args) => bench_generate::run(&args),
         Command::Completions { shell } => {

@@ -164,6 +164,9 @@ pub(crate) struct GenerateArgs {
     /// line goes on with the best token that does not end it: one call is not split).
     #[arg(long)]
     pub split_lines: bool,
+    /// The server backend (`--backend openai --url URL …`).
+    #[command(flatten)]
+    pub backend: crate::serve_cmd::BackendArgs,
 }
 
 fn parse_consume(s: &str) -> Result<Consume, String> {
@@ -335,6 +338,24 @@ pub(crate) fn load_model(name_or_path: &str) -> Result<LocalModel> {
 }
 
 pub(crate) fn run_generate(args: &GenerateArgs) -> Result<ExitCode> {
+    if args.backend.is_server() {
+        let common = crate::serve_cmd::Common {
+            spec: &args.spec,
+            requests: &args.requests,
+            shorthand: args.shorthand,
+            stats: args.stats,
+            compact: args.compact,
+            max_tokens: args.max_tokens,
+            examples: args.examples.as_deref(),
+            no_examples: args.no_examples,
+            print_prompt: args.print_prompt,
+            no_prune: args.no_prune,
+            prune: &args.prune,
+            consume: args.consume,
+            no_items: args.no_items,
+        };
+        return crate::serve_cmd::run(&common, &args.backend);
+    }
     let spec = load_spec(&args.spec, None)?;
     let examples = spec_examples(&args.spec, args.examples.as_deref(), args.no_examples)?;
     if examples.is_empty() && !args.no_examples {

@@ -48,6 +48,7 @@ mod gaps;
 mod grammar;
 mod lint;
 mod notation;
+pub mod prompt;
 mod request;
 mod schema;
 mod shape;

@@ -14,15 +14,7 @@
 use llama_cpp_2::model::{LlamaChatMessage, LlamaChatTemplate, LlamaModel};
 use llama_cpp_2::token::LlamaToken;
 
-/// The instruction at the top of the system message (schema-independent).
-pub const INSTRUCTION: &str = "You translate a request into the shorthand notation defined \
-by the grammar below. Reply with the shorthand only: no JSON, no explanation, no code fence. \
-Include only what the request asks for.";
-
-/// The instruction when the output is compact JSON (benchmark comparison).
-pub const JSON_INSTRUCTION: &str = "You translate a request into one compact JSON document \
-that validates against the JSON Schema below. Reply with the JSON only: no explanation, no \
-code fence. Include only what the request asks for.";
+pub use dss_compiler::prompt::{system_message, INSTRUCTION, JSON_INSTRUCTION};
 
 /// A worked example for the prompt: a request and the answer as the model should write it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -81,11 +73,6 @@ impl PromptTemplate {
             suffix: text[at + SLOT.len()..].to_string(),
         })
     }
-}
-
-/// The system message: instruction, then the grammar (or schema) as reference.
-pub fn system_message(instruction: &str, grammar: &str) -> String {
-    format!("{instruction}\n\n{}", grammar.trim_end())
 }
 
 /// Tokenizes a whole prompt: the template parts with special tokens parsed (they are the

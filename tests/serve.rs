@@ -1,0 +1,625 @@
+//! `dss generate --backend openai` against a real llama.cpp `llama-server` on 127.0.0.1,
+//! started by each test with the small CI model (SmolLM2-135M) and killed when it ends.
+//!
+//! The server binary comes from `scripts/llama-server` (built once into the cache; or
+//! `DSS_LLAMA_SERVER`). Without it or without the model: under CI (`CI=true`) the tests
+//! fail, elsewhere they are skipped with the reason printed.
+//!
+//! `bench_served_throughput` (ignored by default; `cargo test --release --test serve --
+//! --ignored --nocapture`) prints requests per second at concurrency 1, 2 and 4 and in
+//! process, for README's table.
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+const DSS: &str = env!("CARGO_BIN_EXE_dss");
+const MODEL_FILE: &str = "SmolLM2-135M-Instruct.Q4_1.gguf";
+
+fn under_ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| v == "true")
+}
+
+/// Skips (prints why) or, under CI, fails.
+fn unavailable(why: &str) -> Option<Prereqs> {
+    assert!(!under_ci(), "under CI the served tests must run: {why}");
+    eprintln!("skipped: {why}");
+    None
+}
+
+struct Prereqs {
+    server: PathBuf,
+    model: PathBuf,
+}
+
+/// The llama-server binary and the model, or why not.
+fn prereqs() -> Option<Prereqs> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let out = Command::new(root.join("scripts/llama-server"))
+        .stderr(Stdio::inherit())
+        .output();
+    let server = match out {
+        Ok(o) if o.status.success() => PathBuf::from(String::from_utf8_lossy(&o.stdout).trim()),
+        Ok(o) => return unavailable(&format!("scripts/llama-server failed ({})", o.status)),
+        Err(e) => return unavailable(&format!("scripts/llama-server did not run: {e}")),
+    };
+    let dir = match std::env::var_os("DSS_MODEL_DIR") {
+        Some(d) if !d.is_empty() => PathBuf::from(d),
+        _ => {
+            let cache = std::env::var_os("XDG_CACHE_HOME")
+                .map(PathBuf::from)
+                .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")));
+            match cache {
+                Some(c) => c.join("dss").join("models"),
+                None => return unavailable("no cache directory for the model"),
+            }
+        }
+    };
+    let model = dir.join(MODEL_FILE);
+    if !model.is_file() {
+        return unavailable(&format!(
+            "{} is missing (dss model fetch smollm2-135m)",
+            model.display()
+        ));
+    }
+    Some(Prereqs { server, model })
+}
+
+/// A llama-server child process, killed on drop.
+struct Server {
+    child: Child,
+    port: u16,
+}
+
+impl Server {
+    /// Starts llama-server on a free port with `slots` parallel slots and waits until it
+    /// answers /health.
+    fn start(p: &Prereqs, slots: usize) -> Server {
+        Server::start_with(p, slots, &[])
+    }
+
+    /// [`Server::start`] with more llama-server flags.
+    fn start_with(p: &Prereqs, slots: usize, extra: &[&str]) -> Server {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .map(|a| a.port())
+            .expect("a free port");
+        let child = Command::new(&p.server)
+            .args(["-m"])
+            .arg(&p.model)
+            .args(["--host", "127.0.0.1", "--port", &port.to_string()])
+            .args(["-c", &(2048 * slots).to_string(), "-np", &slots.to_string()])
+            .args(["-t", "2", "--seed", "0"])
+            .args(extra)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("llama-server starts");
+        let mut s = Server { child, port };
+        let t = Instant::now();
+        while !s.healthy() {
+            if let Ok(Some(status)) = s.child.try_wait() {
+                panic!("llama-server exited at start: {status}");
+            }
+            assert!(
+                t.elapsed() < Duration::from_secs(180),
+                "llama-server not ready"
+            );
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        s
+    }
+
+    fn url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    fn healthy(&self) -> bool {
+        let Ok(mut c) = TcpStream::connect(("127.0.0.1", self.port)) else {
+            return false;
+        };
+        let _ = c.set_read_timeout(Some(Duration::from_secs(2)));
+        let req = format!(
+            "GET /health HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nConnection: close\r\n\r\n",
+            self.port
+        );
+        if c.write_all(req.as_bytes()).is_err() {
+            return false;
+        }
+        let mut resp = String::new();
+        let _ = c.read_to_string(&mut resp);
+        resp.starts_with("HTTP/1.1 200")
+    }
+
+    fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// A small spec whose answers a 135M model writes in a few tokens: a color and a size,
+/// each pruned to the one the request names, so every answer is known in advance.
+fn tiny_spec(dir: &Path) -> PathBuf {
+    let schema = dir.join("schema.json");
+    std::fs::write(
+        &schema,
+        r#"{"type": "object",
+            "properties": {"color": {"enum": ["red", "green", "blue"]},
+                           "size": {"enum": ["small", "large"]}},
+            "required": ["color", "size"], "additionalProperties": false}"#,
+    )
+    .unwrap();
+    let out = dir.join("spec");
+    let o = Command::new(DSS)
+        .args(["compile"])
+        .arg(&schema)
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    out
+}
+
+const COLORS: [&str; 3] = ["red", "green", "blue"];
+const SIZES: [&str; 2] = ["small", "large"];
+
+/// Request `i` and the JSON it must give.
+fn request(i: usize) -> (String, serde_json::Value) {
+    let (c, s) = (COLORS[i % 3], SIZES[(i / 3) % 2]);
+    (
+        format!("{s} {c} #{i}"),
+        serde_json::json!({"color": c, "size": s}),
+    )
+}
+
+fn requests_file(dir: &Path, lines: impl Iterator<Item = String>) -> PathBuf {
+    let p = dir.join("requests.jsonl");
+    let text: String = lines
+        .map(|r| serde_json::to_string(&r).unwrap() + "\n")
+        .collect();
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+fn served(url: &str, spec: &Path, extra: &[&str]) -> Command {
+    let mut c = Command::new(DSS);
+    c.args(["generate", "--spec"])
+        .arg(spec)
+        .args(["--backend", "openai", "--url", url, "--retries", "1"])
+        .args(extra);
+    c
+}
+
+fn stdout_lines(o: &Output) -> Vec<serde_json::Value> {
+    String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect()
+}
+
+#[test]
+fn load_200_requests_at_concurrency_1_2_4_keeps_order_and_loses_nothing() {
+    let Some(p) = prereqs() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let spec = tiny_spec(tmp.path());
+    let n = 200;
+    let input = requests_file(tmp.path(), (0..n).map(|i| request(i).0));
+    let server = Server::start(&p, 4);
+    for conc in ["1", "2", "4"] {
+        let t = Instant::now();
+        let o = served(&server.url(), &spec, &["--jsonl", "--input"])
+            .arg(&input)
+            .args(["--concurrency", conc, "--errors", "inline"])
+            .output()
+            .unwrap();
+        let secs = t.elapsed().as_secs_f64();
+        assert!(
+            o.status.success(),
+            "concurrency {conc}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let lines = stdout_lines(&o);
+        assert_eq!(lines.len(), n, "concurrency {conc}: one line per request");
+        for (i, got) in lines.iter().enumerate() {
+            assert_eq!(got, &request(i).1, "concurrency {conc}, line {}", i + 1);
+        }
+        eprintln!(
+            "concurrency {conc}: {n} requests in {secs:.1} s ({:.1} req/s)",
+            n as f64 / secs
+        );
+    }
+}
+
+#[test]
+fn a_killed_server_turns_every_later_request_into_an_error_record_and_a_rerun_completes_them() {
+    let Some(p) = prereqs() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let spec = tiny_spec(tmp.path());
+    let n = 200;
+    let input = requests_file(tmp.path(), (0..n).map(|i| request(i).0));
+    let mut server = Server::start(&p, 2);
+    let url = server.url();
+    let mut child = served(&url, &spec, &["--jsonl", "--input"])
+        .arg(&input)
+        .args([
+            "--concurrency",
+            "2",
+            "--errors",
+            "inline",
+            "--timeout",
+            "20",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Read the first answers, then kill the server in the middle of the run.
+    let mut stdout = child.stdout.take().unwrap();
+    let mut seen = Vec::new();
+    let mut byte = [0u8; 1];
+    let mut newlines = 0;
+    while newlines < 20 && stdout.read(&mut byte).unwrap_or(0) == 1 {
+        seen.push(byte[0]);
+        newlines += usize::from(byte[0] == b'\n');
+    }
+    server.kill();
+    let mut rest = Vec::new();
+    stdout.read_to_end(&mut rest).unwrap();
+    seen.extend(rest);
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(1), "some requests failed: exit code 1");
+    let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&seen)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), n, "every request answered or reported");
+    let first_error = lines
+        .iter()
+        .position(|l| l.get("dss_error").is_some())
+        .expect("requests after the kill fail");
+    assert!(
+        first_error >= 20,
+        "the first 20 were answered before the kill"
+    );
+    let mut failed = Vec::new();
+    for (i, l) in lines.iter().enumerate() {
+        match l.get("dss_error") {
+            None => {
+                assert!(
+                    i < first_error + 2,
+                    "line {}: an answer after the kill",
+                    i + 1
+                );
+                assert_eq!(l, &request(i).1, "line {}", i + 1);
+            }
+            Some(e) => {
+                assert_eq!(e["line"], i + 1);
+                let kind = e["kind"].as_str().unwrap_or_default();
+                assert!(kind == "connect", "line {}: {e}", i + 1);
+                failed.push(i);
+            }
+        }
+    }
+    assert!(failed.len() >= n - first_error - 2);
+    // The failed lines again, against a new server, with --keep-going: all complete.
+    let server = Server::start(&p, 2);
+    let rerun = requests_file(tmp.path(), failed.iter().map(|&i| request(i).0));
+    let o = served(
+        &server.url(),
+        &spec,
+        &["--jsonl", "--keep-going", "--input"],
+    )
+    .arg(&rerun)
+    .args(["--concurrency", "2"])
+    .output()
+    .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let lines = stdout_lines(&o);
+    assert_eq!(lines.len(), failed.len());
+    for (got, &i) in lines.iter().zip(&failed) {
+        assert_eq!(got, &request(i).1);
+    }
+}
+
+#[test]
+fn bad_conditions_are_clear_errors() {
+    let tmp = tempfile::tempdir().unwrap();
+    let spec = tiny_spec(tmp.path());
+    // Nothing listens: refused, retried, reported with the URL.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .unwrap();
+    let url = format!("http://127.0.0.1:{port}");
+    let o = served(&url, &spec, &["--server-model", "m", "a red small one"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains(&format!("cannot connect to {url}/v1/chat/completions")),
+        "{err}"
+    );
+    assert!(err.contains("after 2 attempt(s)"), "{err}");
+    // An unset key variable is named before anything is sent.
+    let o = served(&url, &spec, &["--api-key-env", "DSS_TEST_NO_SUCH_KEY", "x"])
+        .env_remove("DSS_TEST_NO_SUCH_KEY")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("DSS_TEST_NO_SUCH_KEY is not set"), "{err}");
+    // --jsonl: every request an error record, the exit code 1.
+    let input = requests_file(tmp.path(), (0..3).map(|i| request(i).0));
+    let o = served(
+        &url,
+        &spec,
+        &["--server-model", "m", "--jsonl", "--keep-going"],
+    )
+    .arg("--input")
+    .arg(&input)
+    .args(["--concurrency", "2"])
+    .output()
+    .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert!(o.stdout.is_empty());
+    let records: Vec<serde_json::Value> = String::from_utf8_lossy(&o.stderr)
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    assert_eq!(records.len(), 3, "{records:?}");
+    for (i, r) in records.iter().enumerate() {
+        assert_eq!(r["line"], i + 1);
+        assert_eq!(r["kind"], "connect");
+    }
+}
+
+#[test]
+fn a_server_key_a_grammar_ignored_and_a_token_limit_are_named() {
+    let Some(p) = prereqs() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let spec = tiny_spec(tmp.path());
+    let server = Server::start_with(&p, 1, &["--api-key", "right-key"]);
+    let url = server.url();
+    // A wrong key: 401 with the server's message and where the key came from.
+    let o = served(
+        &url,
+        &spec,
+        &["--api-key-env", "DSS_TEST_KEY", "--server-model", "m"],
+    )
+    .arg("a red small one")
+    .env("DSS_TEST_KEY", "wrong-key")
+    .output()
+    .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("refused the API key (HTTP 401"), "{err}");
+    assert!(err.contains("$DSS_TEST_KEY"), "{err}");
+    // The right key works.
+    let o = served(&url, &spec, &["--api-key-env", "DSS_TEST_KEY", "--compact"])
+        .arg("a small red one")
+        .env("DSS_TEST_KEY", "right-key")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout).trim(),
+        r#"{"color":"red","size":"small"}"#
+    );
+    // One round trip per line (llama-server continues the templated prompt).
+    let o = served(&url, &spec, &["--api-key-env", "DSS_TEST_KEY", "--compact"])
+        .args(["--serve-mode", "per-line", "--stats", "a large blue one"])
+        .env("DSS_TEST_KEY", "right-key")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout).trim(),
+        r#"{"color":"blue","size":"large"}"#
+    );
+    assert!(err.contains(r#""serve_mode":"per-line""#), "{err}");
+    // Per-line needs a server that continues a prefix.
+    let o = served(
+        &url,
+        &spec,
+        &["--server-kind", "vllm", "--serve-mode", "per-line"],
+    )
+    .arg("x")
+    .output()
+    .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("--serve-mode per-line needs a server that continues a prefix"),
+        "{err}"
+    );
+    // The grammar sent where llama-server does not read it (as if it were SGLang): the
+    // unconstrained answer does not expand, and the error names the kind and the flag.
+    let o = served(
+        &url,
+        &spec,
+        &["--api-key-env", "DSS_TEST_KEY", "--server-kind", "sglang"],
+    )
+    .args(["--no-prune", "--max-tokens", "40"])
+    .arg("a small red one")
+    .env("DSS_TEST_KEY", "right-key")
+    .output()
+    .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("did the sglang server apply the grammar? --server-kind")
+            || err.contains("cut by the token limit"),
+        "{err}"
+    );
+    // A budget of one token: cut, said so.
+    let o = served(
+        &url,
+        &spec,
+        &["--api-key-env", "DSS_TEST_KEY", "--no-prune"],
+    )
+    .args(["--max-tokens", "1"])
+    .arg("a small red one")
+    .env("DSS_TEST_KEY", "right-key")
+    .output()
+    .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("cut by the token limit"), "{err}");
+}
+
+/// `dss generate` in process on the same spec and requests, with SmolLM2.
+#[cfg(feature = "runtime")]
+fn in_process(p: &Prereqs, spec: &Path, extra: &[&str]) -> Command {
+    let mut c = Command::new(DSS);
+    c.args(["generate", "--spec"])
+        .arg(spec)
+        .arg("--model")
+        .arg(&p.model)
+        .args(["--threads", "2", "--no-prefix-cache"])
+        .args(extra);
+    c
+}
+
+/// `POST path` with a JSON body to the server on 127.0.0.1:`port`: the answer's body.
+#[cfg(feature = "runtime")]
+fn post(port: u16, path: &str, body: &str) -> String {
+    let mut c = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    let req = format!(
+        "POST {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    c.write_all(req.as_bytes()).unwrap();
+    let mut resp = String::new();
+    c.read_to_string(&mut resp).unwrap();
+    resp.split_once("\r\n\r\n")
+        .map(|(_, b)| b.to_string())
+        .unwrap_or_default()
+}
+
+/// The server is given exactly the in-process prompt: the chat messages dss sends,
+/// rendered by llama-server's template (`/apply-template`), are the text `dss generate
+/// --print-prompt` shows in process. Then greedy outputs are compared in the server's
+/// conditions (one grammar for the whole request: `--consume off --split-lines`;
+/// llama.cpp's own grammar sampler, every token sampled: `--engine gbnf
+/// --no-fast-forward`) and the agreement printed: they are equal where the two llama.cpp
+/// builds (llama-cpp-sys-2's and the server's, built for this CPU) give the same greedy
+/// token, and may part at a near tie (README "Serving").
+#[cfg(feature = "runtime")]
+#[test]
+fn the_served_prompt_is_the_in_process_prompt() {
+    let Some(p) = prereqs() else { return };
+    let spec = Path::new(env!("CARGO_MANIFEST_DIR")).join("grammars/viz");
+    let server = Server::start(&p, 1);
+    let requests = [
+        "average profit per month over the last year",
+        "sales by region",
+    ];
+    let mut same = 0;
+    for r in requests {
+        let local = in_process(&p, &spec, &["--print-prompt", r])
+            .output()
+            .unwrap();
+        assert!(
+            local.status.success(),
+            "{}",
+            String::from_utf8_lossy(&local.stderr)
+        );
+        let messages = served("http://127.0.0.1:9", &spec, &["--print-prompt", r])
+            .output()
+            .unwrap();
+        assert!(
+            messages.status.success(),
+            "{}",
+            String::from_utf8_lossy(&messages.stderr)
+        );
+        let body = format!(
+            "{{\"messages\": {}}}",
+            String::from_utf8_lossy(&messages.stdout)
+        );
+        let answer: serde_json::Value =
+            serde_json::from_str(&post(server.port, "/apply-template", &body)).unwrap();
+        assert_eq!(
+            answer["prompt"].as_str().unwrap_or_default(),
+            String::from_utf8_lossy(&local.stdout),
+            "{r}: the server's prompt (left) vs in process (right)"
+        );
+        let common = ["--shorthand", "--compact", "--max-tokens", "120"];
+        let local = in_process(&p, &spec, &common)
+            .args(["--engine", "gbnf", "--no-fast-forward"])
+            .args(["--consume", "off", "--split-lines", r])
+            .output()
+            .unwrap();
+        let remote = served(&server.url(), &spec, &common)
+            .arg(r)
+            .output()
+            .unwrap();
+        let equal = remote.stdout == local.stdout;
+        same += usize::from(equal);
+        eprintln!(
+            "{r}: {}\n  server: {:?}\n  in process: {:?}",
+            if equal {
+                "same output"
+            } else {
+                "outputs differ"
+            },
+            String::from_utf8_lossy(&remote.stdout),
+            String::from_utf8_lossy(&local.stdout)
+        );
+    }
+    eprintln!(
+        "greedy outputs equal on {same} of {} requests",
+        requests.len()
+    );
+}
+
+/// Requests per second through llama-server at concurrency 1, 2 and 4, and in process, on
+/// the same 200 requests (README's table). Ignored by default: a measurement, not a check.
+#[cfg(feature = "runtime")]
+#[test]
+#[ignore]
+fn bench_served_throughput() {
+    let Some(p) = prereqs() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let spec = tiny_spec(tmp.path());
+    let n = 200;
+    let input = requests_file(tmp.path(), (0..n).map(|i| request(i).0));
+    let mut rows = Vec::new();
+    {
+        let server = Server::start(&p, 4);
+        // One request first, so the model and the prompt prefix are warm.
+        let _ = served(&server.url(), &spec, &["red small"]).output();
+        for conc in ["1", "2", "4"] {
+            let t = Instant::now();
+            let o = served(&server.url(), &spec, &["--jsonl", "--input"])
+                .arg(&input)
+                .args(["--concurrency", conc])
+                .output()
+                .unwrap();
+            assert!(o.status.success());
+            rows.push((format!("llama-server, concurrency {conc}"), t.elapsed()));
+        }
+    }
+    let t = Instant::now();
+    let o = in_process(&p, &spec, &["--jsonl", "--input"])
+        .arg(&input)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    rows.push(("in process (one model, sequential)".into(), t.elapsed()));
+    for (what, d) in rows {
+        println!(
+            "| {what} | {:.1} s | {:.2} req/s |",
+            d.as_secs_f64(),
+            n as f64 / d.as_secs_f64()
+        );
+    }
+}
