@@ -109,6 +109,10 @@ pub(crate) struct EvalRunArgs {
     /// APIMixSNIPS, so off by default).
     #[arg(long)]
     pub(crate) example_items: bool,
+    /// The model's backend: `--backend openai --url URL …` evaluates a served model (the
+    /// shorthand conditions gp, prune, ner-cd, cd; `--concurrency` cases in flight).
+    #[command(flatten)]
+    pub(crate) backend: crate::serve_cmd::BackendArgs,
 }
 
 fn parse_perturb(s: &str) -> Result<u64, String> {
@@ -219,6 +223,7 @@ mod runner {
         EngineKind, Example, GenerateError, Generation, Generator, GeneratorOptions, OutputFormat,
         Pruning, Stats,
     };
+    use dss_serve::{run_ordered, Input};
     use indicatif::{ProgressBar, ProgressStyle};
     use serde_json::{json, Value};
     use std::io::Write as _;
@@ -336,7 +341,53 @@ mod runner {
                 output: e.output.clone(),
             })
             .collect();
-        let model = crate::runtime_cmd::load_model(&args.model)?;
+        let served = args.backend.is_server();
+        if served {
+            if let Some(c) = conditions
+                .iter()
+                .find(|c| matches!(generator_of(c), Gen::Free | Gen::Json))
+            {
+                bail!("condition `{c}` runs in process only; with --backend openai take gp, prune, ner-cd, cd");
+            }
+        }
+        let mut served_gens: Vec<(Gen, dss_serve::ServedGenerator)> = Vec::new();
+        if served {
+            for kind in [Gen::Shorthand, Gen::Items] {
+                if conditions.iter().any(|c| generator_of(c) == kind) {
+                    let ex = if kind == Gen::Items && args.example_items {
+                        &examples_items
+                    } else {
+                        &examples
+                    };
+                    let shots: Vec<dss_serve::Example> = ex
+                        .iter()
+                        .map(|e| dss_serve::Example {
+                            request: e.request.clone(),
+                            output: e.output.clone(),
+                        })
+                        .collect();
+                    let opts = dss_serve::ServeOptions {
+                        kind: args.backend.server_kind,
+                        mode: args.backend.serve_mode,
+                        model: args.backend.server_model.clone(),
+                        max_tokens: args.max_tokens.map(|t| t as usize),
+                    };
+                    let g = dss_serve::ServedGenerator::new(
+                        crate::serve_cmd::client(&args.backend)?,
+                        compile(&suite, dir)?,
+                        &shots,
+                        opts,
+                    )
+                    .context("preparing served generation")?;
+                    served_gens.push((kind, g));
+                }
+            }
+        }
+        let model = if served {
+            None
+        } else {
+            Some(crate::runtime_cmd::load_model(&args.model)?)
+        };
         let opts = |engine, format, examples: &Vec<Example>| GeneratorOptions {
             engine,
             format,
@@ -360,13 +411,14 @@ mod runner {
             ),
             (Gen::Json, EngineKind::Llguidance, OutputFormat::Json),
         ] {
+            let Some(model) = &model else { break };
             if conditions.iter().any(|c| generator_of(c) == kind) {
                 let ex = if kind == Gen::Items && args.example_items {
                     &examples_items
                 } else {
                     &examples
                 };
-                let mut g = Generator::new(&model, compile(&suite, dir)?, opts(engine, format, ex))
+                let mut g = Generator::new(model, compile(&suite, dir)?, opts(engine, format, ex))
                     .context("preparing generation")?;
                 g.warm().context("evaluating the prompt prefix")?;
                 gens.push((kind, g));
@@ -398,7 +450,9 @@ mod runner {
             conditions.iter().map(|_| Vec::new()).collect();
         let mut ner = NerCounts::default();
         let mut reachable = 0usize;
-        for (case_no, case) in cases.iter().enumerate() {
+        // One case's request as evaluated (perturbed or not) and what extraction found in it.
+        let prepare = |case_no: usize| -> Result<(usize, String, Analysis)> {
+            let case = &cases[case_no];
             let request = match args.perturb {
                 Some(seed) => {
                     let values: Vec<String> = gold_pairs(&case.gold, &site_paths)
@@ -423,55 +477,105 @@ mod runner {
                 &index
             };
             let a = index.analyze(&request, ExtractMode::Full, NEAREST);
-            let predicted: Vec<(String, String)> = a
-                .mentions
-                .iter()
-                .filter(|m| catalog_keys.iter().any(|k| path_matches(k, &m.site)))
-                .map(|m| (m.site.clone(), value_text(&m.value)))
-                .collect();
-            ner.add(&predicted, &gold_pairs(&case.gold, &catalog_keys));
-            if is_reachable(&spec, &sites, &case.gold, &a.restriction) {
-                reachable += 1;
-            }
-            for (ci, cond) in conditions.iter().enumerate() {
-                pb.set_message(format!("{} {cond}", case.id));
-                let kind = generator_of(cond);
-                let Some((_, gen)) = gens.iter_mut().find(|(k, _)| *k == kind) else {
-                    bail!("no generator for condition {cond}");
-                };
-                let o = run_condition(gen, cond, &request, &a, args.split_lines);
-                let (e, ep) = match &o.result {
-                    Ok(g) => (
-                        em(&g.value, &case.gold, &suite.meta.scoring),
-                        em_paper(&g.value, &case.gold, &suite.meta.scoring),
-                    ),
-                    Err(_) => (false, false),
-                };
-                if let Some((w, p)) = &mut items_file {
-                    let (output, shorthand, error) = match &o.result {
-                        Ok(g) => (g.value.clone(), Value::from(g.text.clone()), Value::Null),
-                        Err(e) => (Value::Null, Value::Null, Value::from(e.clone())),
-                    };
-                    let line = json!({
-                        "id": case.id,
-                        "condition": cond,
-                        "request": request,
-                        "gold": case.gold,
-                        "output": output,
-                        "shorthand": shorthand,
-                        "error": error,
-                        "em": e,
-                        "em_paper": ep,
-                        "fallback": o.fallback,
-                        "stats": o.stats,
-                    });
-                    // Flushed per line: a long run can be followed with `tail -f`.
-                    writeln!(w, "{line}")
-                        .and_then(|()| w.flush())
-                        .with_context(|| format!("writing {}", p.display()))?;
+            Ok((case_no, request, a))
+        };
+        // Scores one case's outcomes (one per condition) and writes them to items.jsonl.
+        let mut record =
+            |case_no: usize, request: &str, a: &Analysis, outcomes: Vec<Outcome>| -> Result<()> {
+                let case = &cases[case_no];
+                let predicted: Vec<(String, String)> = a
+                    .mentions
+                    .iter()
+                    .filter(|m| catalog_keys.iter().any(|k| path_matches(k, &m.site)))
+                    .map(|m| (m.site.clone(), value_text(&m.value)))
+                    .collect();
+                ner.add(&predicted, &gold_pairs(&case.gold, &catalog_keys));
+                if is_reachable(&spec, &sites, &case.gold, &a.restriction) {
+                    reachable += 1;
                 }
-                per[ci].push((o, e, ep));
-                pb.inc(1);
+                for ((ci, cond), o) in conditions.iter().enumerate().zip(outcomes) {
+                    let (e, ep) = match &o.result {
+                        Ok(g) => (
+                            em(&g.value, &case.gold, &suite.meta.scoring),
+                            em_paper(&g.value, &case.gold, &suite.meta.scoring),
+                        ),
+                        Err(_) => (false, false),
+                    };
+                    if let Some((w, p)) = &mut items_file {
+                        let (output, shorthand, error) = match &o.result {
+                            Ok(g) => (g.value.clone(), Value::from(g.text.clone()), Value::Null),
+                            Err(e) => (Value::Null, Value::Null, Value::from(e.clone())),
+                        };
+                        let line = json!({
+                            "id": case.id,
+                            "condition": cond,
+                            "request": request,
+                            "gold": case.gold,
+                            "output": output,
+                            "shorthand": shorthand,
+                            "error": error,
+                            "em": e,
+                            "em_paper": ep,
+                            "fallback": o.fallback,
+                            "stats": o.stats,
+                        });
+                        // Flushed per line: a long run can be followed with `tail -f`.
+                        writeln!(w, "{line}")
+                            .and_then(|()| w.flush())
+                            .with_context(|| format!("writing {}", p.display()))?;
+                    }
+                    per[ci].push((o, e, ep));
+                    pb.inc(1);
+                }
+                Ok(())
+            };
+        if served {
+            // `--concurrency` cases in flight, scored and written in case order.
+            let mut next_case = 0usize;
+            run_ordered(
+                args.backend.concurrency as usize,
+                || -> Result<Option<Input<(usize, String, Analysis), _>>> {
+                    if next_case == cases.len() {
+                        return Ok(None);
+                    }
+                    next_case += 1;
+                    Ok(Some(Input::Work(prepare(next_case - 1)?)))
+                },
+                |(case_no, request, a): (usize, String, Analysis)| {
+                    let outcomes: Vec<Outcome> = conditions
+                        .iter()
+                        .map(|cond| {
+                            let kind = generator_of(cond);
+                            match served_gens.iter().find(|(k, _)| *k == kind) {
+                                Some((_, gen)) => run_served(gen, cond, &request, &a),
+                                None => Outcome {
+                                    result: Err(format!("no generator for condition {cond}")),
+                                    stats: Stats::default(),
+                                    fallback: None,
+                                },
+                            }
+                        })
+                        .collect();
+                    (case_no, request, a, outcomes)
+                },
+                |(case_no, request, a, outcomes)| {
+                    pb.set_message(cases[case_no].id.clone());
+                    record(case_no, &request, &a, outcomes).map(|()| true)
+                },
+            )?;
+        } else {
+            for case_no in 0..cases.len() {
+                let (_, request, a) = prepare(case_no)?;
+                let mut outcomes = Vec::with_capacity(conditions.len());
+                for cond in &conditions {
+                    pb.set_message(format!("{} {cond}", cases[case_no].id));
+                    let kind = generator_of(cond);
+                    let Some((_, gen)) = gens.iter_mut().find(|(k, _)| *k == kind) else {
+                        bail!("no generator for condition {cond}");
+                    };
+                    outcomes.push(run_condition(gen, cond, &request, &a, args.split_lines));
+                }
+                record(case_no, &request, &a, outcomes)?;
             }
         }
         pb.finish_and_clear();
@@ -491,7 +595,15 @@ mod runner {
         if !setting.is_empty() {
             name = format!("{name} ({})", setting.join(", "));
         }
-        let mut report = Report::new(&name, cases.len() as u64, &args.model);
+        let model_name = match served_gens.first() {
+            Some((_, g)) => format!(
+                "{} (served at {})",
+                g.model(),
+                args.backend.url.as_deref().unwrap_or_default()
+            ),
+            None => args.model.clone(),
+        };
+        let mut report = Report::new(&name, cases.len() as u64, &model_name);
         for (cond, outcomes) in conditions.iter().zip(&per) {
             report.set(cond, &aggregate(outcomes));
         }
@@ -565,6 +677,58 @@ mod runner {
                 stats,
                 fallback: None,
             },
+        }
+    }
+
+    /// One case under one condition on a served model: as [`run_condition`], through
+    /// `dss_serve` (its single or per-line mode); `gp` falls back once to the full grammar.
+    fn run_served(
+        gen: &dss_serve::ServedGenerator,
+        cond: &str,
+        request: &str,
+        a: &Analysis,
+    ) -> Outcome {
+        let t0 = std::time::Instant::now();
+        let prompt = a.prompt(request);
+        let pruning = |consume| dss_serve::Pruning {
+            restriction: a.restriction.clone(),
+            consume,
+        };
+        let r = match cond {
+            "gp" => gen.generate(&prompt, Some(&pruning(Consume::Class))),
+            "prune" => gen.generate(request, Some(&pruning(Consume::Off))),
+            "ner-cd" => gen.generate(&prompt, None),
+            _ => gen.generate(request, None),
+        };
+        // Counted from the first request, so a fallback's time includes the first try.
+        let done = |r: Result<dss_serve::Served, dss_serve::ServeError>| {
+            let mut stats = Stats {
+                total_ms: t0.elapsed().as_secs_f64() * 1e3,
+                ..Stats::default()
+            };
+            let result = r.map_err(|e| e.to_string()).map(|s| {
+                stats.prompt_tokens = s.stats.prompt_tokens as usize;
+                stats.generated_tokens = s.stats.generated_tokens as usize;
+                Generation {
+                    value: s.value,
+                    text: s.text,
+                    cut_repetition: s.stats.cut_repetition,
+                    stats: stats.clone(),
+                }
+            });
+            (result, stats)
+        };
+        let (r, fallback) = match r {
+            Err(first) if cond == "gp" && first.is_answer() => {
+                (gen.generate(&prompt, None), Some(first.to_string()))
+            }
+            r => (r, None),
+        };
+        let (result, stats) = done(r);
+        Outcome {
+            result,
+            stats,
+            fallback,
         }
     }
 

@@ -90,7 +90,7 @@ impl Server {
             .args(["-m"])
             .arg(&p.model)
             .args(["--host", "127.0.0.1", "--port", &port.to_string()])
-            .args(["-c", &(2048 * slots).to_string(), "-np", &slots.to_string()])
+            .args(["-c", &(4096 * slots).to_string(), "-np", &slots.to_string()])
             .args(["-t", "2", "--seed", "0"])
             .args(extra)
             .stdout(Stdio::null())
@@ -624,4 +624,91 @@ fn bench_served_throughput() {
             n as f64 / d.as_secs_f64()
         );
     }
+}
+
+/// `dss eval --backend openai`: a suite evaluated on the served model, cases in flight at
+/// once and reported in case order; conditions that run in process only are refused.
+#[cfg(feature = "runtime")]
+#[test]
+fn eval_takes_the_same_backend_flags() {
+    let Some(p) = prereqs() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let suite = tmp.path().join("atis");
+    let o = Command::new(DSS)
+        .args(["eval", "import", "apimix"])
+        .arg(root.join(dss_data::FIXTURES_DIR).join("APIMixATIS"))
+        .arg("-o")
+        .arg(&suite)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let server = Server::start(&p, 2);
+    let out = tmp.path().join("out");
+    let o = Command::new(DSS)
+        .arg("eval")
+        .arg(&suite)
+        .args([
+            "--backend",
+            "openai",
+            "--url",
+            &server.url(),
+            "--concurrency",
+            "2",
+        ])
+        .args([
+            "--limit",
+            "4",
+            "--conditions",
+            "gp,cd",
+            "--max-tokens",
+            "24",
+        ])
+        .args(["--format", "json", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(report["suite"], "apimix-atis", "{report}");
+    let items = std::fs::read_to_string(out.join("items.jsonl")).unwrap();
+    let items: Vec<serde_json::Value> = items
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    // Every case under both conditions, in case order, each an answer or an error.
+    assert_eq!(items.len(), 8);
+    let cases = std::fs::read_to_string(suite.join("cases.jsonl")).unwrap();
+    let ids: Vec<String> = cases
+        .lines()
+        .take(4)
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["id"].to_string())
+        .collect();
+    for (i, item) in items.iter().enumerate() {
+        assert_eq!(item["id"].to_string(), ids[i / 2], "{item}");
+        assert_eq!(item["condition"], ["gp", "cd"][i % 2], "{item}");
+        assert!(
+            item["output"].is_null() != item["error"].is_null(),
+            "{item}"
+        );
+    }
+    // The served model answered (an ATIS call list is within SmolLM2's reach, if not right).
+    let valid: u64 = ["gp", "cd"]
+        .iter()
+        .map(|c| report["results"][c]["valid"].as_u64().unwrap_or(0))
+        .sum();
+    assert!(valid > 0, "{report}\n{items:?}");
+    // The report names the served model (llama-server lists its file's name).
+    let model = report["model"].as_str().unwrap_or_default();
+    assert!(model.contains("SmolLM2"), "{report}");
+    let o = Command::new(DSS)
+        .arg("eval")
+        .arg(&suite)
+        .args(["--backend", "openai", "--url", &server.url()])
+        .args(["--limit", "1", "--conditions", "free"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("`free` runs in process only"), "{err}");
 }
