@@ -254,6 +254,9 @@ mod runner {
         }
     }
 
+    /// A case ready to run: its index, the request as evaluated, what extraction found.
+    type Prepared = (usize, String, Analysis);
+
     /// One case under one condition.
     struct Outcome {
         result: Result<Generation, String>,
@@ -451,7 +454,7 @@ mod runner {
         let mut ner = NerCounts::default();
         let mut reachable = 0usize;
         // One case's request as evaluated (perturbed or not) and what extraction found in it.
-        let prepare = |case_no: usize| -> Result<(usize, String, Analysis)> {
+        let prepare = |case_no: usize| -> Result<Prepared> {
             let case = &cases[case_no];
             let request = match args.perturb {
                 Some(seed) => {
@@ -534,14 +537,14 @@ mod runner {
             let mut next_case = 0usize;
             run_ordered(
                 args.backend.concurrency as usize,
-                || -> Result<Option<Input<(usize, String, Analysis), _>>> {
+                || -> Result<Option<Input<Prepared, _>>> {
                     if next_case == cases.len() {
                         return Ok(None);
                     }
                     next_case += 1;
                     Ok(Some(Input::Work(prepare(next_case - 1)?)))
                 },
-                |(case_no, request, a): (usize, String, Analysis)| {
+                |(case_no, request, a): Prepared| {
                     let outcomes: Vec<Outcome> = conditions
                         .iter()
                         .map(|cond| {
@@ -564,11 +567,11 @@ mod runner {
                 },
             )?;
         } else {
-            for case_no in 0..cases.len() {
+            for (case_no, case) in cases.iter().enumerate() {
                 let (_, request, a) = prepare(case_no)?;
                 let mut outcomes = Vec::with_capacity(conditions.len());
                 for cond in &conditions {
-                    pb.set_message(format!("{} {cond}", cases[case_no].id));
+                    pb.set_message(format!("{} {cond}", case.id));
                     let kind = generator_of(cond);
                     let Some((_, gen)) = gens.iter_mut().find(|(k, _)| *k == kind) else {
                         bail!("no generator for condition {cond}");
