@@ -987,7 +987,7 @@ impl<'m> Generator<'m> {
                 st.checked_newlines = newlines;
                 if let Some(cut) = repeated_line(&st.text) {
                     let head = String::from_utf8_lossy(&st.text[..cut]).into_owned();
-                    if self.spec.expand(&head).is_ok() {
+                    if self.spec.expand_any_order(&head).is_ok() {
                         st.text.truncate(cut);
                         return Ok(true);
                     }
@@ -1000,7 +1000,9 @@ impl<'m> Generator<'m> {
             // lines that make a document: the document ends before the looping line, as
             // before a repeated line. Else it is an error.
             if self.opts.format == OutputFormat::Shorthand {
-                if let Some(cut) = complete_lines(&st.text, |head| self.spec.expand(head).is_ok()) {
+                if let Some(cut) =
+                    complete_lines(&st.text, |head| self.spec.expand_any_order(head).is_ok())
+                {
                     st.text.truncate(cut);
                     return Ok(true);
                 }

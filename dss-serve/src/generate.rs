@@ -421,7 +421,10 @@ impl ServedGenerator {
     fn before_repetition(&self, text: &str) -> Option<String> {
         let cut = first_repeated_line(text)?;
         let head = &text[..cut];
-        self.spec.expand(head).is_ok().then(|| head.to_string())
+        self.spec
+            .expand_any_order(head)
+            .is_ok()
+            .then(|| head.to_string())
     }
 
     /// Expands the answer (fields in any order, as a pruned grammar allows) and validates it.
