@@ -11,7 +11,8 @@ use serde_json::Value;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use crate::runtime_cmd::{load_model, spec_examples};
+use crate::runtime_cmd::load_model;
+use crate::serve_cmd::spec_examples;
 
 /// Targets from the issue: constraint overhead per token, Qwen's median end-to-end, and
 /// (a) against (d).

@@ -362,13 +362,6 @@ mod runner {
                     } else {
                         &examples
                     };
-                    let shots: Vec<dss_serve::Example> = ex
-                        .iter()
-                        .map(|e| dss_serve::Example {
-                            request: e.request.clone(),
-                            output: e.output.clone(),
-                        })
-                        .collect();
                     let opts = dss_serve::ServeOptions {
                         kind: args.backend.server_kind,
                         mode: args.backend.serve_mode,
@@ -378,7 +371,7 @@ mod runner {
                     let g = dss_serve::ServedGenerator::new(
                         crate::serve_cmd::client(&args.backend)?,
                         compile(&suite, dir)?,
-                        &shots,
+                        ex,
                         opts,
                     )
                     .context("preparing served generation")?;

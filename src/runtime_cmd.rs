@@ -4,8 +4,8 @@ use anyhow::{anyhow, Context, Result};
 use clap::{Args, Subcommand};
 use dss_runtime::models::{FetchProgress, ModelRegistry};
 use dss_runtime::{
-    load_examples, EngineKind, Example, GenerateError, Generation, Generator, GeneratorOptions,
-    LocalModel, OutputFormat, PrefixCache, Pruning, Stats, DEFAULT_MODEL,
+    EngineKind, GenerateError, Generation, Generator, GeneratorOptions, LocalModel, OutputFormat,
+    PrefixCache, Pruning, Stats, DEFAULT_MODEL,
 };
 use serde_json::{json, Value};
 use std::io::{self, Write};
@@ -303,31 +303,6 @@ fn parse_engine(s: &str) -> Result<EngineKind, String> {
     EngineKind::from_name(s).ok_or_else(|| format!("unknown engine `{s}` (llguidance, gbnf, none)"))
 }
 
-/// The examples for a spec: `--examples`, else `DIR/examples.jsonl` (or beside spec.json).
-pub(crate) fn spec_examples(
-    spec: &Path,
-    explicit: Option<&Path>,
-    none: bool,
-) -> Result<Vec<Example>> {
-    if none {
-        return Ok(Vec::new());
-    }
-    if let Some(p) = explicit {
-        return Ok(load_examples(p)?);
-    }
-    let dir = if spec.is_dir() {
-        Some(spec.to_path_buf())
-    } else if spec.file_name().and_then(|n| n.to_str()) == Some("spec.json") {
-        spec.parent().map(Path::to_path_buf)
-    } else {
-        None
-    };
-    match dir.map(|d| d.join("examples.jsonl")) {
-        Some(p) if p.is_file() => Ok(load_examples(&p)?),
-        _ => Ok(Vec::new()),
-    }
-}
-
 pub(crate) fn load_model(name_or_path: &str) -> Result<LocalModel> {
     let path = dss_runtime::models::resolve(name_or_path)?;
     LocalModel::load(&path).map_err(|e| {
@@ -357,7 +332,8 @@ pub(crate) fn run_generate(args: &GenerateArgs) -> Result<ExitCode> {
         return crate::serve_cmd::run(&common, &args.backend);
     }
     let spec = load_spec(&args.spec, None)?;
-    let examples = spec_examples(&args.spec, args.examples.as_deref(), args.no_examples)?;
+    let examples =
+        crate::serve_cmd::spec_examples(&args.spec, args.examples.as_deref(), args.no_examples)?;
     if examples.is_empty() && !args.no_examples {
         eprintln!(
             "warning: this spec has no worked examples, so the model sees only the grammar and tends to fill \

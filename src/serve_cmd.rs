@@ -210,7 +210,11 @@ pub(crate) fn run_without_runtime(args: &ServeGenerateArgs) -> Result<ExitCode> 
 }
 
 /// The examples for a spec: `--examples`, else `DIR/examples.jsonl` (or beside spec.json).
-fn spec_examples(spec: &Path, explicit: Option<&Path>, none: bool) -> Result<Vec<Example>> {
+pub(crate) fn spec_examples(
+    spec: &Path,
+    explicit: Option<&Path>,
+    none: bool,
+) -> Result<Vec<Example>> {
     if none {
         return Ok(Vec::new());
     }

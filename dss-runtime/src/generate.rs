@@ -215,14 +215,7 @@ pub enum OutputFormat {
     Json,
 }
 
-/// A worked example for the prompt: a request and the JSON it should give.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Example {
-    /// The user's request.
-    pub request: String,
-    /// The JSON it should give.
-    pub output: Value,
-}
+pub use dss_compiler::prompt::Example;
 
 /// Reads examples from JSON Lines, one `{"request": "...", "output": {...}}` per line.
 pub fn load_examples(path: &Path) -> Result<Vec<Example>, GenerateError> {
@@ -231,29 +224,7 @@ pub fn load_examples(path: &Path) -> Result<Vec<Example>, GenerateError> {
         message,
     };
     let text = std::fs::read_to_string(path).map_err(|e| err(e.to_string()))?;
-    let mut out = Vec::new();
-    for (i, line) in text.lines().enumerate() {
-        if line.trim().is_empty() {
-            continue;
-        }
-        let v: Value =
-            serde_json::from_str(line).map_err(|e| err(format!("line {}: {e}", i + 1)))?;
-        let request = v.get("request").and_then(Value::as_str);
-        let output = v.get("output");
-        match (request, output) {
-            (Some(r), Some(o)) => out.push(Example {
-                request: r.to_string(),
-                output: o.clone(),
-            }),
-            _ => {
-                return Err(err(format!(
-                    "line {}: expected {{\"request\": string, \"output\": value}}",
-                    i + 1
-                )))
-            }
-        }
-    }
-    Ok(out)
+    dss_compiler::prompt::read_examples(&text).map_err(err)
 }
 
 /// What [`Generator::warm_cached`] did.
