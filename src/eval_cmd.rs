@@ -283,10 +283,13 @@ mod runner {
 
     /// The suite's catalogs and aliases; catalog entries for sites the schema already
     /// enumerates (APIMix lists its enum slots as catalogs too) are left to the schema.
+    /// The worked examples teach the words before each field's values
+    /// ([`SpecIndex::learn_contexts`]), as in `dss generate`.
     fn index(
         dir: &Path,
         spec: &CompiledSpec,
         withheld: Vec<(String, String)>,
+        examples: &[Example],
     ) -> Result<SpecIndex> {
         let mut catalogs = Catalogs::from_dir(dir)?;
         catalogs.withheld = withheld;
@@ -297,7 +300,12 @@ mod runner {
                     && matches!(s.kind, SiteKind::Text { .. } | SiteKind::Number { .. })
             })
         });
-        Ok(SpecIndex::build(spec, &catalogs)?)
+        let mut ix = SpecIndex::build(spec, &catalogs)?;
+        ix.learn_contexts(
+            spec,
+            examples.iter().map(|e| (e.request.as_str(), &e.output)),
+        );
+        Ok(ix)
     }
 
     pub(super) fn run(dir: &Path, args: &EvalRunArgs) -> Result<ExitCode> {
@@ -310,7 +318,15 @@ mod runner {
         }
         let cases = &suite.cases[..args.limit.unwrap_or(usize::MAX).min(suite.cases.len())];
         let spec = compile(&suite, dir)?;
-        let index = index(dir, &spec, Vec::new())?;
+        let examples: Vec<Example> = suite
+            .examples
+            .iter()
+            .map(|e| Example {
+                request: e.request.clone(),
+                output: e.gold.clone(),
+            })
+            .collect();
+        let index = index(dir, &spec, Vec::new(), &examples)?;
         let site_paths: Vec<String> = spec.sites().into_iter().map(|s| s.path).collect();
         // Leave-one-out: how many cases' golds use each (site, value).
         let mut uses: std::collections::HashMap<(String, String), usize> = Default::default();
@@ -324,14 +340,6 @@ mod runner {
             }
         }
         let sites = spec.sites();
-        let examples: Vec<Example> = suite
-            .examples
-            .iter()
-            .map(|e| Example {
-                request: e.request.clone(),
-                output: e.gold.clone(),
-            })
-            .collect();
         // With --example-items, the worked examples as the `gp` and `ner-cd` prompts give a
         // request: with the items the same extraction finds in it (some of which its answer
         // does not use).
@@ -467,7 +475,7 @@ mod runner {
                     .into_iter()
                     .filter(|p| uses.get(p).copied().unwrap_or(0) <= 1)
                     .collect();
-                own_index = self::index(dir, &spec, withheld)?;
+                own_index = self::index(dir, &spec, withheld, &examples)?;
                 &own_index
             } else {
                 &index

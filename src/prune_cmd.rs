@@ -89,6 +89,7 @@ pub(crate) fn analysis_json(a: &Analysis, extract_ms: f64) -> Value {
         "mentions": a.mentions,
         "candidates": candidates,
         "tier": a.tier,
+        "cues": a.cues,
         "extract_ms": (extract_ms * 1000.0).round() / 1000.0,
     })
 }

@@ -362,6 +362,12 @@ pub(crate) fn run_generate(args: &GenerateArgs) -> Result<ExitCode> {
                 .iter()
                 .map(|e| (e.request.as_str(), &e.output)),
         );
+        ix.learn_contexts(
+            &spec,
+            opts.examples
+                .iter()
+                .map(|e| (e.request.as_str(), &e.output)),
+        );
         (!ix.entities().is_empty()).then_some(ix)
     };
     let mut gen = Generator::new(&model, spec, opts)

@@ -372,6 +372,10 @@ pub(crate) fn run(c: &Common<'_>, b: &BackendArgs) -> Result<ExitCode> {
             &spec,
             examples.iter().map(|e| (e.request.as_str(), &e.output)),
         );
+        ix.learn_contexts(
+            &spec,
+            examples.iter().map(|e| (e.request.as_str(), &e.output)),
+        );
         (!ix.entities().is_empty()).then_some(ix)
     };
     let client = client(b)?;

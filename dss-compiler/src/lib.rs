@@ -69,7 +69,7 @@ pub use notation::{NotationConfig, NotationStyle};
 pub use request::Progress;
 pub use schema::is_keywordless;
 pub use shape::{Lexical, RegularCheck};
-pub use sites::{path_matches, Site, SiteKind};
+pub use sites::{path_matches, FormSite, Site, SiteKind};
 pub use spec::{check_numbers, compile, CompileOptions, CompiledSpec, SpecFile, SPEC_VERSION};
 pub use tools::{ToolCalls, ToolsError, ToolsForm, ToolsRead};
 #[cfg(feature = "schemars")]

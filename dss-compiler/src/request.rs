@@ -12,7 +12,7 @@ use crate::error::ExpandError;
 use crate::grammar::prune::same_value;
 use crate::grammar::{self, block_fields, Consume, Grammar, Restriction, Resume};
 use crate::notation::{ObjLayout, RootLayout};
-use crate::sites::{self, path_matches, Site};
+use crate::sites::{self, path_matches, FormSite, Site};
 use crate::spec::CompiledSpec;
 use serde_json::Value;
 
@@ -33,6 +33,12 @@ impl CompiledSpec {
     /// or numbers, each named by its path (see [`Site`]).
     pub fn sites(&self) -> Vec<Site> {
         sites::sites(self.shapes(), self.notation())
+    }
+
+    /// Where a union of object forms chooses its form by the keyword written first (a
+    /// call's name): see [`FormSite`].
+    pub fn form_sites(&self) -> Vec<FormSite> {
+        sites::walk(self.shapes(), self.notation()).1
     }
 
     /// The grammar pruned to `restriction`, for the whole document or its rest after
@@ -622,6 +628,63 @@ mod tests {
         // The lines so far are read in any order too (the rebuilds after each line).
         let p = spec.progress(swapped, &spec.sites()).expect("progress");
         assert_eq!(p.used.len(), 2, "{:?}", p.used);
+    }
+
+    #[test]
+    fn a_value_found_once_is_written_once_in_a_record() {
+        // `from dallas to boston`: each city could be the departure or the destination;
+        // found once, each goes to one field of the call, not to both.
+        let spec = compile(
+            &json!({"type": "array", "items": {"oneOf": [{"type": "object",
+                "properties": {"distance": {"type": "object", "properties": {
+                    "departure_city": {"enum": ["dallas", "boston", "oslo"]},
+                    "destination_city": {"enum": ["dallas", "boston", "oslo"]},
+                    "unit": {"enum": ["miles", "km"]}},
+                    "additionalProperties": false}},
+                "required": ["distance"], "additionalProperties": false}]}}),
+            &CompileOptions::default(),
+        )
+        .expect("compiles");
+        let r = restriction(&[
+            ("/*/distance/departure_city", "dallas"),
+            ("/*/distance/destination_city", "dallas"),
+            ("/*/distance/departure_city", "boston"),
+            ("/*/distance/destination_city", "boston"),
+            ("/*/distance/unit", "miles"),
+        ]);
+        let pruned = spec.pruned_grammar(&r, Resume::Start).to_pest();
+        let text = |call: Value| {
+            spec.compress(&json!([{ "distance": call }]))
+                .expect("compresses")
+        };
+        for good in [
+            json!({"departure_city": "dallas", "destination_city": "boston", "unit": "miles"}),
+            json!({"departure_city": "boston", "destination_city": "dallas"}),
+            json!({"departure_city": "boston"}),
+        ] {
+            let t = text(good);
+            assert!(accepts(&pruned, &t), "{t}\n{pruned}");
+        }
+        for bad in [
+            json!({"departure_city": "dallas", "destination_city": "dallas"}),
+            json!({"departure_city": "boston", "destination_city": "boston", "unit": "miles"}),
+            json!({"departure_city": "oslo"}),
+        ] {
+            let t = text(bad);
+            assert!(!accepts(&pruned, &t), "{t}\n{pruned}");
+        }
+        // Found twice (`from dallas to dallas`), it may be written twice.
+        let mut twice = r.clone();
+        for site in ["/*/distance/departure_city", "/*/distance/destination_city"] {
+            twice
+                .candidates
+                .entry(site.into())
+                .or_default()
+                .push(json!("dallas"));
+        }
+        let pruned = spec.pruned_grammar(&twice, Resume::Start).to_pest();
+        let t = text(json!({"departure_city": "dallas", "destination_city": "dallas"}));
+        assert!(accepts(&pruned, &t), "{t}\n{pruned}");
     }
 
     #[test]

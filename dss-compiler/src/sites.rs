@@ -60,9 +60,26 @@ const MAX_SITES: usize = 20_000;
 /// none of them is a site (the largest corpus schemas take under 40,000).
 const MAX_VISITS: usize = 200_000;
 
+/// Where a union of object forms merged into one record chooses its form: the keywords
+/// that open its forms (a call's or an intent's name, `atis_city`, `GetWeather`), each
+/// written first on its line. A discriminator property's values are a [`SiteKind::Tag`]
+/// site instead.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FormSite {
+    /// The record's instance path (`*` for any array item).
+    pub path: String,
+    /// The field names that select the forms, in form order.
+    pub names: Vec<String>,
+}
+
 /// The sites of a notation, in document order, one per path (a path reached through
 /// several variants of a union merges their values).
 pub(crate) fn sites(shapes: &Shapes, notation: &Notation) -> Vec<Site> {
+    walk(shapes, notation).0
+}
+
+/// The sites (see [`sites`]) and the form sites, in document order.
+pub(crate) fn walk(shapes: &Shapes, notation: &Notation) -> (Vec<Site>, Vec<FormSite>) {
     let mut w = Walker {
         shapes,
         notation,
@@ -70,13 +87,16 @@ pub(crate) fn sites(shapes: &Shapes, notation: &Notation) -> Vec<Site> {
         by_path: BTreeMap::new(),
         stack: Vec::new(),
         visits: 0,
+        forms: Vec::new(),
     };
     w.walk(shapes.root, String::new(), true);
     let mut by_path = w.by_path;
-    w.order
+    let sites = w
+        .order
         .into_iter()
         .filter_map(|p| by_path.remove(&p))
-        .collect()
+        .collect();
+    (sites, w.forms)
 }
 
 /// Every prefix of every site path (`""` included): where a pruned grammar builds its rules
@@ -108,6 +128,8 @@ struct Walker<'a> {
     stack: Vec<ExprId>,
     /// Calls of [`Walker::walk`] so far (see [`MAX_VISITS`]).
     visits: usize,
+    /// Records of merged forms met (one per path).
+    forms: Vec<FormSite>,
 }
 
 impl Walker<'_> {
@@ -231,6 +253,18 @@ impl Walker<'_> {
     }
 
     fn record(&mut self, r: &RecordLayout, path: &str, required: bool) {
+        if r.forms.len() > 1 && !self.forms.iter().any(|f| f.path == path) {
+            let names = r
+                .forms
+                .iter()
+                .filter_map(|f| f.fields.first().and_then(|&i| r.fields.get(i)))
+                .map(|f| f.name.clone())
+                .collect();
+            self.forms.push(FormSite {
+                path: path.to_string(),
+                names,
+            });
+        }
         for f in &r.fields {
             let is_required = matches!(f.mode, FieldMode::Positional | FieldMode::Const(_));
             if matches!(f.mode, FieldMode::Const(_)) {
@@ -298,6 +332,39 @@ mod tests {
     fn sites_of(schema: Value) -> Vec<Site> {
         let spec = compile(&schema, &CompileOptions::default()).expect("compiles");
         sites(spec.shapes(), spec.notation())
+    }
+
+    #[test]
+    fn a_union_of_calls_named_by_their_key_is_a_form_site() {
+        let call = |name: &str, slot: &str| {
+            json!({"type": "object", "additionalProperties": false, "required": [name],
+                "properties": {name: {"type": "object", "additionalProperties": false,
+                    "properties": {slot: {"enum": ["x", "y"]}}}}})
+        };
+        let spec = compile(
+            &json!({"type": "array", "items": {"oneOf": [
+                call("GetWeather", "city"),
+                call("PlayMusic", "artist"),
+                call("BookRestaurant", "city")
+            ]}}),
+            &CompileOptions::default(),
+        )
+        .expect("compiles");
+        assert_eq!(
+            spec.form_sites(),
+            [FormSite {
+                path: "/*".into(),
+                names: vec![
+                    "GetWeather".into(),
+                    "PlayMusic".into(),
+                    "BookRestaurant".into()
+                ]
+            }]
+        );
+        // A record of one form (or none) chooses nothing.
+        let one =
+            compile(&call("GetWeather", "city"), &CompileOptions::default()).expect("compiles");
+        assert!(one.form_sites().is_empty());
     }
 
     #[test]

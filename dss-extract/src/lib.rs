@@ -60,6 +60,7 @@
 //! ```
 #![warn(missing_docs)]
 
+mod cues;
 mod dates;
 mod files;
 mod fuzzy;
@@ -178,6 +179,9 @@ pub enum Tier {
     Date,
     /// One of the values nearest to a word that matched nothing ([`EntityIndex::nearest`]).
     Nearest,
+    /// Words of a union tag's name (`distance` for `atis_distance`): shown in the prompt,
+    /// never pruning ([`Analysis::cues`]).
+    Cue,
 }
 
 /// One value named in a request.

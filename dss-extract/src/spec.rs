@@ -10,6 +10,8 @@ use dss_compiler::{path_matches, CompiledSpec, Restriction, Site, SiteKind};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::cues::TagCues;
+use crate::normalize::{stem_into, Normalized};
 use crate::{read_alias_tsv, read_alias_yaml, read_catalog, EntityIndex, Entry, ExtractError};
 use crate::{ExtractMode, Extraction, Mention, Tier};
 
@@ -179,6 +181,9 @@ pub struct Analysis {
     pub restriction: Restriction,
     /// The weakest tier the restriction needed.
     pub tier: PruneTier,
+    /// Words naming a union's tags (`cities` for `atis_city`), outside the values found:
+    /// shown in the prompt's items, never in the restriction.
+    pub cues: Vec<Mention>,
 }
 
 impl Analysis {
@@ -194,12 +199,22 @@ impl Analysis {
     }
 
     /// The candidates as `value (site)` items for the prompt ("Items found: …"), in request
-    /// order, each value once per site.
+    /// order, each value once per site; a cue as `words (tag)`.
     pub fn items(&self) -> Vec<String> {
         let mut seen = BTreeSet::new();
         let mut out = Vec::new();
-        for m in &self.mentions {
+        let mut all: Vec<&Mention> = self.mentions.iter().chain(&self.cues).collect();
+        all.sort_by_key(|m| m.span.start);
+        for m in all {
             if m.site.starts_with('#') {
+                continue;
+            }
+            if m.tier == Tier::Cue {
+                if let Value::String(tag) = &m.value {
+                    if seen.insert((m.text.clone(), tag.clone())) {
+                        out.push(format!("{} ({tag})", m.text));
+                    }
+                }
                 continue;
             }
             let v = match &m.value {
@@ -227,6 +242,11 @@ pub struct SpecIndex {
     /// Sites left unpruned: the worked examples fill them with values their requests do not
     /// name ([`SpecIndex::learn_inferred`]).
     inferred: BTreeSet<String>,
+    /// The words of the union tags' names.
+    cues: TagCues,
+    /// Field name -> the words seen just before its values in worked examples' requests
+    /// ([`SpecIndex::learn_contexts`]).
+    contexts: BTreeMap<String, BTreeSet<String>>,
 }
 
 impl SpecIndex {
@@ -353,12 +373,15 @@ impl SpecIndex {
                 }
             }
         }
+        let cues = TagCues::build(&sites, &spec.form_sites());
         Ok(SpecIndex {
             index: EntityIndex::build(entries)?,
             sites,
             implies,
             bound,
             inferred: BTreeSet::new(),
+            cues,
+            contexts: BTreeMap::new(),
         })
     }
 
@@ -395,6 +418,41 @@ impl SpecIndex {
             .map(|(site, _)| site)
             .collect();
         &self.inferred
+    }
+
+    /// Learns from worked examples (request, output JSON) the word just before each value
+    /// their requests name, per field (`from` before `departure_city`, `to` before
+    /// `destination_city`). Where a value found could go to several fields, the fields whose
+    /// word precedes it in the request come first among the items of the prompt (the
+    /// grammar is not changed). Returns how many (field, word) pairs were learned.
+    pub fn learn_contexts<'a>(
+        &mut self,
+        spec: &CompiledSpec,
+        examples: impl IntoIterator<Item = (&'a str, &'a Value)>,
+    ) -> usize {
+        let mut contexts: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+        for (request, output) in examples {
+            let Ok(text) = spec.compress(output) else {
+                continue;
+            };
+            let Ok(progress) = spec.progress(&format!("{}\n", text.trim_end()), &self.sites) else {
+                continue;
+            };
+            let a = self.analyze(request, ExtractMode::Full, 0);
+            for (site, v) in &progress.used {
+                for m in a
+                    .mentions
+                    .iter()
+                    .filter(|m| m.site == *site && m.value == *v)
+                {
+                    if let Some(w) = word_before(request, m.span.start) {
+                        contexts.entry(field_of(site)).or_default().insert(w);
+                    }
+                }
+            }
+        }
+        self.contexts = contexts;
+        self.contexts.values().map(BTreeSet::len).sum()
     }
 
     /// The spec's sites.
@@ -439,6 +497,17 @@ impl SpecIndex {
             })
             .collect();
         let mut mentions = extraction.mentions.clone();
+        if !self.contexts.is_empty() {
+            // Readings of one span: those whose field's learned word precedes it first.
+            let fits = |m: &Mention| {
+                word_before(request, m.span.start).is_some_and(|w| {
+                    self.contexts
+                        .get(&field_of(&m.site))
+                        .is_some_and(|c| c.contains(&w))
+                })
+            };
+            mentions.sort_by_key(|m| (m.span.start, m.span.end, !fits(m)));
+        }
         if !missing.is_empty() && nearest > 0 {
             let near: Vec<Mention> = self
                 .index
@@ -458,10 +527,19 @@ impl SpecIndex {
                 mentions.extend(near);
             }
         }
+        // Cues (full extraction only: the paper's matcher has none).
+        let cues = match mode {
+            ExtractMode::Full => {
+                let taken: Vec<_> = mentions.iter().map(|m| m.span.clone()).collect();
+                self.cues.find(request, &taken)
+            }
+            ExtractMode::Paper => Vec::new(),
+        };
         Analysis {
             mentions,
             restriction,
             tier,
+            cues,
         }
     }
 
@@ -469,6 +547,20 @@ impl SpecIndex {
         matches!(s.kind, SiteKind::Choice { .. } | SiteKind::Tag { .. })
             || self.bound.contains(&s.path)
     }
+}
+
+/// The last segment of a site path (its field name).
+fn field_of(site: &str) -> String {
+    site.rsplit('/').next().unwrap_or(site).to_string()
+}
+
+/// The normalised, singular word of `request` that ends last before byte `at`.
+fn word_before(request: &str, at: usize) -> Option<String> {
+    let n = Normalized::new(request.get(..at)?);
+    let t = n.tokens.last()?;
+    let mut w = String::new();
+    stem_into(&n.text[t.start..t.end], &mut w);
+    Some(w)
 }
 
 /// Aliases join the entries of their value: at their site, or at every site for `*`.

@@ -444,7 +444,7 @@ impl Builder<'_> {
     /// The pin in rule keys: rules built under a pin are its own.
     fn pin_key(&self) -> String {
         match &self.pin {
-            Some((path, v)) => format!("#{path}={}", v.first().unwrap_or(&Value::Null)),
+            Some((path, v)) => format!("#{path}={}", Value::Array(v.clone())),
             None => String::new(),
         }
     }
@@ -670,6 +670,7 @@ impl Builder<'_> {
         }
         let mut mandatory: Vec<G> = tag.into_iter().collect();
         let mut optional: Vec<G> = Vec::new();
+        let mut optional_fields: Vec<&FieldLayout> = Vec::new();
         for f in &r.fields {
             let seg = escape_segment(&f.name);
             match f.mode {
@@ -684,6 +685,7 @@ impl Builder<'_> {
                     }
                     let g = self.at(&seg, |b| b.field_slot(f));
                     optional.push(g);
+                    optional_fields.push(f);
                 }
             }
         }
@@ -713,7 +715,10 @@ impl Builder<'_> {
         // Pruned for a request, a few found fields may come in any order (the model writes
         // them as the request names them; `CompiledSpec::expand_any_order` reads them).
         if self.prune.is_some() && next.is_none() && (2..=MAX_ANY_ORDER).contains(&optional.len()) {
-            next = Some(self.any_order(&optional, name));
+            next = Some(match self.shared_slots(&optional_fields) {
+                Some(slots) => self.any_order_shared(&slots, name),
+                None => self.any_order(&optional, name),
+            });
             optional.clear();
         }
         for (j, o) in optional.into_iter().enumerate().rev() {
@@ -746,6 +751,140 @@ impl Builder<'_> {
             }
             seq(items)
         }
+    }
+
+    /// Pruning: the slots of `fields` (optional fields of one record, written in any order)
+    /// split by the values found once that two or more of them could take (`dallas` as
+    /// departure and as destination city): one alternative per such value, with its bit,
+    /// and one (bit 0) for the field's other candidates. `None` when no value is shared (or
+    /// more than [`MAX_SHARED`] are, or a pin is already held).
+    fn shared_slots(&mut self, fields: &[&FieldLayout]) -> Option<Vec<Vec<(G, u32)>>> {
+        if self.pin.is_some() {
+            return None;
+        }
+        let cands: Vec<Option<Vec<Value>>> = fields
+            .iter()
+            .map(|f| {
+                self.at(&escape_segment(&f.name), |b| {
+                    b.specialized()
+                        .then(|| b.candidates().map(<[Value]>::to_vec))
+                        .flatten()
+                })
+            })
+            .collect();
+        let mut shared: Vec<Value> = Vec::new();
+        for (i, c) in cands.iter().enumerate() {
+            let Some(c) = c else { continue };
+            for v in c {
+                let once = cands
+                    .iter()
+                    .flatten()
+                    .all(|o| o.iter().filter(|x| same_value(x, v)).count() <= 1);
+                let elsewhere = cands.iter().enumerate().any(|(j, o)| {
+                    j != i
+                        && o.as_ref()
+                            .is_some_and(|o| o.iter().any(|x| same_value(x, v)))
+                });
+                if once && elsewhere && !shared.iter().any(|x| same_value(x, v)) {
+                    shared.push(v.clone());
+                }
+            }
+        }
+        if shared.is_empty() || shared.len() > MAX_SHARED {
+            return None;
+        }
+        let mut slots = Vec::new();
+        for (f, c) in fields.iter().zip(&cands) {
+            let seg = escape_segment(&f.name);
+            let mut alts: Vec<(G, u32)> = Vec::new();
+            match c {
+                Some(c) => {
+                    let path = format!("{}/{seg}", self.path);
+                    let pinned = |b: &mut Self, values: Vec<Value>| {
+                        b.pin = Some((path.clone(), values));
+                        let g = b.at(&seg, |b| b.field_slot(f));
+                        b.pin = None;
+                        g
+                    };
+                    for (k, v) in shared.iter().enumerate() {
+                        if c.iter().any(|x| same_value(x, v)) {
+                            alts.push((pinned(self, vec![v.clone()]), 1 << k));
+                        }
+                    }
+                    let rest: Vec<Value> = c
+                        .iter()
+                        .filter(|x| !shared.iter().any(|v| same_value(x, v)))
+                        .cloned()
+                        .collect();
+                    if !rest.is_empty() {
+                        alts.push((pinned(self, rest), 0));
+                    }
+                }
+                None => alts.push((self.at(&seg, |b| b.field_slot(f)), 0)),
+            }
+            slots.push(alts);
+        }
+        Some(slots)
+    }
+
+    /// [`Builder::any_order`] over slots with alternatives, each using a set of shared
+    /// values (bits): a value is written at most once in the record. One rule per reachable
+    /// (slots written, values used) state.
+    fn any_order_shared(&mut self, slots: &[Vec<(G, u32)>], name: &str) -> G {
+        let full = (1usize << slots.len()) - 1;
+        // Whether anything can still be written from a state.
+        let open = |mask: usize, used: u32| {
+            slots.iter().enumerate().any(|(j, alts)| {
+                mask & (1 << j) == 0 && alts.iter().any(|(_, bits)| bits & used == 0)
+            })
+        };
+        let mut rules: HashMap<(usize, u32), String> = HashMap::new();
+        let mut todo = vec![(0usize, 0u32)];
+        let mut order = Vec::new();
+        while let Some(state) = todo.pop() {
+            if rules.contains_key(&state) {
+                continue;
+            }
+            let rname = self.fresh(&format!("{name}_any{}_{}", state.0, state.1));
+            rules.insert(state, rname);
+            order.push(state);
+            let (mask, used) = state;
+            for (j, alts) in slots.iter().enumerate() {
+                if mask & (1 << j) != 0 {
+                    continue;
+                }
+                for (_, bits) in alts {
+                    let next = (mask | (1 << j), used | bits);
+                    if bits & used == 0 && next.0 != full && open(next.0, next.1) {
+                        todo.push(next);
+                    }
+                }
+            }
+        }
+        for (mask, used) in order {
+            let mut alts = Vec::new();
+            for (j, slot) in slots.iter().enumerate() {
+                if mask & (1 << j) != 0 {
+                    continue;
+                }
+                for (g, bits) in slot {
+                    if bits & used != 0 {
+                        continue;
+                    }
+                    let next = (mask | (1 << j), used | bits);
+                    alts.push(match rules.get(&next) {
+                        Some(r) => seq(vec![
+                            g.clone(),
+                            G::Opt(Box::new(seq(vec![lit(" "), G::Rule(r.clone())]))),
+                        ]),
+                        None => g.clone(),
+                    });
+                }
+            }
+            let rname = rules[&(mask, used)].clone();
+            self.add(rname, G::Alt(alts), None);
+        }
+        G::Rule(rules[&(0, 0)].clone())
     }
 
     /// Each of `slots` at most once, in any order, at least one: `R_S ::= o_j (" " R_S+j)?
@@ -1189,6 +1328,10 @@ fn offered<'v, T>(
 /// Found optional fields of one record read in any order under pruning, up to this many
 /// (`2^n` rules); more keep the notation's order.
 const MAX_ANY_ORDER: usize = 5;
+
+/// Values found once that several fields of one record could take, each written at most
+/// once in the record under pruning, up to this many (more: no such limit).
+const MAX_SHARED: usize = 3;
 
 /// Found values a pruned inline list takes each at most once, up to this many (`2^n`
 /// rules); beyond, the list is the usual one.

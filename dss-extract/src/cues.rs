@@ -1,0 +1,339 @@
+//! Name cues: the words of a union's tags (the call or intent written, such as
+//! `atis_ground_fare`, `GetWeather`, `flight_no`) found in a request.
+//!
+//! A request rarely names the call it wants by its identifier, but it often says the words
+//! the identifier is made of: "what **cities** does northwest fly to" asks for `atis_city`,
+//! "the **distance** in miles" for `atis_distance`. A small model left to choose among a
+//! dozen calls by itself often picks the one its worked examples began with. Cues are
+//! shown beside the values found (`cities (atis_city)` in the prompt's "Items found"
+//! line); they never prune the grammar, since a call is also asked for in words its name
+//! does not hold ("how much does it cost" for a fare).
+//!
+//! A tag's words come from its name (split at `_`, `-`, camelCase and digits, lower case,
+//! singular, a few identifier abbreviations spelled out: `no` is `number`), less function
+//! words and less the words every tag of the union shares (`atis`). A cue is a window of
+//! the request, outside the values found, holding some of one tag's words; of overlapping
+//! cues only the tags with the most words found are kept, and only where at least half of
+//! the tag's words are found.
+
+use std::collections::BTreeSet;
+use std::ops::Range;
+
+use dss_compiler::{FormSite, Site, SiteKind};
+use serde_json::Value;
+
+use crate::normalize::{stem_into, Normalized};
+use crate::{Mention, Tier};
+
+/// Identifier abbreviations read as the word they stand for.
+const ABBREVIATIONS: &[(&str, &str)] = &[
+    ("addr", "address"),
+    ("amt", "amount"),
+    ("auth", "authentication"),
+    ("cfg", "configuration"),
+    ("config", "configuration"),
+    ("db", "database"),
+    ("desc", "description"),
+    ("doc", "document"),
+    ("img", "image"),
+    ("info", "information"),
+    ("msg", "message"),
+    ("no", "number"),
+    ("nr", "number"),
+    ("num", "number"),
+    ("pic", "picture"),
+    ("qty", "quantity"),
+    ("temp", "temperature"),
+];
+
+/// Words that tell nothing about which call is meant.
+const FUNCTION_WORDS: &[&str] = &[
+    "a", "an", "and", "as", "at", "by", "for", "from", "in", "is", "of", "on", "or", "the", "to",
+    "with",
+];
+
+/// Words of a cue further apart than this (in request words) are not one cue.
+const WINDOW: usize = 6;
+
+/// The tags of one union site and their words.
+#[derive(Debug, Clone)]
+struct CueSite {
+    path: String,
+    /// (tag, its words: normalised, singular, distinct).
+    tags: Vec<(String, Vec<String>)>,
+}
+
+/// The cue words of a spec's union tags, built once.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct TagCues {
+    sites: Vec<CueSite>,
+    /// The words of the spec's field names of two words or more (`fare_code`).
+    fields: Vec<Vec<String>>,
+}
+
+/// The words of one name: split, lower case, abbreviations spelled out, singular.
+fn name_words(name: &str) -> Vec<String> {
+    let n = Normalized::new(name);
+    let mut out: Vec<String> = Vec::new();
+    for t in &n.tokens {
+        let w = &n.text[t.start..t.end];
+        let w = ABBREVIATIONS
+            .iter()
+            .find(|(a, _)| *a == w)
+            .map_or(w, |(_, full)| *full);
+        if FUNCTION_WORDS.contains(&w) || w.chars().all(|c| c.is_ascii_digit()) {
+            continue;
+        }
+        let mut s = String::new();
+        stem_into(w, &mut s);
+        if !out.contains(&s) {
+            out.push(s);
+        }
+    }
+    out
+}
+
+impl TagCues {
+    /// The cue words of every union with two tags or more: discriminator values (tag
+    /// sites) and the keywords that open merged forms ([`FormSite`]).
+    pub(crate) fn build(sites: &[Site], forms: &[FormSite]) -> Self {
+        let mut out = Vec::new();
+        let mut fields: Vec<Vec<String>> = Vec::new();
+        for s in sites {
+            let field = s.path.rsplit('/').next().unwrap_or_default();
+            let words = name_words(field);
+            if words.len() > 1 && !fields.contains(&words) {
+                fields.push(words);
+            }
+        }
+        let tag_sites = sites.iter().filter_map(|s| match &s.kind {
+            SiteKind::Tag { values } => Some((&s.path, values)),
+            _ => None,
+        });
+        for (path, values) in tag_sites.chain(forms.iter().map(|f| (&f.path, &f.names))) {
+            if values.len() < 2 {
+                continue;
+            }
+            let mut tags: Vec<(String, Vec<String>)> =
+                values.iter().map(|v| (v.clone(), name_words(v))).collect();
+            // Words every tag has (a common prefix such as `atis`) tell the tags apart
+            // from nothing.
+            let shared: BTreeSet<String> = tags[0]
+                .1
+                .iter()
+                .filter(|w| tags.iter().all(|(_, ws)| ws.contains(w)))
+                .cloned()
+                .collect();
+            for (_, ws) in &mut tags {
+                ws.retain(|w| !shared.contains(w));
+            }
+            tags.retain(|(_, ws)| !ws.is_empty());
+            if !tags.is_empty() {
+                out.push(CueSite {
+                    path: path.clone(),
+                    tags,
+                });
+            }
+        }
+        TagCues { sites: out, fields }
+    }
+
+    /// The cues in `request`, by span start; words inside `taken` (the spans of the values
+    /// found) are not read as cues.
+    pub(crate) fn find(&self, request: &str, taken: &[Range<usize>]) -> Vec<Mention> {
+        if self.sites.is_empty() {
+            return Vec::new();
+        }
+        let n = Normalized::new(request);
+        let words: Vec<Option<String>> = n
+            .tokens
+            .iter()
+            .map(|t| {
+                let inside = taken
+                    .iter()
+                    .any(|r| r.start <= t.orig_start && t.orig_end <= r.end);
+                (!inside).then(|| {
+                    let mut s = String::new();
+                    stem_into(&n.text[t.start..t.end], &mut s);
+                    s
+                })
+            })
+            .collect();
+        let mut out = Vec::new();
+        for site in &self.sites {
+            // The tags' words, then the field names' (a field named in full, `fare code`,
+            // outweighs a tag of which it holds fewer words: `atis_ground_fare`).
+            let names: Vec<&[String]> = site
+                .tags
+                .iter()
+                .map(|(_, w)| w.as_slice())
+                .chain(self.fields.iter().map(Vec::as_slice))
+                .collect();
+            let n_tags = site.tags.len();
+            // (first word, last word, name index, words found)
+            let mut cands: Vec<(usize, usize, usize, usize)> = Vec::new();
+            for (k, name_words) in names.iter().enumerate() {
+                for (anchor, w) in words.iter().enumerate() {
+                    if !w.as_ref().is_some_and(|w| name_words.contains(w)) {
+                        continue;
+                    }
+                    // The name's words near the anchor, each at its nearest position.
+                    let (mut lo, mut hi, mut found) = (anchor, anchor, 0);
+                    for tw in *name_words {
+                        let near = (anchor.saturating_sub(WINDOW)
+                            ..words.len().min(anchor + WINDOW + 1))
+                            .filter(|&i| words[i].as_deref() == Some(tw.as_str()))
+                            .min_by_key(|&i| i.abs_diff(anchor));
+                        if let Some(i) = near {
+                            found += 1;
+                            lo = lo.min(i);
+                            hi = hi.max(i);
+                        }
+                    }
+                    let full = found == name_words.len();
+                    if (k < n_tags || full) && !cands.contains(&(lo, hi, k, found)) {
+                        cands.push((lo, hi, k, found));
+                    }
+                }
+            }
+            cands.sort_by_key(|&(lo, hi, _, _)| (lo, hi));
+            // Overlapping candidates are one cue: the tags with the most words found, then
+            // the largest share of their words, are kept.
+            let mut i = 0;
+            while i < cands.len() {
+                let mut end = cands[i].1;
+                let mut j = i + 1;
+                while j < cands.len() && cands[j].0 <= end {
+                    end = end.max(cands[j].1);
+                    j += 1;
+                }
+                let group = &cands[i..j];
+                let share = |&(_, _, k, found): &(usize, usize, usize, usize)| {
+                    found as f64 / names[k].len() as f64
+                };
+                let most = group.iter().map(|c| c.3).max().unwrap_or(0);
+                let best = group
+                    .iter()
+                    .filter(|c| c.3 == most && c.2 < n_tags)
+                    .map(share)
+                    .fold(0.0, f64::max);
+                let mut kept = BTreeSet::new();
+                for c in group {
+                    let s = share(c);
+                    if c.2 < n_tags && c.3 == most && s >= best && s >= 0.5 && kept.insert(c.2) {
+                        let span = n.tokens[c.0].orig_start..n.tokens[c.1].orig_end;
+                        out.push(Mention {
+                            text: request[span.clone()].to_string(),
+                            span,
+                            site: site.path.clone(),
+                            value: Value::String(site.tags[c.2].0.clone()),
+                            tier: Tier::Cue,
+                            score: s,
+                        });
+                    }
+                }
+                i = j;
+            }
+        }
+        out.sort_by_key(|m| (m.span.start, m.span.end));
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn site(tags: &[&str]) -> Site {
+        Site {
+            path: "/*".into(),
+            kind: SiteKind::Tag {
+                values: tags.iter().map(|t| t.to_string()).collect(),
+            },
+            required: true,
+        }
+    }
+
+    fn cues(tags: &[&str], request: &str) -> Vec<(String, String)> {
+        TagCues::build(&[site(tags)], &[])
+            .find(request, &[])
+            .into_iter()
+            .map(|m| (m.text, m.value.as_str().unwrap_or_default().to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn a_tags_words_name_it() {
+        let tags = [
+            "atis_city",
+            "atis_distance",
+            "atis_flight",
+            "atis_flight_no",
+            "atis_ground_fare",
+            "atis_ground_service",
+        ];
+        assert_eq!(
+            cues(
+                &tags,
+                "what cities does northwest fly to and the distance from dallas"
+            ),
+            [
+                ("cities".to_string(), "atis_city".to_string()),
+                ("distance".into(), "atis_distance".into())
+            ]
+        );
+        // `no` is `number`; the tag with more words found wins over `atis_flight`.
+        assert_eq!(
+            cues(&tags, "flight numbers from chicago"),
+            [("flight numbers".to_string(), "atis_flight_no".to_string())]
+        );
+        // Both words of `atis_ground_fare` beat one of `atis_ground_service`.
+        assert_eq!(
+            cues(&tags, "the fares for ground transportation"),
+            [(
+                "fares for ground".to_string(),
+                "atis_ground_fare".to_string()
+            )]
+        );
+        // One word of two each: both are offered.
+        assert_eq!(cues(&tags, "ground transportation").len(), 2);
+        // A field named in full (`fare code`) outweighs one word of a tag.
+        let fare_code = Site {
+            path: "/*/atis_abbreviation/fare_code".into(),
+            kind: SiteKind::Choice { values: vec![] },
+            required: false,
+        };
+        let c = TagCues::build(&[site(&tags), fare_code], &[]);
+        assert!(c.find("what does fare code f mean", &[]).is_empty());
+        assert_eq!(c.find("the fare to boston", &[]).len(), 1);
+        // Nothing named: no cue.
+        assert!(cues(&tags, "i need a ticket to seattle").is_empty());
+    }
+
+    #[test]
+    fn camel_case_names_and_values_found_are_kept_apart() {
+        let tags = [
+            "AddToPlaylist",
+            "PlayMusic",
+            "GetWeather",
+            "BookRestaurant",
+            "RateBook",
+        ];
+        assert_eq!(
+            cues(&tags, "book a table at a restaurant"),
+            [(
+                "book a table at a restaurant".to_string(),
+                "BookRestaurant".to_string()
+            )]
+        );
+        // A word inside a value found (a playlist's name) is not a cue.
+        let c = TagCues::build(&[site(&tags)], &[]);
+        let playlist = std::iter::once(13..29).collect::<Vec<_>>();
+        let found = c.find("add it to my weather playlist", &playlist);
+        let tags: Vec<&str> = found.iter().filter_map(|m| m.value.as_str()).collect();
+        assert_eq!(tags, ["AddToPlaylist"], "{found:?}");
+        assert_eq!(found[0].text, "add");
+        // Fewer than half of a tag's words: no cue.
+        assert!(cues(&["get_current_weather_report", "send_mail"], "the weather").is_empty());
+    }
+}
