@@ -1,30 +1,37 @@
 //! dss-runtime: the local-model side of dss.
 //!
 //! - [`models`]: the registry of pinned GGUF models, fetched from PyPI wheels and cached.
-//! - [`generate`]: a local model writes shorthand under the compiled grammar; the result is
+//! - Generation: a local model writes shorthand under the compiled grammar; the result is
 //!   expanded to schema-valid JSON. [`LocalModel`] (load once) + [`Generator`] (spec,
-//!   prompt, KV prefix cache; call [`Generator::generate`] many times).
-//! - [`engine`]: the constraint engines (llguidance, llama.cpp's GBNF sampler, none).
-//! - [`prompt`]: the chat-template prompt with a shared prefix and the request last.
+//!   prompt, KV prefix cache; call [`Generator::generate`] or
+//!   [`Generator::generate_pruned`] many times).
+//! - Constraint engines ([`EngineKind`]: llguidance, llama.cpp's GBNF sampler, none) and the
+//!   [`Grammar`] they run.
+//! - The prompt ([`PromptTemplate`]): the model's chat template with a shared prefix and the
+//!   request last.
 //! - [`lark`]: GBNF → Lark, so llguidance runs the very GBNF dss emits (dss-compiler's
 //!   converter, re-exported: the one that writes `shorthand.lark`).
-//! - [`gbnf`]: checking GBNF grammars (and texts against them) with llama.cpp's own
+//! - [`GbnfChecker`]: checking GBNF grammars (and texts against them) with llama.cpp's own
 //!   grammar engine, so what is checked is exactly what will constrain generation.
-//! - [`mod@backend`]: the single process-wide llama.cpp backend every part must share.
+//! - [`backend()`]: the single process-wide llama.cpp backend every part must share.
+//!
+//! The stage modules are private: their public items are re-exported here by name. `models`
+//! stays a module, the registry's namespace (`models::resolve`, `models::MODELS`).
 
-pub mod backend;
-pub mod engine;
-pub mod gbnf;
-pub mod generate;
+mod backend;
+mod engine;
+mod gbnf;
+mod generate;
 pub mod models;
-pub mod prompt;
+mod prompt;
 
 pub use backend::{backend, load_model, BackendError};
 pub use dss_compiler::lark;
-pub use engine::{Constraint, EngineKind, Grammar, GrammarSource};
+pub use engine::{parser_factory, Constraint, EngineError, EngineKind, Grammar, GrammarSource};
 pub use gbnf::{GbnfChecker, GbnfError, Verdict};
 pub use generate::{
-    load_examples, Example, GenerateError, Generation, Generator, GeneratorOptions, LocalModel,
-    OutputFormat, PrefixCache, PrunedRest, Pruning, Stats,
+    default_threads, load_examples, Example, GenerateError, Generation, Generator,
+    GeneratorOptions, LocalModel, OutputFormat, PrefixCache, PrunedRest, Pruning, Stats,
 };
-pub use models::{ModelError, ModelRegistry, ModelSpec, DEFAULT_MODEL};
+pub use models::{FetchProgress, ModelError, ModelRegistry, ModelSpec, DEFAULT_MODEL};
+pub use prompt::{tokenize, tokenize_prefix, PromptError, PromptTemplate, Shot};

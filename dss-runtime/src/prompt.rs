@@ -14,7 +14,7 @@
 use llama_cpp_2::model::{LlamaChatMessage, LlamaChatTemplate, LlamaModel};
 use llama_cpp_2::token::LlamaToken;
 
-pub use dss_compiler::prompt::{system_message, INSTRUCTION, JSON_INSTRUCTION};
+pub(crate) use dss_compiler::prompt::{system_message, INSTRUCTION, JSON_INSTRUCTION};
 
 /// A worked example for the prompt: a request and the answer as the model should write it.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -4,7 +4,7 @@
 
 use dss_compiler::CompiledSpec;
 use dss_runtime::{
-    load_examples, prompt, EngineKind, GenerateError, Generator, GeneratorOptions, LocalModel,
+    load_examples, tokenize, EngineKind, GenerateError, Generator, GeneratorOptions, LocalModel,
     PrefixCache,
 };
 use std::path::{Path, PathBuf};
@@ -208,8 +208,8 @@ fn hostile_requests_get_a_result_or_a_clear_error() {
     let count = |toks: &[llama_cpp_2::token::LlamaToken]| {
         toks.iter().filter(|&&t| t == im_start[0]).count()
     };
-    let with = prompt::tokenize(model.llama(), gen.prompt(), injection);
-    let without = prompt::tokenize(model.llama(), gen.prompt(), "profit");
+    let with = tokenize(model.llama(), gen.prompt(), injection);
+    let without = tokenize(model.llama(), gen.prompt(), "profit");
     assert_eq!(count(&with), count(&without));
 }
 
