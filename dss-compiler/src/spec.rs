@@ -11,7 +11,7 @@ use crate::codec::{Decoder, EncodeError, Encoder, Tables};
 use crate::error::{CompileError, CompressError, ExpandError, SpecError};
 use crate::grammar;
 use crate::lint::{Lint, SchemaWarning};
-use crate::notation::{self, Notation, NotationConfig};
+use crate::notation::{self, Notation, NotationConfig, ObjLayout, RecordLayout};
 use crate::schema::SchemaDoc;
 use crate::shape::{self, ExprId, Shapes};
 use crate::tools::{self, ToolCalls, ToolsRead};
@@ -118,6 +118,11 @@ impl SpecFile {
         }
         check_notation(&shapes, &self.notation).map_err(|e| {
             SpecError::Format(format!("the spec's notation is not valid: {e}{recompile}"))
+        })?;
+        check_designed(&shapes, &self.notation).map_err(|e| {
+            SpecError::Format(format!(
+                "the spec's notation is not the one its notation settings design ({e}){recompile}"
+            ))
         })
     }
 
@@ -203,7 +208,7 @@ fn repair(
 /// What [`SpecFile::check`] asks of a loaded notation (the shapes are already checked).
 fn check_notation(shapes: &Shapes, n: &Notation) -> Result<(), String> {
     use crate::grammar::terminal::bare_len;
-    use crate::notation::{FieldMode, First, ObjLayout, RecordLayout, RootLayout};
+    use crate::notation::{FieldMode, First, RootLayout};
     use std::collections::BTreeSet;
     let count = shapes.exprs.len();
     let expr = |e: ExprId, what: &str| -> Result<(), String> {
@@ -316,6 +321,69 @@ fn check_notation(shapes: &Shapes, n: &Notation) -> Result<(), String> {
             n.root
         ))
     }
+}
+
+/// What [`SpecFile::check`] asks of a notation the local checks of [`check_notation`]
+/// passed: that it is the one its own settings design. The settings are read back from it
+/// ([`notation::exact_edits`]: every record's fields in their order, modes, keywords,
+/// abbreviations and tags, the root layout, whether tool calls are named) and designed
+/// again from the shapes; everything the design derives from them (first tokens, open and
+/// quoted values, forms, canonical expressions, which expression each field has) must come
+/// out equal. So a tampered keyword, tag, mode or expression is refused at load, never run
+/// by a codec whose compress writes text its own expand rejects.
+fn check_designed(shapes: &Shapes, n: &Notation) -> Result<(), String> {
+    let edits = notation::exact_edits(n, shapes);
+    let again = notation::redesign(shapes, &edits).map_err(|e| e.to_string())?;
+    if again.root != n.root {
+        return Err(format!(
+            "root layout {:?}, designed {:?}",
+            n.root, again.root
+        ));
+    }
+    if again.canon != n.canon {
+        return Err("the canonical expressions differ".into());
+    }
+    let laid_out =
+        |o: &std::collections::BTreeMap<ExprId, ObjLayout>| o.keys().copied().collect::<Vec<_>>();
+    if laid_out(&again.objects) != laid_out(&n.objects) {
+        return Err("the objects laid out differ".into());
+    }
+    for (e, layout) in &n.objects {
+        match (layout, again.objects.get(e)) {
+            (_, Some(a)) if a == layout => {}
+            (ObjLayout::Record(r), Some(ObjLayout::Record(a))) => return Err(record_differs(r, a)),
+            (ObjLayout::Tagged { key, variants }, Some(ObjLayout::Tagged { variants: a, .. }))
+                if a.len() == variants.len() =>
+            {
+                for (v, a) in variants.iter().zip(a) {
+                    if v.tags != a.tags {
+                        return Err(format!(
+                            "the union tagged by `{key}` writes {:?}, designed {:?}",
+                            v.tags, a.tags
+                        ));
+                    }
+                    if v.record != a.record {
+                        return Err(record_differs(&v.record, &a.record));
+                    }
+                }
+            }
+            _ => return Err(format!("the layout of expression {e} differs")),
+        }
+    }
+    Ok(())
+}
+
+/// Where a loaded record `r` differs from the one designed again (`a`).
+fn record_differs(r: &RecordLayout, a: &RecordLayout) -> String {
+    let at = format!("object `{}`", r.name);
+    if r.fields.len() == a.fields.len() {
+        for (f, g) in r.fields.iter().zip(&a.fields) {
+            if f != g {
+                return format!("{at} field `{}` differs", f.name);
+            }
+        }
+    }
+    format!("{at} differs")
 }
 
 /// Checks that every number of a JSON text is read exactly: serde_json (as dss uses it)
@@ -1715,6 +1783,154 @@ mod tests {
             assert_ne!(v, good, "{what}: nothing was changed");
             let e = SpecFile::from_json(&v.to_string()).unwrap_err().to_string();
             assert!(e.contains("recompile with `dss compile`"), "{what}: {e}");
+        }
+    }
+
+    /// The viz spec as `dss compile` wrote it, tampered by `tamper`: the old checks
+    /// ([`check_notation`]) pass it, loading refuses it with `message`; loaded without the
+    /// check, its compress writes text its own expand rejects on the viz examples
+    /// (`breaks`).
+    fn refused_tamper(tamper: fn(&mut Value), message: &str, breaks: bool) {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../grammars/viz/spec.json");
+        let mut v: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        tamper(&mut v);
+        let e = SpecFile::from_json(&v.to_string()).unwrap_err().to_string();
+        assert_eq!(e, format!("spec file: the spec's notation is not the one its notation settings design ({message}); recompile with `dss compile`"));
+        let file: SpecFile = serde_json::from_value(v).unwrap();
+        let shapes = shape::build(&SchemaDoc::new(&file.schema)).unwrap();
+        check_notation(&shapes, &file.notation).unwrap();
+        let unchecked = CompiledSpec::from_file(file);
+        let examples = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../examples/viz/appendix-a.json"
+        );
+        let x: Value = serde_json::from_str(&std::fs::read_to_string(examples).unwrap()).unwrap();
+        let text = unchecked.compress(&x).unwrap();
+        assert_eq!(unchecked.expand(&text).is_err(), breaks, "{text}");
+    }
+
+    fn field<'v>(v: &'v mut Value, pointer: &str) -> &'v mut serde_json::Map<String, Value> {
+        v.pointer_mut(pointer)
+            .and_then(Value::as_object_mut)
+            .expect("the field is in the viz spec.json")
+    }
+
+    /// Tampered keywords and first tokens (fuzz finding
+    /// `spec_load/tampered-keyword-compress-expand-disagree.json`): a keyless field's first
+    /// tokens edited, a keyword written quoted (no design writes one).
+    #[test]
+    fn a_tampered_keyword_is_refused() {
+        refused_tamper(
+            |v| {
+                let f = field(v, "/notation/objects/7/Record/fields/1");
+                let first = f["first"].as_array_mut().unwrap();
+                first.retain(|w| *w != json!({"Word": "sum"}));
+            },
+            "object `#/$defs/Field` field `aggregation` differs",
+            true,
+        );
+        refused_tamper(
+            |v| {
+                let f = field(v, "/notation/objects/9/Record/fields/3");
+                f["keyword"] = json!("\"limit\"");
+                f["first"] = json!([{"Word": "\"limit\""}]);
+            },
+            "notation: `#/$defs/Sort` field `limit`: keyword `\"limit\"` must be a plain word (letters, digits, _ $ . -; not true/false/null)",
+            true,
+        );
+    }
+
+    /// Tampered value modes (fuzz findings `spec_load/tampered-notation-*.json`): a field
+    /// given another expression of the schema (its values then written as another
+    /// field's), a leading free string no longer quoted, a single-valued field no longer
+    /// a flag, a keyed object written open.
+    #[test]
+    fn a_tampered_value_mode_is_refused() {
+        refused_tamper(
+            |v| field(v, "/notation/objects/7/Record/fields/1")["expr"] = json!(12),
+            "object `#/$defs/Field` field `aggregation` differs",
+            true,
+        );
+        refused_tamper(
+            |v| {
+                field(v, "/notation/objects/7/Record/fields/0").remove("quoted");
+            },
+            "object `#/$defs/Field` field `fieldName` differs",
+            false,
+        );
+        refused_tamper(
+            |v| {
+                let f = field(v, "/notation/objects/8/Tagged/variants/0/record/fields/2");
+                f.insert("explicit".into(), json!(true));
+            },
+            "object `#/$defs/CategoricalFilter` field `exclude` differs",
+            false,
+        );
+        refused_tamper(
+            |v| {
+                field(v, "/notation/objects/2/Record/fields/2").insert("open".into(), json!(true));
+            },
+            "object `#` field `sort` differs",
+            false,
+        );
+        refused_tamper(
+            |v| v["notation"]["canon"][13] = json!(52),
+            "the canonical expressions differ",
+            false,
+        );
+    }
+
+    /// Every mutated `spec.json` the fuzzer found is refused at load, never a panic.
+    #[test]
+    fn fuzz_findings_are_refused() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../fuzz/findings/spec_load");
+        let mut seen = 0;
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            let text = std::fs::read_to_string(&path).unwrap();
+            let e = SpecFile::from_json(&text).unwrap_err().to_string();
+            assert!(
+                e.contains("recompile with `dss compile`"),
+                "{}: {e}",
+                path.display()
+            );
+            seen += 1;
+        }
+        assert_eq!(seen, 7);
+    }
+
+    /// Tool specs load back: one tool (its call named), several, one call, explicit and
+    /// compact notations.
+    #[test]
+    fn tool_specs_load_back() {
+        let tool = |name: &str, params: Value| json!({"type": "function", "function": {"name": name, "parameters": params}});
+        let one = json!([tool(
+            "get_weather",
+            json!({"type": "object",
+            "properties": {"city": {"type": "string"}, "unit": {"enum": ["c", "f"]},
+                "days": {"type": "object", "properties": {"n": {"enum": ["one", "two"]}},
+                    "required": ["n"], "additionalProperties": false}},
+            "required": ["city", "days"]})
+        )]);
+        let mut several = one.clone();
+        several
+            .as_array_mut()
+            .unwrap()
+            .push(tool("stop", json!({"type": "object", "properties": {}})));
+        for tools in [one, several] {
+            for calls in [ToolCalls::List, ToolCalls::One] {
+                for style in [None, Some(NotationStyle::Compact)] {
+                    let opts = CompileOptions {
+                        notation: style.map(NotationConfig::with_style),
+                        calls,
+                        ..Default::default()
+                    };
+                    let spec = compile(&tools, &opts).unwrap();
+                    let back = CompiledSpec::from_json(&spec.to_json().unwrap())
+                        .unwrap_or_else(|e| panic!("{tools} {calls:?} {style:?}: {e}"));
+                    assert_eq!(back.grammar_gbnf(), spec.grammar_gbnf());
+                }
+            }
         }
     }
 

@@ -252,6 +252,8 @@ enum Kind {
     RoundTrip,
     InvalidAccepted,
     Data,
+    /// The compiled spec's `spec.json` does not load back as the same spec.
+    Reload,
 }
 
 struct Failure {
@@ -321,6 +323,7 @@ impl Stats {
              valid instances round-tripped: {}/{} ({} rejected by compress, {} round-trip mismatches; \
              {} more not tried: schema not compiled)\n\
              invalid instances rejected:    {}/{}{}\n\
+             spec.json not loading back:    {}\n\
              panics: {}",
             self.compiled,
             self.schemas,
@@ -342,6 +345,7 @@ impl Stats {
             } else {
                 String::new()
             },
+            self.count(Kind::Reload),
             self.count(Kind::Panic),
         );
         if !self.failures.is_empty() {
@@ -401,6 +405,18 @@ fn try_compile(schema: &Value) -> Compiled {
         },
         Ok(Err(CompileError::RemoteRef { .. })) => Compiled::RemoteRef,
         Ok(Err(e)) => Compiled::Failed(Kind::Compile, format!("compile failed: {e}")),
+    }
+}
+
+/// The spec's `spec.json` loads back, and writes the same `spec.json`.
+fn reload(spec: &CompiledSpec) -> Result<(), String> {
+    let text = spec.to_json().map_err(|e| format!("to_json: {e}"))?;
+    let back =
+        CompiledSpec::from_json(&text).map_err(|e| format!("spec.json does not load: {e}"))?;
+    match back.to_json() {
+        Ok(again) if again == text => Ok(()),
+        Ok(_) => Err("spec.json loads as another spec".into()),
+        Err(e) => Err(format!("to_json after loading: {e}")),
     }
 }
 
@@ -469,6 +485,18 @@ fn check_schema(file: &str, schema: &Value, tests: &[Instance], invalid_must_fai
         }
     };
     st.compiled += 1;
+    // Its `spec.json` loads back, the same spec: the load's checks (shapes and notation
+    // designed again) refuse only tampered files, never what `dss compile` wrote.
+    match guarded(|| reload(&spec)) {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => st.fail(Kind::Reload, file, "(spec.json)", e),
+        Err(p) => st.fail(
+            Kind::Panic,
+            file,
+            "(spec.json)",
+            format!("reload panicked: {p}"),
+        ),
+    }
     if spec.encoder_validates() {
         // compress trusts the encoder's checks here (structure and local assertions): they
         // must reject everything the validator rejects, on every instance of the corpus
@@ -626,6 +654,14 @@ fn vega_lite_round_trip() {
     match compiled {
         Compiled::Ok(spec) => {
             st.compiled += 1;
+            let start = Instant::now();
+            if let Err(e) = with_big_stack(|| reload(&spec)) {
+                st.fail(Kind::Reload, "vega-lite-schema.json", "(spec.json)", e);
+            }
+            st.slowest.push((
+                start.elapsed(),
+                "vega-lite-schema.json: save and load spec.json".into(),
+            ));
             // Some upstream examples (`*_future.vl.json`) are not valid against the schema:
             // an independent validator decides which examples are valid instances.
             let mut encoded = schema.clone();

@@ -2,7 +2,7 @@
 //! this compiler produces. Regenerate with:
 //!     DSS_BLESS=1 cargo test -p dss-compiler --test grammars
 
-use dss_compiler::{compile, CompileOptions};
+use dss_compiler::{compile, CompileOptions, CompiledSpec, NotationConfig, NotationStyle};
 use std::path::Path;
 
 #[test]
@@ -29,7 +29,32 @@ fn bundled_grammars_are_fresh() {
                 .expect("schema JSON");
         let spec =
             compile(&schema, &CompileOptions::default()).unwrap_or_else(|e| panic!("{name}: {e}"));
+        // Its spec.json loads back, also under the explicit style and under its own
+        // notation YAML (`dss init`): the load's check designs each notation again.
+        for notation in [
+            None,
+            Some(NotationConfig::with_style(NotationStyle::Explicit)),
+            Some(serde_yaml::from_str(&spec.notation_yaml().expect("yaml")).expect("yaml")),
+        ] {
+            let again = compile(
+                &schema,
+                &CompileOptions {
+                    notation,
+                    ..Default::default()
+                },
+            )
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+            let text = again.to_json().expect("spec.json");
+            let back = CompiledSpec::from_json(&text).unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert_eq!(back.to_json().expect("spec.json"), text, "{name}");
+        }
         let dir = root.join("grammars").join(&name);
+        if !bless {
+            let saved = std::fs::read_to_string(dir.join("spec.json")).unwrap_or_default();
+            if let Err(e) = CompiledSpec::from_json(&saved) {
+                stale.push(format!("grammars/{name}/spec.json does not load: {e}"));
+            }
+        }
         for (file, fresh) in spec.artifacts().expect("artifacts") {
             let path = dir.join(file);
             if bless {

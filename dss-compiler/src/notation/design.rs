@@ -1,7 +1,7 @@
 //! The design: [`design`] builds the notation from shapes as a list of passes, each a
 //! function named for what it decides.
 
-use super::config::{check_root, NotationConfig};
+use super::config::{check_root, ExactEdits, NotationConfig};
 use super::fields::design_record;
 use super::layout::{is_section, FieldMode, Form, Notation, ObjLayout, RecordLayout, RootLayout};
 use super::open::mark_open;
@@ -21,9 +21,29 @@ pub(crate) fn design(
     let config = config.unwrap_or(&empty);
     let canon = canonicalize(shapes);
     let reached = reach(shapes, &canon);
-    let (mut objects, used) = layout_objects(shapes, &canon, &reached, config)?;
+    let (mut objects, used) =
+        layout_objects(shapes, &canon, &reached, |_| std::slice::from_ref(config))?;
     config.check_used(&used)?;
     let root = choose_root(shapes, &canon, &objects, config)?;
+    mark_open(shapes, &mut objects);
+    mark_quoted(shapes, root, &canon, &mut objects);
+    Ok(Notation::new(root, canon, objects))
+}
+
+/// The notation [`design`] makes of `shapes` with each object's own edits (read back from
+/// a notation by [`exact_edits`](super::exact_edits)): for a loaded `spec.json`, the
+/// notation its settings design, which it must be. An object without edits is designed
+/// automatically (compact style).
+pub(crate) fn redesign(shapes: &Shapes, edits: &ExactEdits) -> Result<Notation, CompileError> {
+    let empty = [NotationConfig::default()];
+    let canon = canonicalize(shapes);
+    let reached = reach(shapes, &canon);
+    let (mut objects, _) =
+        layout_objects(shapes, &canon, &reached, |e| match edits.objects.get(&e) {
+            Some(configs) if !configs.is_empty() => configs.as_slice(),
+            _ => &empty,
+        })?;
+    let root = choose_root(shapes, &canon, &objects, &edits.root)?;
     mark_open(shapes, &mut objects);
     mark_quoted(shapes, root, &canon, &mut objects);
     Ok(Notation::new(root, canon, objects))
@@ -74,25 +94,29 @@ fn reach(shapes: &Shapes, canon: &[ExprId]) -> Vec<bool> {
     reached
 }
 
-/// The layout of every reached canonical expression with an object part, and the names of
-/// the records met (for checking the edits).
-fn layout_objects(
+/// The layout of every reached canonical expression with an object part, each under its
+/// edits (`config_of`: one for all its records, or one per variant of a tagged union),
+/// and the names of the records met (for checking the edits).
+fn layout_objects<'c>(
     shapes: &Shapes,
     canon: &[ExprId],
     reached: &[bool],
-    config: &NotationConfig,
+    config_of: impl Fn(ExprId) -> &'c [NotationConfig],
 ) -> Result<(BTreeMap<ExprId, ObjLayout>, BTreeSet<String>), CompileError> {
     let mut objects = BTreeMap::new();
     let mut used = BTreeSet::new();
-    // Many shapes share one object part (`X` and `X | null`): design each part once.
-    let mut designed: HashMap<&ObjPart, ObjLayout> = HashMap::default();
+    // Many shapes share one object part (`X` and `X | null`): design each part once (under
+    // the same edits).
+    let mut designed: HashMap<(&ObjPart, *const NotationConfig), ObjLayout> = HashMap::default();
     for (id, parts) in shapes.parts.iter().enumerate() {
         let id = id as ExprId;
         if canon[id as usize] != id || parts.any || !reached[id as usize] {
             continue;
         }
         if let Some(obj) = &parts.object {
-            let layout = match designed.get(obj) {
+            let configs = config_of(id);
+            let key = (obj, configs.as_ptr());
+            let layout = match designed.get(&key) {
                 Some(l) => l.clone(),
                 None => {
                     let l = design_object(
@@ -100,10 +124,10 @@ fn layout_objects(
                         canon,
                         &obj.records,
                         obj.merged.as_ref(),
-                        config,
+                        configs,
                         &mut used,
                     )?;
-                    designed.insert(obj, l.clone());
+                    designed.insert(key, l.clone());
                     l
                 }
             };
@@ -114,20 +138,24 @@ fn layout_objects(
 }
 
 /// One object part: a tagged union when its records have a discriminator, else one record
-/// (the merged one, for a union).
+/// (the merged one, for a union). `configs`: the edits, one for all records or one per
+/// variant of a tagged union (the first for a record).
 fn design_object(
     shapes: &Shapes,
     canon: &[ExprId],
     records: &[Arc<Record>],
     merged: Option<&Arc<Record>>,
-    config: &NotationConfig,
+    configs: &[NotationConfig],
     used: &mut BTreeSet<String>,
 ) -> Result<ObjLayout, CompileError> {
     if records.len() >= 2 {
         if let Some(key) = find_discriminator(shapes, records) {
-            return design_tagged(shapes, canon, records, key, config, used);
+            return design_tagged(shapes, canon, records, key, configs, used);
         }
     }
+    let Some(config) = configs.first() else {
+        return Err(CompileError::Notation("internal: no edits given".into()));
+    };
     if let [r] = records {
         if config.name_calls {
             if let Some(layout) = design_named_call(shapes, canon, r, config, used)? {
@@ -156,7 +184,7 @@ fn design_object(
 /// among several tools, so the model writes the tool's name and the call reads the same
 /// whatever the number of tools. The property is laid out as an optional keyed field, and
 /// one form requiring it ([`RecordLayout::forms`]) keeps the grammars requiring it. `None`
-/// for any other record.
+/// for any other record, and where an edit asks for another mode of the property.
 fn design_named_call(
     shapes: &Shapes,
     canon: &[ExprId],
@@ -172,7 +200,10 @@ fn design_named_call(
     }
     let mut optional = Record::clone(r);
     optional.required.clear();
-    let mut layout = design_record(shapes, canon, &optional, config, used)?;
+    // An edit that does not fit an optional field (`positional`) asks for the plain record.
+    let Ok(mut layout) = design_record(shapes, canon, &optional, config, used) else {
+        return Ok(None);
+    };
     if layout.fields.len() != 1 || layout.fields[0].mode != FieldMode::Keyed {
         return Ok(None);
     }

@@ -12,20 +12,31 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 /// The layout of a union of `records` told apart by property `key`: each variant's
-/// record without the key, and the tag written for each of its values.
+/// record without the key, and the tag written for each of its values. Variant `i` is
+/// designed under `configs[i]` (the last one past the end: the user's edits are one for
+/// all, a loaded notation's are one per variant, see `design::redesign`).
 pub(super) fn design_tagged(
     shapes: &Shapes,
     canon: &[ExprId],
     records: &[Arc<Record>],
     key: String,
-    config: &NotationConfig,
+    configs: &[NotationConfig],
     used: &mut BTreeSet<String>,
 ) -> Result<ObjLayout, CompileError> {
-    let mut variants = records
-        .iter()
-        .map(|r| design_variant(shapes, canon, r, &key, config, used))
-        .collect::<Result<Vec<_>, _>>()?;
-    assign_tags(&key, &mut variants, config)?;
+    let config_of = |i: usize| configs.get(i).or(configs.last());
+    let mut variants = Vec::with_capacity(records.len());
+    for (i, r) in records.iter().enumerate() {
+        let Some(config) = config_of(i) else {
+            return Err(CompileError::Notation("internal: no edits given".into()));
+        };
+        variants.push(design_variant(shapes, canon, r, &key, config, used)?);
+    }
+    let user_tags = variants.iter().enumerate().any(|(i, v)| {
+        config_of(i)
+            .and_then(|c| c.objects.get(&v.record.name))
+            .is_some_and(|c| c.tag.is_some())
+    });
+    assign_tags(&key, &mut variants, user_tags)?;
     Ok(ObjLayout::Tagged { key, variants })
 }
 
@@ -68,19 +79,13 @@ fn design_variant(
     })
 }
 
-/// The tags written: short ones unless an edit names a tag, bare when they are words,
-/// else quoted; no two alike.
+/// The tags written: short ones unless an edit names a tag (`user_tags`), bare when they
+/// are words, else quoted; no two alike.
 fn assign_tags(
     key: &str,
     variants: &mut [TaggedVariant],
-    config: &NotationConfig,
+    user_tags: bool,
 ) -> Result<(), CompileError> {
-    let user_tags = variants.iter().any(|v| {
-        config
-            .objects
-            .get(&v.record.name)
-            .is_some_and(|c| c.tag.is_some())
-    });
     if !user_tags {
         shorten_tags(variants);
     }
