@@ -395,17 +395,10 @@ impl SpecIndex {
         examples: impl IntoIterator<Item = (&'a str, &'a Value)>,
     ) -> &BTreeSet<String> {
         let mut named: BTreeMap<String, (usize, usize)> = BTreeMap::new();
-        for (request, output) in examples {
-            let Ok(text) = spec.compress(output) else {
-                continue;
-            };
-            let Ok(progress) = spec.progress(&format!("{}\n", text.trim_end()), &self.sites) else {
-                continue;
-            };
-            let found = self.analyze(request, ExtractMode::Full, 0).restriction;
-            for (site, v) in progress.used {
+        for (_, analysis, used) in self.read_examples(spec, examples) {
+            for (site, v) in used {
                 let e = named.entry(site.clone()).or_default();
-                if found.at(&site).contains(&v) {
+                if analysis.restriction.at(&site).contains(&v) {
                     e.0 += 1;
                 } else {
                     e.1 += 1;
@@ -431,21 +424,15 @@ impl SpecIndex {
         examples: impl IntoIterator<Item = (&'a str, &'a Value)>,
     ) -> usize {
         let mut contexts: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-        for (request, output) in examples {
-            let Ok(text) = spec.compress(output) else {
-                continue;
-            };
-            let Ok(progress) = spec.progress(&format!("{}\n", text.trim_end()), &self.sites) else {
-                continue;
-            };
-            let a = self.analyze(request, ExtractMode::Full, 0);
-            for (site, v) in &progress.used {
-                for m in a
+        for (request, analysis, used) in self.read_examples(spec, examples) {
+            let words = Normalized::new(request);
+            for (site, v) in &used {
+                for m in analysis
                     .mentions
                     .iter()
                     .filter(|m| m.site == *site && m.value == *v)
                 {
-                    if let Some(w) = word_before(request, m.span.start) {
+                    if let Some(w) = word_before(&words, m.span.start) {
                         contexts.entry(field_of(site)).or_default().insert(w);
                     }
                 }
@@ -453,6 +440,30 @@ impl SpecIndex {
         }
         self.contexts = contexts;
         self.contexts.values().map(BTreeSet::len).sum()
+    }
+
+    /// Each worked example that compresses and reads back: its request, the analysis of
+    /// the request, and the (site, value) pairs its output writes.
+    fn read_examples<'a>(
+        &self,
+        spec: &CompiledSpec,
+        examples: impl IntoIterator<Item = (&'a str, &'a Value)>,
+    ) -> Vec<(&'a str, Analysis, Used)> {
+        let mut out = Vec::new();
+        for (request, output) in examples {
+            let Ok(text) = spec.compress(output) else {
+                continue;
+            };
+            let Ok(progress) = spec.progress(&format!("{}\n", text.trim_end()), &self.sites) else {
+                continue;
+            };
+            out.push((
+                request,
+                self.analyze(request, ExtractMode::Full, 0),
+                progress.used,
+            ));
+        }
+        out
     }
 
     /// The spec's sites.
@@ -499,14 +510,15 @@ impl SpecIndex {
         let mut mentions = extraction.mentions.clone();
         if !self.contexts.is_empty() {
             // Readings of one span: those whose field's learned word precedes it first.
+            let words = Normalized::new(request);
             let fits = |m: &Mention| {
-                word_before(request, m.span.start).is_some_and(|w| {
+                word_before(&words, m.span.start).is_some_and(|w| {
                     self.contexts
                         .get(&field_of(&m.site))
                         .is_some_and(|c| c.contains(&w))
                 })
             };
-            mentions.sort_by_key(|m| (m.span.start, m.span.end, !fits(m)));
+            mentions.sort_by_cached_key(|m| (m.span.start, m.span.end, !fits(m)));
         }
         if !missing.is_empty() && nearest > 0 {
             let near: Vec<Mention> = self
@@ -549,17 +561,24 @@ impl SpecIndex {
     }
 }
 
+/// The (site, value) pairs a document writes.
+type Used = Vec<(String, Value)>;
+
 /// The last segment of a site path (its field name).
 fn field_of(site: &str) -> String {
     site.rsplit('/').next().unwrap_or(site).to_string()
 }
 
-/// The normalised, singular word of `request` that ends last before byte `at`.
-fn word_before(request: &str, at: usize) -> Option<String> {
-    let n = Normalized::new(request.get(..at)?);
-    let t = n.tokens.last()?;
+/// The singular of the word of a normalised request that ends last at or before byte `at`
+/// of the request.
+fn word_before(words: &Normalized, at: usize) -> Option<String> {
+    let t = words
+        .tokens
+        .iter()
+        .take_while(|t| t.orig_end <= at)
+        .last()?;
     let mut w = String::new();
-    stem_into(&n.text[t.start..t.end], &mut w);
+    stem_into(&words.text[t.start..t.end], &mut w);
     Some(w)
 }
 

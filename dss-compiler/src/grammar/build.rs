@@ -670,7 +670,27 @@ impl Builder<'_> {
         }
         let mut mandatory: Vec<G> = tag.into_iter().collect();
         let mut optional: Vec<G> = Vec::new();
-        let mut optional_fields: Vec<&FieldLayout> = Vec::new();
+        // Pruned, a few found fields may come in any order (below); values found once that
+        // several of them could take are then written once: their slots are built split by
+        // those values (`shared_slots`) instead of whole here.
+        let optional_fields: Vec<&FieldLayout> = r
+            .fields
+            .iter()
+            .filter(|f| {
+                matches!(f.mode, FieldMode::Keyed | FieldMode::Keyless)
+                    && !self
+                        .at(&escape_segment(&f.name), |b| b.status(f.expr))
+                        .droppable()
+            })
+            .collect();
+        let any_order = self.prune.is_some()
+            && r.extras.is_none()
+            && (2..=MAX_ANY_ORDER).contains(&optional_fields.len());
+        let shared = if any_order {
+            self.shared_values(&optional_fields)
+        } else {
+            None
+        };
         for f in &r.fields {
             let seg = escape_segment(&f.name);
             match f.mode {
@@ -680,12 +700,11 @@ impl Builder<'_> {
                     mandatory.push(g);
                 }
                 FieldMode::Keyed | FieldMode::Keyless => {
-                    if self.at(&seg, |b| b.status(f.expr)).droppable() {
+                    if shared.is_some() || self.at(&seg, |b| b.status(f.expr)).droppable() {
                         continue;
                     }
                     let g = self.at(&seg, |b| b.field_slot(f));
                     optional.push(g);
-                    optional_fields.push(f);
                 }
             }
         }
@@ -714,11 +733,11 @@ impl Builder<'_> {
         }
         // Pruned for a request, a few found fields may come in any order (the model writes
         // them as the request names them; `CompiledSpec::expand_any_order` reads them).
-        if self.prune.is_some() && next.is_none() && (2..=MAX_ANY_ORDER).contains(&optional.len()) {
-            next = Some(match self.shared_slots(&optional_fields) {
-                Some(slots) => self.any_order_shared(&slots, name),
-                None => self.any_order(&optional, name),
-            });
+        if let Some((cands, shared)) = shared {
+            let slots = self.shared_slots(&optional_fields, &cands, &shared);
+            next = Some(self.any_order_shared(&slots, name));
+        } else if any_order {
+            next = Some(self.any_order(&optional, name));
             optional.clear();
         }
         for (j, o) in optional.into_iter().enumerate().rev() {
@@ -753,16 +772,15 @@ impl Builder<'_> {
         }
     }
 
-    /// Pruning: the slots of `fields` (optional fields of one record, written in any order)
-    /// split by the values found once that two or more of them could take (`dallas` as
-    /// departure and as destination city): one alternative per such value, with its bit,
-    /// and one (bit 0) for the field's other candidates. `None` when no value is shared (or
-    /// more than [`MAX_SHARED`] are, or a pin is already held).
-    fn shared_slots(&mut self, fields: &[&FieldLayout]) -> Option<Vec<Vec<(G, u32)>>> {
+    /// Pruning: the candidates of `fields` (optional fields of one record, written in any
+    /// order) and the values found once that two or more of them could take (`dallas` as
+    /// departure and as destination city). `None` when no value is shared (or more than
+    /// [`MAX_SHARED`] are, or a pin is already held).
+    fn shared_values(&mut self, fields: &[&FieldLayout]) -> Option<(FieldCandidates, Vec<Value>)> {
         if self.pin.is_some() {
             return None;
         }
-        let cands: Vec<Option<Vec<Value>>> = fields
+        let cands: FieldCandidates = fields
             .iter()
             .map(|f| {
                 self.at(&escape_segment(&f.name), |b| {
@@ -793,8 +811,20 @@ impl Builder<'_> {
         if shared.is_empty() || shared.len() > MAX_SHARED {
             return None;
         }
+        Some((cands, shared))
+    }
+
+    /// The slots of `fields` split by the `shared` values ([`Builder::shared_values`]): one
+    /// alternative per shared value a field could take, with its bit, and one (bit 0) for
+    /// the field's other candidates.
+    fn shared_slots(
+        &mut self,
+        fields: &[&FieldLayout],
+        cands: &[Option<Vec<Value>>],
+        shared: &[Value],
+    ) -> Vec<Vec<(G, u32)>> {
         let mut slots = Vec::new();
-        for (f, c) in fields.iter().zip(&cands) {
+        for (f, c) in fields.iter().zip(cands) {
             let seg = escape_segment(&f.name);
             let mut alts: Vec<(G, u32)> = Vec::new();
             match c {
@@ -824,7 +854,7 @@ impl Builder<'_> {
             }
             slots.push(alts);
         }
-        Some(slots)
+        slots
     }
 
     /// [`Builder::any_order`] over slots with alternatives, each using a set of shared
@@ -1328,6 +1358,9 @@ fn offered<'v, T>(
 /// Found optional fields of one record read in any order under pruning, up to this many
 /// (`2^n` rules); more keep the notation's order.
 const MAX_ANY_ORDER: usize = 5;
+
+/// Per field of a record, its candidates when pruning at its site.
+type FieldCandidates = Vec<Option<Vec<Value>>>;
 
 /// Values found once that several fields of one record could take, each written at most
 /// once in the record under pruning, up to this many (more: no such limit).
