@@ -1,8 +1,10 @@
 //! `dss bench-generate`: generation on each model over the same requests, in one run:
 //! (a) constrained shorthand (llguidance, fast-forward), (b) the same prompt unconstrained,
 //! (c) llama.cpp's GBNF sampler on the full grammar (greedy token first), (d) compact JSON
-//! under the schema's JSON grammar. Medians per configuration, and ratios against (a)
-//! measured in the same run.
+//! under the schema's JSON grammar, (e) as (a) under the grammar pruned to the request's
+//! values (items found in the prompt, consumption, line holding; one retry under the full
+//! grammar, as `dss generate`). Medians per configuration, and ratios against (a) measured
+//! in the same run.
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
@@ -11,7 +13,9 @@ use serde_json::Value;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use crate::runtime_cmd::load_model;
+use crate::prune_cmd::PruneArgs;
+use crate::runtime_cmd::{generate_one, load_model, pruning_index, PruneRun};
+use dss_compiler::Consume;
 use crate::serve_cmd::spec_examples;
 
 /// Targets from the issue: constraint overhead per token, Qwen's median end-to-end, and
@@ -37,9 +41,13 @@ pub(crate) struct BenchGenerateArgs {
         default_value = "smollm2-135m,qwen2.5-coder-0.5b"
     )]
     models: Vec<String>,
-    /// Configurations to run, from a,b,c,d.
-    #[arg(long, value_delimiter = ',', default_value = "a,b,c,d")]
+    /// Configurations to run, from a,b,c,d,e.
+    #[arg(long, value_delimiter = ',', default_value = "a,b,c,d,e")]
     configs: Vec<String>,
+    /// Pruning for (e): catalogs, aliases, matcher (the spec directory's own catalogs.yaml
+    /// and aliases.yaml are read as `dss generate` reads them).
+    #[command(flatten)]
+    prune: PruneArgs,
     /// CPU threads [default: physical cores].
     #[arg(long)]
     threads: Option<usize>,
@@ -56,6 +64,8 @@ struct Config {
     label: &'static str,
     engine: EngineKind,
     format: OutputFormat,
+    /// Under the grammar pruned to each request's values.
+    pruned: bool,
 }
 
 const CONFIGS: &[Config] = &[
@@ -64,24 +74,35 @@ const CONFIGS: &[Config] = &[
         label: "(a) shorthand, llguidance + ff",
         engine: EngineKind::Llguidance,
         format: OutputFormat::Shorthand,
+        pruned: false,
     },
     Config {
         key: "b",
         label: "(b) shorthand, unconstrained",
         engine: EngineKind::Unconstrained,
         format: OutputFormat::Shorthand,
+        pruned: false,
     },
     Config {
         key: "c",
         label: "(c) shorthand, llama.cpp GBNF",
         engine: EngineKind::Gbnf,
         format: OutputFormat::Shorthand,
+        pruned: false,
     },
     Config {
         key: "d",
         label: "(d) compact JSON, JSON grammar",
         engine: EngineKind::Llguidance,
         format: OutputFormat::Json,
+        pruned: false,
+    },
+    Config {
+        key: "e",
+        label: "(e) shorthand, llguidance + ff, pruned",
+        engine: EngineKind::Llguidance,
+        format: OutputFormat::Shorthand,
+        pruned: true,
     },
 ];
 
@@ -168,12 +189,23 @@ pub(crate) fn run(args: &BenchGenerateArgs) -> Result<ExitCode> {
                 examples: examples.clone(),
                 ..GeneratorOptions::default()
             };
+            let index = if cfg.pruned {
+                pruning_index(&args.prune, &spec_path, &spec, &opts.examples)?
+            } else {
+                None
+            };
+            let run = PruneRun {
+                prune: &args.prune,
+                consume: Consume::Class,
+                split_lines: false,
+                no_items: false,
+            };
             let mut gen = Generator::new(&model, spec, opts)?;
             gen.warm()?;
             let mut stats: Vec<Stats> = Vec::new();
             let mut valid = 0;
             for r in &requests {
-                let result = gen.generate(r);
+                let result = generate_one(&mut gen, index.as_ref(), &run, r).map(|(g, _)| g);
                 if args.verbose {
                     match &result {
                         Ok(g) => println!("  {} {r:?}\n    {}", cfg.key, g.value),

@@ -14,7 +14,7 @@ use std::process::ExitCode;
 
 use crate::prune_cmd::{PruneArgs, Requests};
 use crate::{load_spec, write_stdout};
-use dss_compiler::Consume;
+use dss_compiler::{CompiledSpec, Consume};
 use dss_extract::{Analysis, SpecIndex};
 
 #[derive(Subcommand)]
@@ -174,19 +174,62 @@ fn parse_consume(s: &str) -> Result<Consume, String> {
 }
 
 /// What pruning added to one request's measurements.
-struct PruneReport {
+pub(crate) struct PruneReport {
     extract_ms: f64,
     ix_values: usize,
     ix_sites: usize,
     tier: String,
 }
 
+/// How one request is pruned: `dss generate`'s flags, also what `dss bench-generate` uses.
+pub(crate) struct PruneRun<'a> {
+    /// Catalogs, aliases, the matcher and the nearest tier.
+    pub prune: &'a PruneArgs,
+    /// What a written line consumes.
+    pub consume: Consume,
+    /// Let a line end although a value only it could take is unwritten.
+    pub split_lines: bool,
+    /// Leave the items found out of the prompt.
+    pub no_items: bool,
+}
+
+impl GenerateArgs {
+    fn prune_run(&self) -> PruneRun<'_> {
+        PruneRun {
+            prune: &self.prune,
+            consume: self.consume,
+            split_lines: self.split_lines,
+            no_items: self.no_items,
+        }
+    }
+}
+
+/// The entity index pruning uses for `spec` (loaded from `spec_path`): its catalogs and
+/// aliases, and what the worked examples teach (sites they infer, words before values).
+pub(crate) fn pruning_index(
+    prune: &PruneArgs,
+    spec_path: &Path,
+    spec: &CompiledSpec,
+    examples: &[dss_runtime::Example],
+) -> Result<Option<SpecIndex>> {
+    let mut ix = prune.index(spec_path, spec)?;
+    ix.learn_inferred(
+        spec,
+        examples.iter().map(|e| (e.request.as_str(), &e.output)),
+    );
+    ix.learn_contexts(
+        spec,
+        examples.iter().map(|e| (e.request.as_str(), &e.output)),
+    );
+    Ok((!ix.entities().is_empty()).then_some(ix))
+}
+
 /// Generates for `request`: pruned by the values found in it (with the items in the prompt),
 /// falling back once to the full grammar if decoding fails; or under the full grammar.
-fn generate_one(
+pub(crate) fn generate_one(
     gen: &mut Generator<'_>,
     index: Option<&SpecIndex>,
-    args: &GenerateArgs,
+    args: &PruneRun<'_>,
     request: &str,
 ) -> Result<(Generation, Option<PruneReport>), GenerateError> {
     let Some(index) = index else {
@@ -195,7 +238,7 @@ fn generate_one(
     let t = std::time::Instant::now();
     let a = args.prune.analyze(index, request);
     let extract_ms = t.elapsed().as_secs_f64() * 1e3;
-    let prompt_request = with_items(args, request, &a);
+    let prompt_request = with_items(args.no_items, request, &a);
     let mut report = PruneReport {
         extract_ms,
         ix_values: a.restriction.len(),
@@ -226,8 +269,8 @@ fn generate_one(
 }
 
 /// The request as the prompt carries it: followed by the items found, unless --no-items.
-fn with_items(args: &GenerateArgs, request: &str, a: &Analysis) -> String {
-    if args.no_items {
+fn with_items(no_items: bool, request: &str, a: &Analysis) -> String {
+    if no_items {
         request.to_string()
     } else {
         a.prompt(request)
@@ -242,7 +285,7 @@ fn full_prompt(
     request: &str,
 ) -> String {
     let request = match index {
-        Some(ix) => with_items(args, request, &args.prune.analyze(ix, request)),
+        Some(ix) => with_items(args.no_items, request, &args.prune.analyze(ix, request)),
         None => request.to_string(),
     };
     let t = gen.prompt();
@@ -355,20 +398,7 @@ pub(crate) fn run_generate(args: &GenerateArgs) -> Result<ExitCode> {
     let index = if args.no_prune {
         None
     } else {
-        let mut ix = args.prune.index(&args.spec, &spec)?;
-        ix.learn_inferred(
-            &spec,
-            opts.examples
-                .iter()
-                .map(|e| (e.request.as_str(), &e.output)),
-        );
-        ix.learn_contexts(
-            &spec,
-            opts.examples
-                .iter()
-                .map(|e| (e.request.as_str(), &e.output)),
-        );
-        (!ix.entities().is_empty()).then_some(ix)
+        pruning_index(&args.prune, &args.spec, &spec, &opts.examples)?
     };
     let mut gen = Generator::new(&model, spec, opts)
         .with_context(|| format!("preparing generation for {}", args.spec.display()))?;
@@ -436,7 +466,7 @@ pub(crate) fn run_generate(args: &GenerateArgs) -> Result<ExitCode> {
         Ok(())
     };
     if let Some(done) = args.requests.each_line(|request| {
-        let (g, pr) = match generate_one(&mut gen, index.as_ref(), args, request) {
+        let (g, pr) = match generate_one(&mut gen, index.as_ref(), &args.prune_run(), request) {
             Ok(x) => x,
             Err(e) => {
                 let msg = e.to_string();
@@ -455,7 +485,7 @@ pub(crate) fn run_generate(args: &GenerateArgs) -> Result<ExitCode> {
         return done;
     }
     let request = args.requests.single()?;
-    let (g, pr) = match generate_one(&mut gen, index.as_ref(), args, request) {
+    let (g, pr) = match generate_one(&mut gen, index.as_ref(), &args.prune_run(), request) {
         Ok(x) => x,
         Err(e) => {
             stats_line(gen.last_stats(), None, Some(&e.to_string()))?;

@@ -72,6 +72,19 @@ pub struct FormSite {
     pub names: Vec<String>,
 }
 
+impl FormSite {
+    /// The instance path of the record written under the form `name` (`/*` and
+    /// `BookRestaurant` give `/*/BookRestaurant`, the parent of its fields' sites).
+    pub fn record(&self, name: &str) -> String {
+        Self::record_of(&self.path, name)
+    }
+
+    /// [`FormSite::record`] of the form site at `path`.
+    pub fn record_of(path: &str, name: &str) -> String {
+        format!("{path}/{}", escape_segment(name))
+    }
+}
+
 /// The sites of a notation, in document order, one per path (a path reached through
 /// several variants of a union merges their values).
 pub(crate) fn sites(shapes: &Shapes, notation: &Notation) -> Vec<Site> {

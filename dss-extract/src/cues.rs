@@ -59,6 +59,8 @@ const WINDOW: usize = 6;
 #[derive(Debug, Clone)]
 struct CueSite {
     path: String,
+    /// The tags are the keywords of merged forms ([`FormSite`]): each names a record.
+    forms: bool,
     /// (tag, its words: normalised, singular, distinct).
     tags: Vec<(String, Vec<String>)>,
 }
@@ -110,7 +112,9 @@ impl TagCues {
             SiteKind::Tag { values } => Some((&s.path, values)),
             _ => None,
         });
-        for (path, values) in tag_sites.chain(forms.iter().map(|f| (&f.path, &f.names))) {
+        let form_sites = forms.iter().map(|f| (&f.path, &f.names));
+        let tagged = tag_sites.map(|t| (t, false));
+        for ((path, values), is_form) in tagged.chain(form_sites.map(|f| (f, true))) {
             if values.len() < 2 {
                 continue;
             }
@@ -131,11 +135,33 @@ impl TagCues {
             if !tags.is_empty() {
                 out.push(CueSite {
                     path: path.clone(),
+                    forms: is_form,
                     tags,
                 });
             }
         }
         TagCues { sites: out, fields }
+    }
+
+    /// The records a one-word text names as a cue on its own (`book` names
+    /// `/*/BookRestaurant` and `/*/RateBook`): the merged forms one of whose name's words it
+    /// is, where that word is at least half the name's words (as [`TagCues::find`] asks).
+    pub(crate) fn records_named(&self, text: &str) -> Vec<String> {
+        let n = Normalized::new(text);
+        let [t] = n.tokens.as_slice() else {
+            return Vec::new();
+        };
+        let mut word = String::new();
+        stem_into(&n.text[t.start..t.end], &mut word);
+        let mut out = Vec::new();
+        for site in self.sites.iter().filter(|s| s.forms) {
+            for (tag, words) in &site.tags {
+                if words.len() <= 2 && words.contains(&word) {
+                    out.push(FormSite::record_of(&site.path, tag));
+                }
+            }
+        }
+        out
     }
 
     /// The cues in `request`, by span start; words inside `taken` (the spans of the values

@@ -4,6 +4,7 @@
 //! extraction misses.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use dss_compiler::{path_matches, CompiledSpec, Restriction, Site, SiteKind};
@@ -480,13 +481,19 @@ impl SpecIndex {
     /// found nothing, the values nearest to the words that matched nothing are offered there
     /// (at most `nearest` per word; never the whole list).
     pub fn analyze(&self, request: &str, mode: ExtractMode, nearest: usize) -> Analysis {
-        let extraction = self.index.extract_with(request, mode);
+        let mut extraction = self.index.extract_with(request, mode);
+        if mode == ExtractMode::Full {
+            attach_modifiers(&mut extraction.mentions, request);
+        }
         let mut tier = if extraction.mentions.iter().any(|m| m.tier == Tier::Fuzzy) {
             PruneTier::Fuzzy
         } else {
             PruneTier::Exact
         };
         let mut restriction = restriction_of(&extraction, &self.bound);
+        if mode == ExtractMode::Full {
+            self.add_record_readings(&mut restriction, &extraction.mentions);
+        }
         restriction.free = self.inferred.clone();
         for ((from, v), (to, w)) in &self.implies {
             if restriction.at(from).contains(v) && !restriction.at(to).contains(w) {
@@ -555,6 +562,49 @@ impl SpecIndex {
         }
     }
 
+    /// A one-word value that is also a word of a call's name (`book` in "book a brasserie in
+    /// denver", a value of `object_type` and the first word of `BookRestaurant`) reads as
+    /// that call too: its mention gets a record reading for each such call (none of whose
+    /// own sites is among the mention's readings), so once the call is written the word is
+    /// used, and is not left over to open a call of its own (`SearchCreativeWork
+    /// object_type book`). See [`Restriction::readings`].
+    fn add_record_readings(&self, r: &mut Restriction, mentions: &[Mention]) {
+        for group in mention_groups(mentions) {
+            let Some(first) = group.first() else { continue };
+            let records: Vec<String> = self
+                .cues
+                .records_named(&first.text)
+                .into_iter()
+                .filter(|rec| {
+                    !group.iter().any(|m| {
+                        m.site.len() > rec.len()
+                            && m.site.starts_with(rec.as_str())
+                            && m.site.as_bytes()[rec.len()] == b'/'
+                    })
+                })
+                .collect();
+            if records.is_empty() {
+                continue;
+            }
+            let pairs: Vec<(String, Value)> = group
+                .iter()
+                .map(|m| (m.site.clone(), m.value.clone()))
+                .collect();
+            let at = r.readings.iter().position(|g| {
+                g.len() == pairs.len() && g.iter().zip(&pairs).all(|(a, b)| a == b)
+            });
+            let g = match at {
+                Some(i) => &mut r.readings[i],
+                None => {
+                    r.readings.push(pairs);
+                    let last = r.readings.len() - 1;
+                    &mut r.readings[last]
+                }
+            };
+            g.extend(records.iter().map(|rec| Restriction::record_reading(rec)));
+        }
+    }
+
     fn is_bound(&self, s: &Site) -> bool {
         matches!(s.kind, SiteKind::Choice { .. } | SiteKind::Tag { .. })
             || self.bound.contains(&s.path)
@@ -604,35 +654,129 @@ pub fn restriction_of(extraction: &Extraction, bound: &BTreeSet<String>) -> Rest
         bound: bound.clone(),
         ..Restriction::default()
     };
-    let mut spans: Vec<(usize, usize, String, Value)> = Vec::new();
     for m in &extraction.mentions {
         if !m.site.starts_with('#') {
             r.candidates
                 .entry(m.site.clone())
                 .or_default()
                 .push(m.value.clone());
-            spans.push((m.span.start, m.span.end, m.site.clone(), m.value.clone()));
         }
     }
-    // Readings whose spans overlap are one mention (`four` as a rating and as a party
-    // size; `suribachi` inside `shadow of suribachi`): writing one reading uses it.
-    spans.sort_by_key(|(a, b, _, _)| (*a, *b));
-    let mut groups: Vec<Vec<(String, Value)>> = Vec::new();
+    r.readings = mention_groups(&extraction.mentions)
+        .into_iter()
+        .filter(|g| g.len() > 1)
+        .map(|g| {
+            g.iter()
+                .map(|m| (m.site.clone(), m.value.clone()))
+                .collect()
+        })
+        .collect();
+    r
+}
+
+/// The mentions at sites (not numbers or dates alone) grouped by overlapping spans, in
+/// request order: readings whose spans overlap are one mention (`four` as a rating and as a
+/// party size; `suribachi` inside `shadow of suribachi`), and writing one reading uses it.
+fn mention_groups(mentions: &[Mention]) -> Vec<Vec<&Mention>> {
+    let mut at_sites: Vec<&Mention> = mentions
+        .iter()
+        .filter(|m| !m.site.starts_with('#'))
+        .collect();
+    at_sites.sort_by_key(|m| (m.span.start, m.span.end));
+    let mut groups: Vec<Vec<&Mention>> = Vec::new();
     let mut end = 0;
-    for (a, b, site, value) in spans {
+    for m in at_sites {
         match groups.last_mut() {
-            Some(g) if a < end => {
-                g.push((site, value));
-                end = end.max(b);
+            Some(g) if m.span.start < end => {
+                g.push(m);
+                end = end.max(m.span.end);
             }
             _ => {
-                groups.push(vec![(site, value)]);
-                end = b;
+                groups.push(vec![m]);
+                end = m.span.end;
             }
         }
     }
-    r.readings = groups.into_iter().filter(|g| g.len() > 1).collect();
-    r
+    groups
+}
+
+/// Words between a modifier and the value it modifies, at most (`large` *order of* `fries`).
+const ATTACH_GAP: usize = 3;
+
+/// A modifier goes with the value next to it: a mention whose readings lie in several
+/// records (`large` as a side's size and as a drink's) keeps only the readings in the
+/// record of the nearest value whose readings all lie in one of those records (`fries`:
+/// the side), when that value is at most [`ATTACH_GAP`] words away within one phrase (no
+/// comma, `and` or `then` between). The nearest wins, the following one on a tie (English
+/// puts a modifier before its noun). Without it a small model gave the drink of `a large
+/// fry and a medium coke` the side's size.
+fn attach_modifiers(mentions: &mut Vec<Mention>, request: &str) {
+    let parent = |site: &str| site.rfind('/').map_or(String::new(), |i| site[..i].to_string());
+    let words = Normalized::new(request);
+    let word_at = |pos: usize| words.tokens.iter().take_while(|t| t.orig_end <= pos).count();
+    // (first word, end word, records) per group of overlapping readings.
+    let groups: Vec<(usize, usize, BTreeSet<String>, Vec<Range<usize>>)> =
+        mention_groups(mentions)
+            .iter()
+            .map(|g| {
+                let start = g.iter().map(|m| m.span.start).min().unwrap_or(0);
+                let end = g.iter().map(|m| m.span.end).max().unwrap_or(0);
+                let records = g.iter().map(|m| parent(&m.site)).collect();
+                let spans = g.iter().map(|m| m.span.clone()).collect();
+                (word_at(start), word_at(end), records, spans)
+            })
+            .collect();
+    let breaks = |from: usize, to: usize| {
+        words.tokens[from.min(words.tokens.len())..to.min(words.tokens.len())]
+            .iter()
+            .any(|t| matches!(&words.text[t.start..t.end], "and" | "then" | "also"))
+    };
+    let mut keep: Vec<(Vec<Range<usize>>, String)> = Vec::new();
+    for (i, (first, end, records, spans)) in groups.iter().enumerate() {
+        if records.len() < 2 {
+            continue;
+        }
+        let mut best: Option<(usize, bool, &String)> = None;
+        for (j, (f2, e2, r2, _)) in groups.iter().enumerate() {
+            if i == j || r2.len() != 1 {
+                continue;
+            }
+            let Some(rec) = r2.iter().next().filter(|r| records.contains(*r)) else {
+                continue;
+            };
+            // Words strictly between the two, and whether the other follows.
+            let (gap, after, lo, hi) = if f2 >= end {
+                (f2 - end, true, *end, *f2)
+            } else if e2 <= first {
+                (first - e2, false, *e2, *first)
+            } else {
+                continue;
+            };
+            let text_between = {
+                let a = words.tokens.get(lo.saturating_sub(1)).map_or(0, |t| t.orig_end);
+                let b = words.tokens.get(hi).map_or(request.len(), |t| t.orig_start);
+                request.get(a.min(b)..b).unwrap_or_default()
+            };
+            if gap > ATTACH_GAP || breaks(lo, hi) || text_between.contains([',', ';', '.']) {
+                continue;
+            }
+            let better = match best {
+                None => true,
+                Some((g, a, _)) => gap < g || (gap == g && after && !a),
+            };
+            if better {
+                best = Some((gap, after, rec));
+            }
+        }
+        if let Some((_, _, rec)) = best {
+            keep.push((spans.clone(), rec.clone()));
+        }
+    }
+    mentions.retain(|m| {
+        keep.iter()
+            .find(|(spans, _)| spans.contains(&m.span))
+            .is_none_or(|(_, rec)| parent(&m.site) == *rec)
+    });
 }
 
 fn describe(sites: &[Site]) -> String {
@@ -745,6 +889,100 @@ mod tests {
         let rest = a.restriction.consumed(&used, Consume::Class);
         assert_eq!(rest.len(), 2, "{rest:?}");
         assert_eq!(rest.readings.len(), 1);
+    }
+
+    /// A list of calls, each `{"Name": {slot: enum}}`, closed.
+    fn calls(calls: &[(&str, Value)]) -> CompiledSpec {
+        let forms: Vec<Value> = calls
+            .iter()
+            .map(|(name, slots)| {
+                let props: serde_json::Map<String, Value> = slots
+                    .as_object()
+                    .into_iter()
+                    .flatten()
+                    .map(|(k, v)| (k.clone(), json!({ "enum": v })))
+                    .collect();
+                json!({"type": "object", "required": [name], "additionalProperties": false,
+                    "properties": {*name: {"type": "object", "properties": props,
+                        "additionalProperties": false}}})
+            })
+            .collect();
+        compile(
+            &json!({"type": "array", "items": {"oneOf": forms}}),
+            &CompileOptions::default(),
+        )
+        .expect("compiles")
+    }
+
+    #[test]
+    fn a_word_of_a_calls_name_is_used_when_that_call_is_written() {
+        let spec = calls(&[
+            ("BookRestaurant", json!({"restaurant_type": ["brasserie"], "city": ["denver"]})),
+            ("SearchCreativeWork", json!({"object_type": ["book", "song"]})),
+            ("RateBook", json!({"object_type": ["book"], "rating": ["five"]})),
+        ]);
+        let ix = SpecIndex::build(&spec, &Catalogs::default()).expect("index");
+        let a = ix.analyze("book a brasserie in denver", ExtractMode::Full, 0);
+        assert_eq!(a.restriction.at("/*/SearchCreativeWork/object_type"), [json!("book")]);
+        // `book` also names BookRestaurant (not RateBook: `book` is a value of its own).
+        let group = a
+            .restriction
+            .readings
+            .iter()
+            .find(|g| g.iter().any(|(_, v)| v.is_null()))
+            .expect("a record reading");
+        let records: Vec<&str> = group
+            .iter()
+            .filter(|(_, v)| v.is_null())
+            .map(|(s, _)| s.as_str())
+            .collect();
+        assert_eq!(records, ["/*/BookRestaurant"], "{group:?}");
+        // Writing the call uses the word: nothing is left to open another call with.
+        let used = [
+            ("/*/BookRestaurant/restaurant_type".to_string(), json!("brasserie")),
+            ("/*/BookRestaurant/city".to_string(), json!("denver")),
+        ];
+        let rest = a.restriction.consumed(&used, Consume::Class);
+        assert!(rest.is_exhausted(), "{rest:?}");
+        // While the call's own line is written, the word stays (line holding reads this).
+        let open = a
+            .restriction
+            .without_record_readings()
+            .consumed(&used[..1], Consume::Class);
+        assert_eq!(open.at("/*/SearchCreativeWork/object_type"), [json!("book")]);
+        // Where the word is the value asked for, it stays until written as such.
+        let a = ix.analyze("find the song and book a brasserie", ExtractMode::Full, 0);
+        let rest = a.restriction.consumed(&used[..1], Consume::Class);
+        assert_eq!(rest.at("/*/SearchCreativeWork/object_type"), [json!("song")]);
+    }
+
+    #[test]
+    fn a_modifier_goes_with_the_value_next_to_it() {
+        let order = |kinds: Value| {
+            json!({"number": [1, 2], "kind": kinds, "size": ["large", "medium"]})
+        };
+        let spec = calls(&[
+            ("side", order(json!(["fries"]))),
+            ("drink", order(json!(["coke"]))),
+            ("main", json!({"kind": ["burger"]})),
+        ]);
+        let ix = SpecIndex::build(&spec, &Catalogs::default()).expect("index");
+        let a = ix.analyze("a large fries and a medium coke", ExtractMode::Full, 0);
+        assert_eq!(a.restriction.at("/*/side/size"), [json!("large")], "{a:?}");
+        assert_eq!(a.restriction.at("/*/drink/size"), [json!("medium")]);
+        // Words between (`order of`) are allowed; a value in another record is passed over.
+        let a = ix.analyze("a burger with a large order of fries", ExtractMode::Full, 0);
+        assert_eq!(a.restriction.at("/*/side/size"), [json!("large")]);
+        assert!(a.restriction.at("/*/drink/size").is_empty());
+        // Across `and` or a comma, or with no single-record neighbour, nothing is decided.
+        for request in ["a coke and large", "large, coke", "large please"] {
+            let a = ix.analyze(request, ExtractMode::Full, 0);
+            assert_eq!(a.restriction.at("/*/side/size"), [json!("large")], "{request}");
+            assert_eq!(a.restriction.at("/*/drink/size"), [json!("large")], "{request}");
+        }
+        // The paper's matcher is left as it is.
+        let a = ix.analyze("a large fries", ExtractMode::Paper, 0);
+        assert_eq!(a.restriction.at("/*/drink/size"), [json!("large")]);
     }
 
     #[test]

@@ -30,6 +30,12 @@ pub struct Restriction {
     /// The readings of one ambiguous mention: the (site path, value) pairs one span of the
     /// request offers (`four` as a rating and as a party size). The mention is used once:
     /// writing one reading consumes the others ([`Consume::Class`]).
+    ///
+    /// A reading may also name a *record* rather than a value: `(record path, null)`, as
+    /// `("/*/BookRestaurant", null)` for the word `book` of "book a brasserie", which also
+    /// reads as the value `book` of another call's `object_type`. Writing any value inside
+    /// that record uses the mention (the word named the call; it is no value left to write),
+    /// see [`Restriction::record_reading`].
     pub readings: Vec<Vec<(String, Value)>>,
 }
 
@@ -54,9 +60,28 @@ impl Restriction {
         self.len() == 0
     }
 
+    /// A record reading (see [`Restriction::readings`]): the mention names the record at
+    /// `record` (a call), so writing inside that record uses it.
+    pub fn record_reading(record: &str) -> (String, Value) {
+        (record.to_string(), Value::Null)
+    }
+
+    /// The same restriction without its record readings (see [`Restriction::readings`]): a
+    /// line being written uses no mention by naming its own record.
+    pub fn without_record_readings(&self) -> Restriction {
+        let mut r = self.clone();
+        for g in &mut r.readings {
+            g.retain(|(_, v)| !v.is_null());
+        }
+        r.readings.retain(|g| g.len() > 1);
+        r
+    }
+
     /// What is left once the (site path, value) pairs written so far are used up: one
     /// occurrence each, of the pair and of the other readings of its mention
-    /// ([`Consume::Class`]), or of the value at every site ([`Consume::Value`]).
+    /// ([`Consume::Class`]), or of the value at every site ([`Consume::Value`]). With
+    /// [`Consume::Class`], the first value written inside a record that a mention's record
+    /// reading names uses that mention too.
     pub fn consumed(&self, used: &[(String, Value)], how: Consume) -> Restriction {
         let mut r = self.clone();
         let take = |cands: &mut BTreeMap<String, Vec<Value>>, site: &str, v: &Value| {
@@ -84,6 +109,22 @@ impl Restriction {
                                 continue;
                             }
                             take(&mut r.candidates, s, x);
+                        }
+                    }
+                    // A mention that named the record this value is written in.
+                    let named = r.readings.iter().position(|g| {
+                        g.iter().any(|(s, x)| {
+                            x.is_null()
+                                && site.len() > s.len()
+                                && site.starts_with(s.as_str())
+                                && site.as_bytes()[s.len()] == b'/'
+                        })
+                    });
+                    if let Some(g) = named {
+                        for (s, x) in r.readings.remove(g) {
+                            if !x.is_null() {
+                                take(&mut r.candidates, &s, &x);
+                            }
                         }
                     }
                 }
