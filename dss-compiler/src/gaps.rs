@@ -268,6 +268,7 @@ mod tests {
             "x": {"type": "number", "minimum": 0, "multipleOf": 0.5},
             "tags": {"type": "array", "items": {"type": "string"}, "uniqueItems": true, "maxItems": 3},
             "p": {"enum": [{"a": 1}, "b"]},
+            "r": {"type": "array", "maxItems": 1, "enum": [[1], [1, 2]]},
             "q": {"not": {"type": "null"}},
             "free": {"pattern": "^a"}
         }});
@@ -278,8 +279,8 @@ mod tests {
             ("/properties/free/pattern", "pattern"),
             ("/properties/m/maximum", "maximum"),
             ("/properties/mail/maxLength", "maxLength"),
-            ("/properties/p/enum", "enum"),
             ("/properties/q/not", "not"),
+            ("/properties/r/enum", "enum"),
             ("/properties/tags/uniqueItems", "uniqueItems"),
             ("/properties/x/multipleOf", "multipleOf"),
         ]
