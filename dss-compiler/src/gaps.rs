@@ -8,9 +8,12 @@
 //! a grammar ([`crate::shape::regular`]), integer ranges, lower bounds 0 and 1,
 //! `minItems`/`maxItems` are in the grammar; `multipleOf`, `uniqueItems`, property counts,
 //! `dependentRequired`, other number bounds, and the approximated keywords (`not`,
-//! `if`/`then`/`else`, `contains`, `propertyNames`, `dependencies`…) are not, nor are
-//! `enum`/`const` of objects and arrays (any object or array in the grammar). A node's
-//! keywords can still be lost where unions of different forms meet: the list is per node.
+//! `if`/`then`/`else`, `contains`, `propertyNames`, `dependencies`…) are not.
+//! `enum`/`const` of objects and arrays are in the grammar (each listed value as its
+//! compact JSON), so they are no gap where every listed value passes the node's other
+//! keywords (checked here with the validator; a node that refers elsewhere is a gap: the
+//! grammar does not filter the listed values by them). A node's keywords can still be
+//! lost where unions of different forms meet: the list is per node.
 
 use crate::schema::{keyword, Family, Holds, KeywordClass};
 use crate::shape::lower_gaps;
@@ -42,16 +45,26 @@ impl std::fmt::Display for GrammarGap {
 /// assertion in its dialect).
 pub(crate) fn gaps(schema: &Value, formats_assert: bool) -> Vec<GrammarGap> {
     let mut out = Vec::new();
-    walk(schema, &mut String::new(), formats_assert, &mut out, 0);
+    let cx = Cx {
+        formats: formats_assert,
+        root: schema,
+    };
+    walk(schema, &mut String::new(), &cx, &mut out, 0);
     out
 }
 
-fn walk(v: &Value, at: &mut String, formats: bool, out: &mut Vec<GrammarGap>, depth: usize) {
+/// What every node's gaps are read with: whether `format` asserts, the schema document.
+struct Cx<'v> {
+    formats: bool,
+    root: &'v Value,
+}
+
+fn walk(v: &Value, at: &mut String, cx: &Cx<'_>, out: &mut Vec<GrammarGap>, depth: usize) {
     if depth > 512 {
         return;
     }
     let Value::Object(m) = v else { return };
-    node(m, at, formats, out);
+    node(m, at, cx, out);
     for (k, x) in m {
         let Some(row) = keyword(k) else { continue };
         let len = at.len();
@@ -59,13 +72,13 @@ fn walk(v: &Value, at: &mut String, formats: bool, out: &mut Vec<GrammarGap>, de
         at.push_str(&escape(k));
         match (row.holds, x) {
             (Holds::Schema | Holds::SchemaOrSchemas, Value::Object(_)) => {
-                walk(x, at, formats, out, depth + 1)
+                walk(x, at, cx, out, depth + 1)
             }
             (Holds::Schemas | Holds::SchemaOrSchemas, Value::Array(xs)) => {
                 for (i, y) in xs.iter().enumerate() {
                     let l = at.len();
                     at.push_str(&format!("/{i}"));
-                    walk(y, at, formats, out, depth + 1);
+                    walk(y, at, cx, out, depth + 1);
                     at.truncate(l);
                 }
             }
@@ -74,7 +87,7 @@ fn walk(v: &Value, at: &mut String, formats: bool, out: &mut Vec<GrammarGap>, de
                     let l = at.len();
                     at.push('/');
                     at.push_str(&escape(n));
-                    walk(y, at, formats, out, depth + 1);
+                    walk(y, at, cx, out, depth + 1);
                     at.truncate(l);
                 }
             }
@@ -89,7 +102,8 @@ fn escape(s: &str) -> String {
 }
 
 /// The gaps of one node's own keywords.
-fn node(m: &Map<String, Value>, at: &str, formats: bool, out: &mut Vec<GrammarGap>) {
+fn node(m: &Map<String, Value>, at: &str, cx: &Cx<'_>, out: &mut Vec<GrammarGap>) {
+    let formats = cx.formats;
     let mut add = |k: &str, reason: String| {
         out.push(GrammarGap {
             pointer: format!("{at}/{}", escape(k)),
@@ -127,10 +141,9 @@ fn node(m: &Map<String, Value>, at: &str, formats: bool, out: &mut Vec<GrammarGa
                     v => k == "const" && (v.is_array() || v.is_object()),
                 };
                 if compound {
-                    add(
-                        k,
-                        format!("`{k}` of objects or arrays: any object or array in the grammar"),
-                    );
+                    if let Some(reason) = listed_unchecked(m, cx) {
+                        add(k, reason);
+                    }
                 }
                 continue;
             }
@@ -189,6 +202,47 @@ fn node(m: &Map<String, Value>, at: &str, formats: bool, out: &mut Vec<GrammarGa
     }
 }
 
+/// Why the listed values of a node with arrays or objects among them may admit what the
+/// node's other keywords reject (the grammar writes every listed value of the node's
+/// types), or `None` where each listed value passes them.
+fn listed_unchecked(m: &Map<String, Value>, cx: &Cx<'_>) -> Option<String> {
+    let types: Vec<&str> = match m.get("type") {
+        Some(Value::String(s)) => vec![s.as_str()],
+        Some(Value::Array(xs)) => xs.iter().filter_map(Value::as_str).collect(),
+        _ => vec!["array", "object"],
+    };
+    // Only the values the grammar writes matter: arrays and objects of the node's types
+    // (scalars are the shapes' own, as before).
+    let written = |v: &&Value| {
+        (v.is_array() && types.contains(&"array")) || (v.is_object() && types.contains(&"object"))
+    };
+    let listed: Vec<&Value> = match (m.get("const"), m.get("enum")) {
+        (Some(c), _) => vec![c],
+        (None, Some(Value::Array(xs))) => xs.iter().collect(),
+        _ => return None,
+    };
+    let listed: Vec<&Value> = listed.into_iter().filter(written).collect();
+    let mut rest: Map<String, Value> = m
+        .iter()
+        .filter(|(k, _)| *k != "enum" && *k != "const")
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    if let Some(meta) = cx.root.get("$schema").filter(|s| s.is_string()) {
+        rest.insert("$schema".into(), meta.clone());
+    }
+    let unchecked = || {
+        Some("the listed objects or arrays are in the grammar, but not the node's other keywords on them".to_string())
+    };
+    let Ok(validator) = crate::checks::build_validator(cx.root, &Value::Object(rest)) else {
+        return unchecked();
+    };
+    if listed.iter().all(|v| validator.is_valid(v)) {
+        None
+    } else {
+        unchecked()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use crate::{compile, CompileOptions};
@@ -214,6 +268,7 @@ mod tests {
             "x": {"type": "number", "minimum": 0, "multipleOf": 0.5},
             "tags": {"type": "array", "items": {"type": "string"}, "uniqueItems": true, "maxItems": 3},
             "p": {"enum": [{"a": 1}, "b"]},
+            "r": {"type": "array", "maxItems": 1, "enum": [[1], [1, 2]]},
             "q": {"not": {"type": "null"}},
             "free": {"pattern": "^a"}
         }});
@@ -224,8 +279,8 @@ mod tests {
             ("/properties/free/pattern", "pattern"),
             ("/properties/m/maximum", "maximum"),
             ("/properties/mail/maxLength", "maxLength"),
-            ("/properties/p/enum", "enum"),
             ("/properties/q/not", "not"),
+            ("/properties/r/enum", "enum"),
             ("/properties/tags/uniqueItems", "uniqueItems"),
             ("/properties/x/multipleOf", "multipleOf"),
         ]

@@ -2,7 +2,8 @@
 //! whose every assertion the grammars say (`CompiledSpec::grammar_gaps` is empty), and the
 //! same before regular forms were in the grammar (the assertions `pattern`, `format`,
 //! `minLength` > 1, `maxLength` and integer ranges other than `>= 0`/`>= 1` counted as
-//! gaps too). Prints its numbers; run with
+//! gaps too), and before `enum`/`const` of objects and arrays were in the grammar (a
+//! schema listing any counted as a gap). Prints its numbers; run with
 //!     cargo test -p dss-compiler --release --test grammar_coverage -- --ignored --nocapture
 
 use dss_compiler::{compile, CompileOptions};
@@ -14,6 +15,23 @@ fn newly_regular(v: &Value) -> bool {
     match v {
         Value::Object(m) => regular_node(m) || m.values().any(newly_regular),
         Value::Array(xs) => xs.iter().any(newly_regular),
+        _ => false,
+    }
+}
+
+/// Whether a schema node (or anything below it) lists objects or arrays in `enum`/`const`,
+/// which were gaps before the grammars wrote them.
+fn lists_compound(v: &Value) -> bool {
+    match v {
+        Value::Object(m) => {
+            let compound = |x: &Value| x.is_array() || x.is_object();
+            m.get("const").is_some_and(compound)
+                || m.get("enum")
+                    .and_then(Value::as_array)
+                    .is_some_and(|xs| xs.iter().any(compound))
+                || m.values().any(lists_compound)
+        }
+        Value::Array(xs) => xs.iter().any(lists_compound),
         _ => false,
     }
 }
@@ -57,6 +75,8 @@ fn maskbench_assertions_in_the_grammar() {
         .collect();
     files.sort();
     let (mut compiled, mut before, mut after) = (0usize, 0usize, 0usize);
+    let (mut before_listed, mut listing) = (0usize, 0usize);
+    let mut listing_gaps: std::collections::BTreeMap<String, usize> = Default::default();
     let mut keywords: std::collections::BTreeMap<String, usize> = Default::default();
     let mut reasons: std::collections::BTreeMap<String, usize> = Default::default();
     for path in &files {
@@ -82,8 +102,18 @@ fn maskbench_assertions_in_the_grammar() {
                     .or_default() += 1;
             }
         }
+        let compound = lists_compound(schema);
+        listing += usize::from(compound);
+        if compound {
+            for g in &gaps {
+                *listing_gaps.entry(g.keyword.clone()).or_default() += 1;
+            }
+        }
         if gaps.is_empty() {
             after += 1;
+            if !compound {
+                before_listed += 1;
+            }
             if !newly_regular(schema) {
                 before += 1;
             }
@@ -96,7 +126,14 @@ fn maskbench_assertions_in_the_grammar() {
         pct(before),
         pct(after)
     );
+    println!(
+        "before `enum`/`const` of objects and arrays were in the grammar: {before_listed} \
+         ({:.1}%); {listing} schemas list objects or arrays",
+        pct(before_listed)
+    );
+    println!("gaps left in the schemas that list objects or arrays: {listing_gaps:?}");
     println!("gaps left, by keyword: {keywords:?}");
     println!("pattern and format gaps, by reason: {reasons:#?}");
     assert!(after >= before);
+    assert!(after >= before_listed);
 }

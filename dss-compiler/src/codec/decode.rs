@@ -395,6 +395,22 @@ impl<'a> Decoder<'a> {
         }
     }
 
+    /// An array or object `enum`/`const` lists, written as its compact JSON: one of
+    /// `listed` exactly as spelled (none is a prefix of another: each is one JSON value).
+    fn listed(&mut self, listed: &[String], p: &Parts) -> DResult<Value> {
+        let rest = self.rest();
+        let Some(l) = listed.iter().find(|l| rest.starts_with(l.as_str())) else {
+            return self.error(self.expected_of(p));
+        };
+        match serde_json::from_str::<Value>(l) {
+            Ok(v) => {
+                self.pos += l.len();
+                Ok(v)
+            }
+            Err(e) => self.error(format!("a listed value ({e})")),
+        }
+    }
+
     /// A compact JSON value (the fallback for unconstrained subtrees).
     pub(super) fn json(&mut self) -> DResult<Value> {
         let rest = self.rest();
@@ -452,6 +468,13 @@ impl<'a> Decoder<'a> {
         }
         if p.object.is_some() {
             e.push("`(`".into());
+        }
+        if let Some(ls) = &p.listed {
+            e.push(match ls.as_slice() {
+                [one] => one.clone(),
+                ls if ls.len() <= 4 => format!("one of {}", ls.join(" ")),
+                ls => format!("one of {} listed values like {}", ls.len(), ls[0]),
+            });
         }
         if e.is_empty() {
             "nothing (no value is allowed here)".into()
@@ -592,6 +615,11 @@ impl<'a> Decoder<'a> {
             return self.json();
         }
         let start = self.pos;
+        if let Some(ls) = &p.listed {
+            if matches!(self.peek(), Some('{')) || (self.peek() == Some('[') && p.array.is_none()) {
+                return self.listed(ls, p);
+            }
+        }
         match self.peek() {
             Some('(') if p.object.is_some() => {
                 self.pos += 1;

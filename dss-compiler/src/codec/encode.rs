@@ -508,6 +508,16 @@ impl<'a> Encoder<'a> {
                 write_json_string(s, out)
             }
             Value::String(s) if k.has(Kind::STRING) => write_word(s, out),
+            Value::Array(_) | Value::Object(_)
+                if k.has(Kind::LISTED)
+                    && !k.has(if v.is_array() {
+                        Kind::ARRAY
+                    } else {
+                        Kind::OBJECT
+                    }) =>
+            {
+                self.listed(v, expr, ptr, out)?
+            }
             Value::Array(items) if k.has(Kind::ARRAY) => {
                 let Some(a) = self.shapes.parts(expr).array.as_ref() else {
                     return eerr(ptr, "arrays are not allowed here");
@@ -534,6 +544,43 @@ impl<'a> Encoder<'a> {
             _ => return eerr(ptr, format!("a {} is not allowed here", type_name(v))),
         }
         Ok(())
+    }
+}
+
+impl Encoder<'_> {
+    /// An array or object `enum`/`const` lists: the listed value's compact JSON, its one
+    /// spelling (the input's own spelling when it is that, else the listed value equal to
+    /// it as JSON Schema compares values).
+    fn listed(&self, v: &Value, expr: ExprId, ptr: &Ptr<'_>, out: &mut String) -> EResult<()> {
+        let listed = self
+            .shapes
+            .parts(expr)
+            .listed
+            .as_deref()
+            .unwrap_or_default();
+        let own = serde_json::to_string(v).unwrap_or_default();
+        let found = listed.iter().find(|l| **l == own).or_else(|| {
+            listed.iter().find(|l| {
+                serde_json::from_str::<Value>(l).is_ok_and(|x| crate::shape::same_json(&x, v))
+            })
+        });
+        match found {
+            Some(l) => {
+                out.push_str(l);
+                Ok(())
+            }
+            None => eerr(
+                ptr,
+                format!(
+                    "{} is not one of the listed values",
+                    if v.is_array() {
+                        "the array"
+                    } else {
+                        "the object"
+                    }
+                ),
+            ),
+        }
     }
 }
 

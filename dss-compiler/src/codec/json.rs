@@ -1,7 +1,7 @@
 //! JSON values: equality by value, and writing them as shorthand tokens.
 
 use crate::grammar::terminal::is_word;
-use crate::shape::same_number;
+use crate::shape::same_json;
 use serde_json::{Number, Value};
 
 /// JSON values are equal as dss's round trip promises them: object key order ignored,
@@ -13,18 +13,7 @@ use serde_json::{Number, Value};
 /// assert!(!dss_compiler::json_eq(&json!("1"), &json!(1)));
 /// ```
 pub fn json_eq(a: &Value, b: &Value) -> bool {
-    match (a, b) {
-        (Value::Number(x), Value::Number(y)) => same_number(x, y),
-        (Value::Array(x), Value::Array(y)) => {
-            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| json_eq(p, q))
-        }
-        (Value::Object(x), Value::Object(y)) => {
-            x.len() == y.len()
-                && x.iter()
-                    .all(|(k, v)| y.get(k).is_some_and(|w| json_eq(v, w)))
-        }
-        _ => a == b,
-    }
+    same_json(a, b)
 }
 
 /// A string as a token: bare if a word, else quoted.

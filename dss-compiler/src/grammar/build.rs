@@ -157,6 +157,10 @@ impl Builder<'_> {
             };
         }
         let mut st = Status::default();
+        if parts.listed.is_some() {
+            // Listed arrays and objects are no site: written whole, as JSON is.
+            st.free = true;
+        }
         let (restriction, bound_here) = match &self.prune {
             Some(p) => (p.restriction, p.restriction.bound.contains(&self.path)),
             None => return st,
@@ -338,7 +342,13 @@ impl Builder<'_> {
         }
         let literals = self.free_literals(expr, &p, quoted);
         // A scalar that is just one terminal is written in place (`number`, `string`).
-        if p.array.is_none() && p.object.is_none() && !p.null && !p.bool_true && !p.bool_false {
+        if p.array.is_none()
+            && p.object.is_none()
+            && p.listed.is_none()
+            && !p.null
+            && !p.bool_true
+            && !p.bool_false
+        {
             match (&p.number, &p.string, &literals) {
                 (_, _, Some(lits)) => return lit_alts(lits.clone()),
                 (Some(n), None, _) if n.values.is_none() => return self.free_number(n),
@@ -459,7 +469,7 @@ impl Builder<'_> {
         }
         let canon = self.notation.canon[items as usize];
         let p = self.shapes.parts(canon).clone();
-        if p.any || p.array.is_some() || p.null {
+        if p.any || p.array.is_some() || p.listed.is_some() || p.null {
             return None;
         }
         self.at("*", |b| {
@@ -485,8 +495,12 @@ impl Builder<'_> {
                     let c = b.candidates()?.to_vec();
                     let st = b.status(f.expr);
                     let scalar = b.shapes.parts(b.notation.canon[f.expr as usize]);
-                    (st.bound && !st.free && scalar.array.is_none() && scalar.object.is_none())
-                        .then(|| (b.path.clone(), c))
+                    (st.bound
+                        && !st.free
+                        && scalar.array.is_none()
+                        && scalar.object.is_none()
+                        && scalar.listed.is_none())
+                    .then(|| (b.path.clone(), c))
                 })
             })
         })
@@ -1322,6 +1336,9 @@ fn scalar_alts(
         Some(lits) => words.extend(lits),
         None => alts.extend(free),
     }
+    // Listed arrays and objects: their compact JSON, each a literal (none is a prefix of
+    // another, so PEG and CFG read the same alternatives).
+    words.extend(p.listed.iter().flatten().cloned());
     if !words.is_empty() {
         match lit_alts(words) {
             G::Alt(xs) => alts.extend(xs),

@@ -241,6 +241,7 @@ impl<'a> Readable<'a> {
     fn shape_name(&self, expr: ExprId) -> Option<String> {
         let p = self.shapes.parts(expr);
         if p.array.is_some()
+            || p.listed.is_some()
             || p.number.as_ref().is_some_and(|n| n.values.is_some())
             || p.string.as_ref().is_some_and(|s| s.values.is_some())
         {
@@ -337,7 +338,7 @@ impl<'a> Readable<'a> {
         }
         // Scalars without choices are written in place.
         let mut simple = Vec::new();
-        let mut only_simple = p.array.is_none() && p.object.is_none();
+        let mut only_simple = p.array.is_none() && p.object.is_none() && p.listed.is_none();
         if let Some(n) = &p.number {
             if n.values.is_some() {
                 only_simple = false;
@@ -611,6 +612,8 @@ impl<'a> Readable<'a> {
             let b = self.body_ref(expr, source.unwrap_or(expr));
             alts.push(format!("\"(\" {} \")\"", self.text(b)));
         }
+        // Listed arrays and objects, written as their JSON.
+        alts.extend(p.listed.iter().flatten().cloned());
         RRule {
             doc: source.and_then(|s| self.doc_of(s)),
             comment: String::new(),

@@ -233,6 +233,47 @@ mod tests {
     }
 
     #[test]
+    fn sampled_listed_objects_and_arrays_are_valid() {
+        // `enum`/`const` of objects and arrays, nested, in unions, in lists, optional:
+        // each sampled document is one of the listed values there, and valid.
+        let point = json!([{"x": 0, "y": 0}, {"x": 1, "y": -2.5}, {"x": "a b", "y": null}]);
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "origin": {"enum": point},
+                "size": {"enum": [[1, 2], [3, 4, 5], [], "auto", 7, null]},
+                "frame": {"const": {"kind": "box", "pad": [1, 1]}},
+                "marks": {"type": "array", "maxItems": 4, "items": {"anyOf": [
+                    {"type": "string", "enum": ["dot", "line"]},
+                    {"enum": [{"shape": "star", "n": 5}, {"shape": "poly", "sides": [3, "\"q\""]}]}
+                ]}},
+                "style": {"type": "object", "properties": {
+                    "dash": {"enum": [[4, 2], [1, 1, 3]]},
+                    "font": {"type": "string"}
+                }, "additionalProperties": false}
+            },
+            "required": ["origin", "frame"],
+            "additionalProperties": false
+        });
+        let values = sample_all_valid(schema, 300);
+        assert!(values
+            .iter()
+            .all(|v| v["frame"] == json!({"kind": "box", "pad": [1, 1]})));
+        let origins: std::collections::BTreeSet<String> =
+            values.iter().map(|v| v["origin"].to_string()).collect();
+        assert_eq!(origins.len(), 3, "{origins:?}");
+        assert!(values
+            .iter()
+            .any(|v| v.get("size").is_some_and(Value::is_array)));
+        assert!(values.iter().any(|v| v["marks"]
+            .as_array()
+            .is_some_and(|m| m.iter().any(Value::is_object))));
+        assert!(values
+            .iter()
+            .any(|v| v.pointer("/style/dash").is_some_and(Value::is_array)));
+    }
+
+    #[test]
     fn sampled_formats_are_valid() {
         let formats = [
             "date",

@@ -283,6 +283,7 @@ fn auto_keyless(parts: &Parts) -> bool {
         && !parts.bool_false
         && parts.array.is_none()
         && parts.object.is_none()
+        && parts.listed.is_none()
         && parts.number.is_none()
         && parts.string.as_ref().is_some_and(|s| s.values.is_some())
 }

@@ -70,5 +70,13 @@ pub(crate) fn first_set(parts: &Parts, abbrev: &BTreeMap<String, String>) -> BTr
     if parts.object.is_some() {
         f.insert(First::LParen);
     }
+    // Listed arrays and objects are written as their compact JSON.
+    for l in parts.listed.iter().flatten() {
+        f.insert(if l.starts_with('[') {
+            First::LBracket
+        } else {
+            First::LBrace
+        });
+    }
     f
 }

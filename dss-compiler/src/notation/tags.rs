@@ -208,7 +208,8 @@ pub(super) fn find_discriminator(shapes: &Shapes, records: &[Arc<Record>]) -> Op
                 && !p.bool_true
                 && p.number.is_none()
                 && p.array.is_none()
-                && p.object.is_none();
+                && p.object.is_none()
+                && p.listed.is_none();
             let Some(values) = p.string.as_ref().and_then(|s| s.values.as_ref()) else {
                 continue 'candidates;
             };

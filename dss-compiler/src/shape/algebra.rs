@@ -3,8 +3,8 @@
 //! including the one merged record admitting several forms.
 
 use super::model::{
-    same_number, ArrPart, ExprId, IntRange, Lexical, Lower, NumPart, ObjPart, Parts, Record,
-    StrPart, ANY, NEVER,
+    json_key, same_number, ArrPart, ExprId, IntRange, Lexical, Lower, NumPart, ObjPart, Parts,
+    Record, StrPart, ANY, NEVER,
 };
 use super::Builder;
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
@@ -246,6 +246,70 @@ fn union_strings(x: StrPart, y: &StrPart) -> StrPart {
     }
 }
 
+/// The listed arrays and objects of every side, in first-seen order without repeats
+/// (`None` when no side lists any).
+fn union_listed<'p>(all: impl Iterator<Item = &'p Option<Vec<String>>>) -> Option<Vec<String>> {
+    let mut out: Option<Vec<String>> = None;
+    let mut seen: HashSet<String> = HashSet::default();
+    for ls in all.flatten() {
+        let out = out.get_or_insert_with(Vec::new);
+        if seen.is_empty() && out.is_empty() {
+            // The first side is already without repeats: no parse unless another follows.
+            out.extend(ls.iter().cloned());
+            continue;
+        }
+        if seen.is_empty() {
+            seen.extend(out.iter().map(|l| listed_key(l)));
+        }
+        for l in ls {
+            if seen.insert(listed_key(l)) {
+                out.push(l.clone());
+            }
+        }
+    }
+    out
+}
+
+/// The key of a listed value's text under which equal values fall together.
+pub(super) fn listed_key(text: &str) -> String {
+    serde_json::from_str(text).map_or_else(|_| text.to_string(), |v| json_key(&v))
+}
+
+/// The listed arrays and objects both sides admit: each side's listed values the other
+/// side lists too or admits by type (its array or object part; what that part asserts
+/// inside the value is left to the validator).
+fn inter_listed(a: &Parts, b: &Parts) -> Option<Vec<String>> {
+    let by_type = |p: &Parts, l: &str| {
+        p.any
+            || if l.starts_with('[') {
+                p.array.is_some()
+            } else {
+                p.object.is_some()
+            }
+    };
+    let out: Vec<String> = match (&a.listed, &b.listed) {
+        (None, None) => return None,
+        (Some(ls), None) => ls.iter().filter(|l| by_type(b, l)).cloned().collect(),
+        (None, Some(ls)) => ls.iter().filter(|l| by_type(a, l)).cloned().collect(),
+        (Some(la), Some(lb)) => {
+            let ka: HashSet<String> = la.iter().map(|l| listed_key(l)).collect();
+            let kb: HashSet<String> = lb.iter().map(|l| listed_key(l)).collect();
+            let mut seen: HashSet<String> = HashSet::default();
+            let mut out = Vec::new();
+            for (from, other, other_keys) in [(la, b, &kb), (lb, a, &ka)] {
+                for l in from {
+                    let key = listed_key(l);
+                    if (other_keys.contains(&key) || by_type(other, l)) && seen.insert(key) {
+                        out.push(l.clone());
+                    }
+                }
+            }
+            out
+        }
+    };
+    (!out.is_empty()).then_some(out)
+}
+
 fn union_objects(mut x: ObjPart, y: &ObjPart) -> ObjPart {
     for r in &y.records {
         if !x.records.contains(r) {
@@ -349,7 +413,8 @@ impl Builder<'_, '_> {
                 merged: None,
             }
         });
-        Arc::new(Parts {
+        let listed = union_listed(all.iter().map(|p| &p.listed));
+        let mut out = Parts {
             any: false,
             null: all.iter().any(|p| p.null),
             bool_false: all.iter().any(|p| p.bool_false),
@@ -358,7 +423,58 @@ impl Builder<'_, '_> {
             string,
             array,
             object,
-        })
+            listed,
+        };
+        self.settle_listed(&mut out);
+        Arc::new(out)
+    }
+
+    /// Keeps [`Parts::listed`]'s invariant: listed arrays beside a free array part (listed
+    /// objects beside an object part) are merged into it as any array (object), an
+    /// over-approximation the validator completes.
+    fn settle_listed(&mut self, p: &mut Parts) {
+        let Some(ls) = p.listed.take() else { return };
+        let (mut arrays, mut objects) = (false, false);
+        let kept: Vec<String> = ls
+            .into_iter()
+            .filter(|l| {
+                let array = l.starts_with('[');
+                if array && p.array.is_some() {
+                    arrays = true;
+                    false
+                } else if !array && p.object.is_some() {
+                    objects = true;
+                    false
+                } else {
+                    true
+                }
+            })
+            .collect();
+        if arrays {
+            self.approximated = true;
+            let any = ArrPart {
+                prefix: Vec::new(),
+                items: Some(ANY),
+                min_items: 0,
+                max_items: None,
+            };
+            p.array = p.array.take().map(|a| self.union_arrays(a, &any));
+        }
+        if objects {
+            self.approximated = true;
+            let origin = p
+                .object
+                .as_ref()
+                .and_then(|o| o.records.first())
+                .map(|r| r.origin.clone())
+                .unwrap_or_default();
+            let any = ObjPart {
+                records: vec![Arc::new(Record::open(&origin))],
+                merged: None,
+            };
+            p.object = p.object.take().map(|o| union_objects(o, &any));
+        }
+        p.listed = (!kept.is_empty()).then_some(kept);
     }
 
     /// [`Self::union_arrays`] of many arrays at once.
@@ -405,7 +521,8 @@ impl Builder<'_, '_> {
         let string = either(a.string, &b.string, union_strings);
         let array = either(a.array, &b.array, |x, y| self.union_arrays(x, y));
         let object = either(a.object, &b.object, union_objects);
-        Parts {
+        let listed = union_listed([&a.listed, &b.listed].into_iter());
+        let mut out = Parts {
             any: false,
             null: a.null || b.null,
             bool_false: a.bool_false || b.bool_false,
@@ -414,7 +531,10 @@ impl Builder<'_, '_> {
             string,
             array,
             object,
-        }
+            listed,
+        };
+        self.settle_listed(&mut out);
+        out
     }
 
     pub(super) fn inter_parts(&mut self, a: Parts, b: &Parts) -> Parts {
@@ -424,6 +544,7 @@ impl Builder<'_, '_> {
         if b.any {
             return a;
         }
+        let listed = inter_listed(&a, b);
         let number = both(a.number, &b.number, inter_numbers);
         let string = both(a.string, &b.string, inter_strings);
         let array = both(a.array, &b.array, |x, y| Some(self.inter_arrays(x, y)));
@@ -437,6 +558,7 @@ impl Builder<'_, '_> {
             string,
             array,
             object,
+            listed,
         }
     }
 

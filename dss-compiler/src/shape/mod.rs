@@ -22,8 +22,8 @@ pub(crate) mod regular;
 
 pub(crate) use builder::Builder;
 pub(crate) use model::{
-    same_number, ArrPart, Expr, ExprId, IntRange, Kind, Lower, NumPart, ObjPart, Parts, Record,
-    Shapes, StrPart, ANY,
+    same_json, same_number, ArrPart, Expr, ExprId, IntRange, Kind, Lower, NumPart, ObjPart, Parts,
+    Record, Shapes, StrPart, ANY,
 };
 pub use model::{Lexical, RegularCheck};
 

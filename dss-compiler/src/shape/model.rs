@@ -51,6 +51,13 @@ pub(crate) struct Parts {
     pub array: Option<ArrPart>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub object: Option<ObjPart>,
+    /// Arrays and objects an `enum`/`const` lists, each as its compact JSON (its one
+    /// spelling in every grammar and in the codec), in schema order, without repeats (as
+    /// JSON Schema compares values: [`same_json`]). Arrays are listed only where `array`
+    /// is `None`, objects only where `object` is `None`: a listed value and a free one of
+    /// the same type are merged into the free part (see `algebra.rs`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub listed: Option<Vec<String>>,
 }
 
 fn is_false(b: &bool) -> bool {
@@ -253,6 +260,7 @@ impl Parts {
                 records: vec![Arc::new(Record::open(origin))],
                 merged: None,
             }),
+            listed: None,
         }
     }
     /// No value is admitted.
@@ -293,6 +301,12 @@ impl Parts {
         if self.array.is_some() || self.object.is_some() {
             return None;
         }
+        if let Some(ls) = &self.listed {
+            match ls.as_slice() {
+                [one] => found.push(serde_json::from_str(one).ok()?),
+                _ => return None,
+            }
+        }
         if found.len() == 1 {
             found.pop()
         } else {
@@ -318,6 +332,71 @@ pub(crate) fn same_number(a: &Number, b: &Number) -> bool {
     }
 }
 
+/// Two JSON values are the same value as JSON Schema's `enum` compares them: object key
+/// order ignored, numbers by value ([`same_number`]).
+pub(crate) fn same_json(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => same_number(x, y),
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| same_json(p, q))
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .all(|(k, v)| y.get(k).is_some_and(|w| same_json(v, w)))
+        }
+        _ => a == b,
+    }
+}
+
+/// A key under which values [`same_json`] finds equal fall together: compact JSON with
+/// object keys sorted and numbers by value (integers exactly, others as `f64` bits).
+pub(crate) fn json_key(v: &Value) -> String {
+    fn walk(v: &Value, out: &mut String) {
+        match v {
+            Value::Number(n) => match (n.as_i64(), n.as_u64(), n.as_f64()) {
+                (Some(i), _, _) => out.push_str(&i.to_string()),
+                (_, Some(u), _) => out.push_str(&u.to_string()),
+                (_, _, Some(f)) if f.fract() == 0.0 && f.abs() < 9.0e15 => {
+                    out.push_str(&(f as i64).to_string())
+                }
+                (_, _, Some(f)) => out.push_str(&format!("f{:x}", f.to_bits())),
+                _ => out.push_str(&n.to_string()),
+            },
+            Value::Array(xs) => {
+                out.push('[');
+                for (i, x) in xs.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    walk(x, out);
+                }
+                out.push(']');
+            }
+            Value::Object(m) => {
+                let mut keys: Vec<&String> = m.keys().collect();
+                keys.sort();
+                out.push('{');
+                for (i, k) in keys.into_iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    out.push_str(&serde_json::to_string(k).unwrap_or_default());
+                    out.push(':');
+                    if let Some(x) = m.get(k) {
+                        walk(x, out);
+                    }
+                }
+                out.push('}');
+            }
+            v => out.push_str(&serde_json::to_string(v).unwrap_or_default()),
+        }
+    }
+    let mut out = String::new();
+    walk(v, &mut out);
+    out
+}
+
 /// The JSON type names a shape admits (`number` for integers too), as `type` spells them.
 pub(super) fn type_names(p: &Parts) -> Vec<&'static str> {
     let mut names = Vec::new();
@@ -332,6 +411,16 @@ pub(super) fn type_names(p: &Parts) -> Vec<&'static str> {
     add(p.string.is_some(), "string");
     add(p.array.is_some(), "array");
     add(p.object.is_some(), "object");
+    if let Some(ls) = &p.listed {
+        add(
+            ls.iter().any(|l| l.starts_with('[')) && p.array.is_none(),
+            "array",
+        );
+        add(
+            ls.iter().any(|l| l.starts_with('{')) && p.object.is_none(),
+            "object",
+        );
+    }
     names
 }
 
@@ -386,7 +475,10 @@ impl Kind {
     pub(crate) const STRING_FORM: u16 = 1 << 12;
     /// A free integer in a range the grammar says digit by digit.
     pub(crate) const NUMBER_RANGE: u16 = 1 << 13;
+    /// Arrays or objects an `enum`/`const` lists ([`Parts::listed`]).
+    pub(crate) const LISTED: u16 = 1 << 14;
     const TYPES: u16 = Self::ANY
+        | Self::LISTED
         | Self::NULL
         | Self::FALSE
         | Self::TRUE
@@ -423,6 +515,7 @@ impl Kind {
         }
         set(Self::ARRAY, p.array.is_some());
         set(Self::OBJECT, p.object.is_some());
+        set(Self::LISTED, p.listed.is_some());
         Kind(k)
     }
     pub(crate) fn has(self, bits: u16) -> bool {

@@ -47,7 +47,7 @@ impl<'a> Builder<'_, 'a> {
         }
         let mut parts = Parts::all_types(p);
         types::lower_type(m, self.doc.formats_assert, &mut parts);
-        if let Some(listed) = values::listed_parts(m, p, &parts) {
+        if let Some(listed) = values::listed_parts(m, &parts) {
             parts = self.inter_parts(parts, &listed);
         }
         if parts.object.is_some() {

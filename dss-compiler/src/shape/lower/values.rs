@@ -2,22 +2,22 @@
 //! parts are intersected with.
 
 use crate::shape::algebra::{dedup_values, retain_integers};
-use crate::shape::model::{ArrPart, NumPart, ObjPart, Parts, Record, StrPart, ANY};
+use crate::shape::model::{json_key, NumPart, Parts, StrPart};
 use serde_json::{Map, Value};
-use std::sync::Arc;
 
 /// The parts admitting the values `const` (else `enum`) lists: scalars exactly, arrays and
-/// objects as any array or object; numbers only whole ones where `parts` admits integers
-/// only. `None` where the node lists no values.
-pub(super) fn listed_parts(m: &Map<String, Value>, p: &str, parts: &Parts) -> Option<Parts> {
+/// objects as [`Parts::listed`] (each its compact JSON, written as it is); numbers only
+/// whole ones where `parts` admits integers only. `None` where the node lists no values.
+pub(super) fn listed_parts(m: &Map<String, Value>, parts: &Parts) -> Option<Parts> {
     let listed: Vec<&Value> = match (m.get("const"), m.get("enum")) {
         (Some(c), _) => vec![c],
         (None, Some(Value::Array(xs))) => xs.iter().collect(),
         _ => return None,
     };
     let mut e = Parts::never();
+    let mut keys = rustc_hash::FxHashSet::default();
     for v in listed {
-        add_listed(&mut e, v, p);
+        add_listed(&mut e, v, &mut keys);
     }
     // Repeats dropped once at the end (a scan per value would be quadratic).
     if let Some(vs) = e.number.as_mut().and_then(|n| n.values.as_mut()) {
@@ -34,8 +34,9 @@ pub(super) fn listed_parts(m: &Map<String, Value>, p: &str, parts: &Parts) -> Op
     Some(e)
 }
 
-/// Adds one listed value `v` to the parts `e` (of the node at `p`).
-fn add_listed(e: &mut Parts, v: &Value, p: &str) {
+/// Adds one listed value `v` to the parts `e` (`keys`: those of the arrays and objects
+/// already listed, so a repeat is dropped in constant time).
+fn add_listed(e: &mut Parts, v: &Value, keys: &mut rustc_hash::FxHashSet<String>) {
     match v {
         Value::Null => e.null = true,
         Value::Bool(false) => e.bool_false = true,
@@ -60,19 +61,12 @@ fn add_listed(e: &mut Parts, v: &Value, p: &str) {
                 vs.push(s.clone());
             }
         }
-        Value::Array(_) => {
-            e.array = Some(ArrPart {
-                prefix: Vec::new(),
-                items: Some(ANY),
-                min_items: 0,
-                max_items: None,
-            });
-        }
-        Value::Object(_) => {
-            e.object = Some(ObjPart {
-                records: vec![Arc::new(Record::open(p))],
-                merged: None,
-            });
+        Value::Array(_) | Value::Object(_) => {
+            if keys.insert(json_key(v)) {
+                e.listed
+                    .get_or_insert_with(Vec::new)
+                    .push(serde_json::to_string(v).unwrap_or_default());
+            }
         }
     }
 }
