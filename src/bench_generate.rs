@@ -15,8 +15,8 @@ use std::process::ExitCode;
 
 use crate::prune_cmd::PruneArgs;
 use crate::runtime_cmd::{generate_one, load_model, pruning_index, PruneRun};
-use dss_compiler::Consume;
 use crate::serve_cmd::spec_examples;
+use dss_compiler::Consume;
 
 /// Targets from the issue: constraint overhead per token, Qwen's median end-to-end, and
 /// (a) against (d).

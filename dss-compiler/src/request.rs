@@ -137,7 +137,9 @@ impl CompiledSpec {
                 && site.as_bytes()[scope.len()] == b'/'
         };
         // The line's own record names no mention away while it is being written.
-        let rest = initial.without_record_readings().consumed(&p1.used, consume);
+        let rest = initial
+            .without_record_readings()
+            .consumed(&p1.used, consume);
         // A record elsewhere takes the value only if it will be written: when a value still
         // found for another of its fields says so, one this line's kind of record could not
         // take (`a large fry` pending, not the `1` of `a` that any order takes). Else the

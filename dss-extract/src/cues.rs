@@ -143,25 +143,28 @@ impl TagCues {
         TagCues { sites: out, fields }
     }
 
-    /// The records a one-word text names as a cue on its own (`book` names
-    /// `/*/BookRestaurant` and `/*/RateBook`): the merged forms one of whose name's words it
-    /// is, where that word is at least half the name's words (as [`TagCues::find`] asks).
-    pub(crate) fn records_named(&self, text: &str) -> Vec<String> {
-        let n = Normalized::new(text);
-        let [t] = n.tokens.as_slice() else {
+    /// The records the request names by merged forms' keywords (see [`TagCues::find`], with
+    /// no value's span taken): the span of each such cue and the record path of its form
+    /// (`/*/BookRestaurant` for `book` in "book a brasserie"; nothing for `book` in "rate
+    /// the current book", where `RateBook` finds both its words and wins).
+    pub(crate) fn records_named(&self, request: &str) -> Vec<(Range<usize>, String)> {
+        let forms: Vec<&str> = self
+            .sites
+            .iter()
+            .filter(|s| s.forms)
+            .map(|s| s.path.as_str())
+            .collect();
+        if forms.is_empty() {
             return Vec::new();
-        };
-        let mut word = String::new();
-        stem_into(&n.text[t.start..t.end], &mut word);
-        let mut out = Vec::new();
-        for site in self.sites.iter().filter(|s| s.forms) {
-            for (tag, words) in &site.tags {
-                if words.len() <= 2 && words.contains(&word) {
-                    out.push(FormSite::record_of(&site.path, tag));
-                }
-            }
         }
-        out
+        self.find(request, &[])
+            .into_iter()
+            .filter(|m| forms.contains(&m.site.as_str()))
+            .filter_map(|m| {
+                let tag = m.value.as_str()?;
+                Some((m.span.clone(), FormSite::record_of(&m.site, tag)))
+            })
+            .collect()
     }
 
     /// The cues in `request`, by span start; words inside `taken` (the spans of the values

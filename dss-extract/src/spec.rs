@@ -492,7 +492,7 @@ impl SpecIndex {
         };
         let mut restriction = restriction_of(&extraction, &self.bound);
         if mode == ExtractMode::Full {
-            self.add_record_readings(&mut restriction, &extraction.mentions);
+            self.add_record_readings(&mut restriction, &extraction.mentions, request);
         }
         restriction.free = self.inferred.clone();
         for ((from, v), (to, w)) in &self.implies {
@@ -562,19 +562,34 @@ impl SpecIndex {
         }
     }
 
-    /// A one-word value that is also a word of a call's name (`book` in "book a brasserie in
-    /// denver", a value of `object_type` and the first word of `BookRestaurant`) reads as
-    /// that call too: its mention gets a record reading for each such call (none of whose
-    /// own sites is among the mention's readings), so once the call is written the word is
-    /// used, and is not left over to open a call of its own (`SearchCreativeWork
-    /// object_type book`). See [`Restriction::readings`].
-    fn add_record_readings(&self, r: &mut Restriction, mentions: &[Mention]) {
+    /// A one-word value that is also read as a cue for a call (`book` in "book a brasserie
+    /// in denver", a value of `object_type` and a word of `BookRestaurant`; see
+    /// [`TagCues::find`]: in "rate the current book" `RateBook` wins the word) reads as that
+    /// call too: its mention gets a record reading for each such call none of whose own
+    /// sites is among the mention's readings, so once the call is written the word is used,
+    /// and is not left over to open a call of its own (`SearchCreativeWork object_type
+    /// book`). See [`Restriction::readings`].
+    fn add_record_readings(&self, r: &mut Restriction, mentions: &[Mention], request: &str) {
+        let named = self.cues.records_named(request);
+        if named.is_empty() {
+            return;
+        }
+        let words = Normalized::new(request);
         for group in mention_groups(mentions) {
             let Some(first) = group.first() else { continue };
-            let records: Vec<String> = self
-                .cues
-                .records_named(&first.text)
-                .into_iter()
+            let one_word = words
+                .tokens
+                .iter()
+                .filter(|t| first.span.start <= t.orig_start && t.orig_end <= first.span.end)
+                .count()
+                == 1;
+            if !one_word || group.iter().any(|m| m.span != first.span) {
+                continue;
+            }
+            let records: Vec<&String> = named
+                .iter()
+                .filter(|(span, _)| span.start <= first.span.start && first.span.end <= span.end)
+                .map(|(_, rec)| rec)
                 .filter(|rec| {
                     !group.iter().any(|m| {
                         m.site.len() > rec.len()
@@ -590,9 +605,10 @@ impl SpecIndex {
                 .iter()
                 .map(|m| (m.site.clone(), m.value.clone()))
                 .collect();
-            let at = r.readings.iter().position(|g| {
-                g.len() == pairs.len() && g.iter().zip(&pairs).all(|(a, b)| a == b)
-            });
+            let at = r
+                .readings
+                .iter()
+                .position(|g| g.len() == pairs.len() && g.iter().zip(&pairs).all(|(a, b)| a == b));
             let g = match at {
                 Some(i) => &mut r.readings[i],
                 None => {
@@ -601,7 +617,11 @@ impl SpecIndex {
                     &mut r.readings[last]
                 }
             };
-            g.extend(records.iter().map(|rec| Restriction::record_reading(rec)));
+            for rec in records {
+                if !g.iter().any(|(s, v)| s == rec && v.is_null()) {
+                    g.push(Restriction::record_reading(rec));
+                }
+            }
         }
     }
 
@@ -700,76 +720,102 @@ fn mention_groups(mentions: &[Mention]) -> Vec<Vec<&Mention>> {
     groups
 }
 
-/// Words between a modifier and the value it modifies, at most (`large` *order of* `fries`).
-const ATTACH_GAP: usize = 3;
+/// Words that may stand between a modifier and the value it modifies (`large` *order of*
+/// `fries`, `four` *for the* ...): articles, a few prepositions, `order(s)`, `please`.
+const FILLER: &[&str] = &[
+    "a", "an", "the", "of", "for", "with", "in", "on", "at", "to", "some", "order", "orders",
+    "please",
+];
+
+/// Words that end a phrase: a modifier never reaches across them.
+const BREAKS: &[&str] = &["and", "then", "also", "plus"];
 
 /// A modifier goes with the value next to it: a mention whose readings lie in several
-/// records (`large` as a side's size and as a drink's) keeps only the readings in the
-/// record of the nearest value whose readings all lie in one of those records (`fries`:
-/// the side), when that value is at most [`ATTACH_GAP`] words away within one phrase (no
-/// comma, `and` or `then` between). The nearest wins, the following one on a tie (English
-/// puts a modifier before its noun). Without it a small model gave the drink of `a large
-/// fry and a medium coke` the side's size.
+/// records (`large` as a side's size and as a drink's) keeps only its readings in the record
+/// of the value it modifies, when that value's readings all lie in one of those records.
+/// That value is the first word after the modifier that is not a filler word (`large order
+/// of fries`); when the modifier ends its phrase (nothing but fillers before a comma, `and`
+/// or the end), the last such word before it (`one coke large please`). Where that word is no value
+/// found (a noun extraction missed: `large sweet tea` where the catalog says `iced tea`), or
+/// its value could go in several records, every reading stays: guessing a farther value
+/// gave the side's size to a drink. Without it a small model gave the drink of `a large fry
+/// and a medium coke` the side's size.
 fn attach_modifiers(mentions: &mut Vec<Mention>, request: &str) {
-    let parent = |site: &str| site.rfind('/').map_or(String::new(), |i| site[..i].to_string());
+    let parent = |site: &str| {
+        site.rfind('/')
+            .map_or(String::new(), |i| site[..i].to_string())
+    };
     let words = Normalized::new(request);
-    let word_at = |pos: usize| words.tokens.iter().take_while(|t| t.orig_end <= pos).count();
-    // (first word, end word, records) per group of overlapping readings.
-    let groups: Vec<(usize, usize, BTreeSet<String>, Vec<Range<usize>>)> =
-        mention_groups(mentions)
+    let n = words.tokens.len();
+    let word = |i: usize| &words.text[words.tokens[i].start..words.tokens[i].end];
+    let word_at = |pos: usize| {
+        words
+            .tokens
             .iter()
-            .map(|g| {
-                let start = g.iter().map(|m| m.span.start).min().unwrap_or(0);
-                let end = g.iter().map(|m| m.span.end).max().unwrap_or(0);
-                let records = g.iter().map(|m| parent(&m.site)).collect();
-                let spans = g.iter().map(|m| m.span.clone()).collect();
-                (word_at(start), word_at(end), records, spans)
-            })
-            .collect();
-    let breaks = |from: usize, to: usize| {
-        words.tokens[from.min(words.tokens.len())..to.min(words.tokens.len())]
+            .take_while(|t| t.orig_end <= pos)
+            .count()
+    };
+    // Punctuation between two words ends a phrase too.
+    let punct_before = |i: usize| {
+        i > 0
+            && request
+                .get(words.tokens[i - 1].orig_end..words.tokens[i].orig_start)
+                .is_some_and(|t| t.contains([',', ';', '.', '!', '?']))
+    };
+    // (first word, end word, records, spans) per group of overlapping readings.
+    let groups: Vec<(usize, usize, BTreeSet<String>, Vec<Range<usize>>)> = mention_groups(mentions)
+        .iter()
+        .map(|g| {
+            let start = g.iter().map(|m| m.span.start).min().unwrap_or(0);
+            let end = g.iter().map(|m| m.span.end).max().unwrap_or(0);
+            let records = g.iter().map(|m| parent(&m.site)).collect();
+            let spans = g.iter().map(|m| m.span.clone()).collect();
+            (word_at(start), word_at(end), records, spans)
+        })
+        .collect();
+    let group_at = |w: usize, first: bool| {
+        groups
             .iter()
-            .any(|t| matches!(&words.text[t.start..t.end], "and" | "then" | "also"))
+            .find(|(f, e, _, _)| if first { *f == w } else { *e == w + 1 })
     };
     let mut keep: Vec<(Vec<Range<usize>>, String)> = Vec::new();
-    for (i, (first, end, records, spans)) in groups.iter().enumerate() {
+    for (first, end, records, spans) in &groups {
         if records.len() < 2 {
             continue;
         }
-        let mut best: Option<(usize, bool, &String)> = None;
-        for (j, (f2, e2, r2, _)) in groups.iter().enumerate() {
-            if i == j || r2.len() != 1 {
-                continue;
+        // The head after the modifier: the first word that is no filler, in the phrase.
+        let mut head = None;
+        let mut i = *end;
+        while i < n && !punct_before(i) && !BREAKS.contains(&word(i)) {
+            if !FILLER.contains(&word(i)) {
+                head = Some(group_at(i, true));
+                break;
             }
-            let Some(rec) = r2.iter().next().filter(|r| records.contains(*r)) else {
-                continue;
-            };
-            // Words strictly between the two, and whether the other follows.
-            let (gap, after, lo, hi) = if f2 >= end {
-                (f2 - end, true, *end, *f2)
-            } else if e2 <= first {
-                (first - e2, false, *e2, *first)
-            } else {
-                continue;
-            };
-            let text_between = {
-                let a = words.tokens.get(lo.saturating_sub(1)).map_or(0, |t| t.orig_end);
-                let b = words.tokens.get(hi).map_or(request.len(), |t| t.orig_start);
-                request.get(a.min(b)..b).unwrap_or_default()
-            };
-            if gap > ATTACH_GAP || breaks(lo, hi) || text_between.contains([',', ';', '.']) {
-                continue;
-            }
-            let better = match best {
-                None => true,
-                Some((g, a, _)) => gap < g || (gap == g && after && !a),
-            };
-            if better {
-                best = Some((gap, after, rec));
-            }
+            i += 1;
         }
-        if let Some((_, _, rec)) = best {
-            keep.push((spans.clone(), rec.clone()));
+        let head = match head {
+            Some(h) => h,
+            // The phrase ends after the modifier: the head before it.
+            None => {
+                let mut found = None;
+                let mut i = *first;
+                while i > 0 && !punct_before(i) && !BREAKS.contains(&word(i - 1)) {
+                    if !FILLER.contains(&word(i - 1)) {
+                        found = group_at(i - 1, false);
+                        break;
+                    }
+                    i -= 1;
+                }
+                found
+            }
+        };
+        let Some((_, _, head_records, _)) = head else {
+            continue;
+        };
+        if let Some(rec) = head_records.iter().next() {
+            if head_records.len() == 1 && records.contains(rec) {
+                keep.push((spans.clone(), rec.clone()));
+            }
         }
     }
     mentions.retain(|m| {
@@ -917,13 +963,25 @@ mod tests {
     #[test]
     fn a_word_of_a_calls_name_is_used_when_that_call_is_written() {
         let spec = calls(&[
-            ("BookRestaurant", json!({"restaurant_type": ["brasserie"], "city": ["denver"]})),
-            ("SearchCreativeWork", json!({"object_type": ["book", "song"]})),
-            ("RateBook", json!({"object_type": ["book"], "rating": ["five"]})),
+            (
+                "BookRestaurant",
+                json!({"restaurant_type": ["brasserie"], "city": ["denver"]}),
+            ),
+            (
+                "SearchCreativeWork",
+                json!({"object_type": ["book", "song"]}),
+            ),
+            (
+                "RateBook",
+                json!({"object_type": ["book"], "rating": ["five"]}),
+            ),
         ]);
         let ix = SpecIndex::build(&spec, &Catalogs::default()).expect("index");
         let a = ix.analyze("book a brasserie in denver", ExtractMode::Full, 0);
-        assert_eq!(a.restriction.at("/*/SearchCreativeWork/object_type"), [json!("book")]);
+        assert_eq!(
+            a.restriction.at("/*/SearchCreativeWork/object_type"),
+            [json!("book")]
+        );
         // `book` also names BookRestaurant (not RateBook: `book` is a value of its own).
         let group = a
             .restriction
@@ -939,7 +997,10 @@ mod tests {
         assert_eq!(records, ["/*/BookRestaurant"], "{group:?}");
         // Writing the call uses the word: nothing is left to open another call with.
         let used = [
-            ("/*/BookRestaurant/restaurant_type".to_string(), json!("brasserie")),
+            (
+                "/*/BookRestaurant/restaurant_type".to_string(),
+                json!("brasserie"),
+            ),
             ("/*/BookRestaurant/city".to_string(), json!("denver")),
         ];
         let rest = a.restriction.consumed(&used, Consume::Class);
@@ -949,18 +1010,43 @@ mod tests {
             .restriction
             .without_record_readings()
             .consumed(&used[..1], Consume::Class);
-        assert_eq!(open.at("/*/SearchCreativeWork/object_type"), [json!("book")]);
+        assert_eq!(
+            open.at("/*/SearchCreativeWork/object_type"),
+            [json!("book")]
+        );
+        // Where both words of `RateBook` are found, `book` is its word, not the booking's:
+        // writing the booking leaves it.
+        let a = ix.analyze(
+            "rate the current book and a reservation at a brasserie in denver",
+            ExtractMode::Full,
+            0,
+        );
+        assert!(
+            a.restriction
+                .readings
+                .iter()
+                .all(|g| g.iter().all(|(_, v)| !v.is_null())),
+            "{:?}",
+            a.restriction.readings
+        );
+        let rest = a.restriction.consumed(&used, Consume::Class);
+        assert_eq!(
+            rest.at("/*/SearchCreativeWork/object_type"),
+            [json!("book")]
+        );
         // Where the word is the value asked for, it stays until written as such.
         let a = ix.analyze("find the song and book a brasserie", ExtractMode::Full, 0);
         let rest = a.restriction.consumed(&used[..1], Consume::Class);
-        assert_eq!(rest.at("/*/SearchCreativeWork/object_type"), [json!("song")]);
+        assert_eq!(
+            rest.at("/*/SearchCreativeWork/object_type"),
+            [json!("song")]
+        );
     }
 
     #[test]
     fn a_modifier_goes_with_the_value_next_to_it() {
-        let order = |kinds: Value| {
-            json!({"number": [1, 2], "kind": kinds, "size": ["large", "medium"]})
-        };
+        let order =
+            |kinds: Value| json!({"number": [1, 2], "kind": kinds, "size": ["large", "medium"]});
         let spec = calls(&[
             ("side", order(json!(["fries"]))),
             ("drink", order(json!(["coke"]))),
@@ -970,15 +1056,33 @@ mod tests {
         let a = ix.analyze("a large fries and a medium coke", ExtractMode::Full, 0);
         assert_eq!(a.restriction.at("/*/side/size"), [json!("large")], "{a:?}");
         assert_eq!(a.restriction.at("/*/drink/size"), [json!("medium")]);
-        // Words between (`order of`) are allowed; a value in another record is passed over.
+        // Fillers between (`order of`) are passed over.
         let a = ix.analyze("a burger with a large order of fries", ExtractMode::Full, 0);
         assert_eq!(a.restriction.at("/*/side/size"), [json!("large")]);
         assert!(a.restriction.at("/*/drink/size").is_empty());
-        // Across `and` or a comma, or with no single-record neighbour, nothing is decided.
-        for request in ["a coke and large", "large, coke", "large please"] {
+        // At the end of its phrase, a modifier goes with the value before it.
+        let a = ix.analyze("one coke large please", ExtractMode::Full, 0);
+        assert_eq!(a.restriction.at("/*/drink/size"), [json!("large")]);
+        assert!(a.restriction.at("/*/side/size").is_empty());
+        // A word after it that is no value found (a noun extraction missed), `and` or a
+        // comma, or nothing found near it: nothing is decided.
+        for request in [
+            "fries with a large sweet tea",
+            "a coke and large",
+            "large, coke",
+            "large please",
+        ] {
             let a = ix.analyze(request, ExtractMode::Full, 0);
-            assert_eq!(a.restriction.at("/*/side/size"), [json!("large")], "{request}");
-            assert_eq!(a.restriction.at("/*/drink/size"), [json!("large")], "{request}");
+            assert_eq!(
+                a.restriction.at("/*/side/size"),
+                [json!("large")],
+                "{request}"
+            );
+            assert_eq!(
+                a.restriction.at("/*/drink/size"),
+                [json!("large")],
+                "{request}"
+            );
         }
         // The paper's matcher is left as it is.
         let a = ix.analyze("a large fries", ExtractMode::Paper, 0);
