@@ -727,6 +727,10 @@ const FILLER: &[&str] = &[
     "please",
 ];
 
+/// One group of overlapping readings, for [`attach_modifiers`]: its first word, the word
+/// after its last, the records its readings lie in, and their spans.
+type Spread = (usize, usize, BTreeSet<String>, Vec<Range<usize>>);
+
 /// Words that end a phrase: a modifier never reaches across them.
 const BREAKS: &[&str] = &["and", "then", "also", "plus"];
 
@@ -763,7 +767,7 @@ fn attach_modifiers(mentions: &mut Vec<Mention>, request: &str) {
                 .is_some_and(|t| t.contains([',', ';', '.', '!', '?']))
     };
     // (first word, end word, records, spans) per group of overlapping readings.
-    let groups: Vec<(usize, usize, BTreeSet<String>, Vec<Range<usize>>)> = mention_groups(mentions)
+    let groups: Vec<Spread> = mention_groups(mentions)
         .iter()
         .map(|g| {
             let start = g.iter().map(|m| m.span.start).min().unwrap_or(0);
