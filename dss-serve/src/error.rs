@@ -67,15 +67,21 @@ pub enum ServeError {
         partial: String,
     },
     /// The answer is not shorthand of this spec: the server most likely did not apply the
-    /// grammar (it was sent in a field this server does not read).
-    #[error("the answer is not shorthand of this spec ({message}): did the {} server apply the grammar? --server-kind {} sends it where that server reads it; answer: {output:?}", kind.name(), ServerKind::ALL.iter().map(|(_, n)| *n).collect::<Vec<_>>().join("|"))]
+    /// grammar (it was sent in a field this server does not read). Also what an answer cut
+    /// by the token limit is when its complete lines already leave the grammar's language
+    /// (`cut`): an unconstrained answer usually runs to the budget, and more tokens would
+    /// not help.
+    #[error("{}", not_shorthand_message(*kind, message, output, *cut))]
     NotShorthand {
         /// The kind the grammar was sent for.
         kind: ServerKind,
         /// The expander's message (line:column, expected, found).
         message: String,
-        /// The answer.
+        /// The answer (when `cut`, what was written before the limit).
         output: String,
+        /// `Some(tokens)`: the answer was cut by the token limit (`finish_reason: "length"`)
+        /// after that many tokens.
+        cut: Option<u64>,
     },
     /// The answer expands but the JSON is not valid under the schema (a constraint the
     /// grammar does not express).
@@ -89,6 +95,30 @@ pub enum ServeError {
     /// The request cannot be run as configured.
     #[error("{0}")]
     Config(String),
+}
+
+/// [`ServeError::NotShorthand`]'s message: what did not expand, the kind the grammar was
+/// sent for, and the flag that sends it elsewhere.
+fn not_shorthand_message(
+    kind: ServerKind,
+    message: &str,
+    output: &str,
+    cut: Option<u64>,
+) -> String {
+    let kinds = ServerKind::ALL
+        .iter()
+        .map(|(_, n)| *n)
+        .collect::<Vec<_>>()
+        .join("|");
+    let kind = kind.name();
+    match cut {
+        None => format!(
+            "the answer is not shorthand of this spec ({message}): did the {kind} server apply the grammar? --server-kind {kinds} sends it where that server reads it; answer: {output:?}"
+        ),
+        Some(tokens) => format!(
+            "the answer was cut by the token limit after {tokens} tokens (finish_reason \"length\") and its lines are not shorthand of this spec ({message}): the {kind} server probably ignored the grammar (an unconstrained answer runs to the limit; a larger --max-tokens will not help); --server-kind {kinds} sends it where that server reads it; partial answer: {output:?}"
+        ),
+    }
 }
 
 impl ServeError {
@@ -131,6 +161,7 @@ mod tests {
             kind: ServerKind::Vllm,
             message: "1:1: expected a field".into(),
             output: "{\"a\": 1}".into(),
+            cut: None,
         };
         let m = e.to_string();
         assert!(m.contains("vllm server"), "{m}");
@@ -139,6 +170,22 @@ mod tests {
             "{m}"
         );
         assert!(e.is_answer());
+        let e = ServeError::NotShorthand {
+            kind: ServerKind::VllmLegacy,
+            message: "1:1: expected a color".into(),
+            output: "Sure! The".into(),
+            cut: Some(171),
+        };
+        assert_eq!(
+            e.to_string(),
+            "the answer was cut by the token limit after 171 tokens (finish_reason \"length\") \
+             and its lines are not shorthand of this spec (1:1: expected a color): the \
+             vllm-legacy server probably ignored the grammar (an unconstrained answer runs to \
+             the limit; a larger --max-tokens will not help); --server-kind \
+             llama-server|vllm|vllm-legacy|sglang sends it where that server reads it; partial \
+             answer: \"Sure! The\""
+        );
+        assert_eq!(e.kind(), "not_shorthand");
         let e = ServeError::Http {
             url: "http://x/v1/chat/completions".into(),
             status: 503,

@@ -241,12 +241,40 @@ impl ServedGenerator {
             return Ok(head);
         }
         if choice.get("finish_reason").and_then(Value::as_str) == Some("length") {
-            return Err(ServeError::Length {
-                tokens: stats.generated_tokens.max(self.max_tokens as u64),
-                partial: text,
-            });
+            return Err(self.cut_error(text, stats.generated_tokens.max(self.max_tokens as u64)));
         }
         Ok(text)
+    }
+
+    /// The failure of a chat answer cut by the token limit. While the complete lines of
+    /// `text` begin a document of the spec (read by the prefix decoder,
+    /// [`CompiledSpec::progress`]), the budget was short: [`ServeError::Length`]. Lines no
+    /// grammar of the spec could have produced mean the server ignored the grammar (sent in
+    /// a field it does not read) and the answer ran unconstrained to the limit:
+    /// [`ServeError::NotShorthand`] with `cut`, naming the kind and `--server-kind`. Only
+    /// complete lines are judged (a last line cut mid-way is not, so an answer without a
+    /// newline stays a `Length`), and only text the decoder found against the grammar
+    /// counts, not lines that merely stop early.
+    fn cut_error(&self, text: String, tokens: u64) -> ServeError {
+        let judged = if text.contains('\n') {
+            self.spec.progress(&text, &self.sites).err()
+        } else {
+            None
+        };
+        match judged {
+            Some(e @ ExpandError::Syntax { .. }) if !matches!(&e, ExpandError::Syntax { found, .. } if found == "end of input") => {
+                ServeError::NotShorthand {
+                    kind: self.opts.kind,
+                    message: e.to_string(),
+                    output: text,
+                    cut: Some(tokens),
+                }
+            }
+            _ => ServeError::Length {
+                tokens,
+                partial: text,
+            },
+        }
     }
 
     /// llama-server, one round trip per line: the templated prompt plus the lines so far
@@ -407,6 +435,7 @@ impl ServedGenerator {
                 kind: self.opts.kind,
                 message: e.to_string(),
                 output: text.to_string(),
+                cut: None,
             },
             _ => ServeError::Invalid {
                 message: e.to_string(),
@@ -490,6 +519,122 @@ mod tests {
         assert_eq!(first_repeated_line("s:\na\nt:\na\n"), None);
         assert_eq!(first_repeated_line("a\nb\na"), None, "an incomplete line");
         assert_eq!(first_repeated_line("x\n\n\n"), None, "empty lines");
+    }
+
+    /// A server on 127.0.0.1 that answers each of `answers` (a chat completion's text and
+    /// finish reason) to one request, in turn; the request bodies come back on the channel.
+    fn fake_server(
+        answers: Vec<(&'static str, &'static str)>,
+    ) -> (String, std::sync::mpsc::Receiver<Value>) {
+        use std::io::{BufRead, BufReader, Read, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for (content, finish) in answers {
+                let (stream, _) = listener.accept().unwrap();
+                let mut reader = BufReader::new(stream);
+                let mut length = 0;
+                loop {
+                    let mut line = String::new();
+                    reader.read_line(&mut line).unwrap();
+                    if line == "\r\n" || line.is_empty() {
+                        break;
+                    }
+                    if let Some((k, v)) = line.split_once(':') {
+                        if k.eq_ignore_ascii_case("content-length") {
+                            length = v.trim().parse().unwrap();
+                        }
+                    }
+                }
+                let mut body = vec![0; length];
+                reader.read_exact(&mut body).unwrap();
+                let _ = tx.send(serde_json::from_slice(&body).unwrap_or(Value::Null));
+                let answer = json!({
+                    "choices": [{"message": {"role": "assistant", "content": content},
+                                 "finish_reason": finish}],
+                    "usage": {"prompt_tokens": 100, "completion_tokens": 40}
+                })
+                .to_string();
+                let mut stream = reader.into_inner();
+                let _ = write!(
+                    stream,
+                    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{answer}",
+                    answer.len()
+                );
+            }
+        });
+        (url, rx)
+    }
+
+    #[test]
+    fn an_answer_cut_by_the_limit_outside_the_grammar_says_the_server_ignored_it() {
+        let schema = json!({
+            "type": "object",
+            "properties": {"color": {"enum": ["red", "green", "blue"]},
+                           "size": {"enum": ["small", "large"]}},
+            "required": ["color", "size"], "additionalProperties": false
+        });
+        let spec =
+            dss_compiler::compile(&schema, &dss_compiler::CompileOptions::default()).unwrap();
+        let doc = spec
+            .compress(&json!({"color": "red", "size": "small"}))
+            .unwrap();
+        // The document cut in its last line: a beginning the grammar allows.
+        let short: &'static str = Box::leak(doc.trim_end()[..doc.trim_end().len() - 2].into());
+        let (url, requests) = fake_server(vec![
+            // Free text with complete lines, to the limit: the grammar was not applied.
+            (
+                "Sure! Here is a small red one.\nThe color is red and the size is small, as you",
+                "length",
+            ),
+            (short, "length"),
+            ("Sure! Here is a small red one.\n", "stop"),
+        ]);
+        let opts = ServeOptions {
+            kind: ServerKind::VllmLegacy,
+            mode: Mode::Single,
+            model: Some("m".into()),
+            max_tokens: Some(40),
+        };
+        let mut cfg = crate::ServerConfig::new(&url);
+        cfg.retries = 0;
+        let g = ServedGenerator::new(Client::new(cfg), spec, &[], opts).unwrap();
+
+        let e = g.generate("a small red one", None).unwrap_err();
+        let m = e.to_string();
+        assert_eq!(e.kind(), "not_shorthand", "{m}");
+        assert!(e.is_answer());
+        assert!(
+            m.starts_with("the answer was cut by the token limit after 40 tokens"),
+            "{m}"
+        );
+        assert!(
+            m.contains("the vllm-legacy server probably ignored the grammar"),
+            "{m}"
+        );
+        assert!(
+            m.contains("--server-kind llama-server|vllm|vllm-legacy|sglang sends it"),
+            "{m}"
+        );
+        assert!(m.contains("partial answer: \"Sure! Here is"), "{m}");
+        // The grammar went in the field this kind names.
+        let sent = requests.recv().unwrap();
+        assert!(sent["guided_grammar"].is_string(), "{sent}");
+
+        // A beginning of a document cut by the limit: the budget was short.
+        let e = g.generate("a small red one", None).unwrap_err();
+        assert_eq!(e.kind(), "length", "{e}");
+        assert!(e.to_string().contains("raise --max-tokens"), "{e}");
+
+        // Not cut, not shorthand: the error it always was.
+        let e = g.generate("a small red one", None).unwrap_err();
+        assert_eq!(e.kind(), "not_shorthand", "{e}");
+        assert!(
+            e.to_string()
+                .contains("did the vllm-legacy server apply the grammar?"),
+            "{e}"
+        );
     }
 
     #[test]
