@@ -266,7 +266,7 @@ pub(crate) fn run_generate(args: &GenerateArgs) -> Result<ExitCode> {
     let load_ms = model.load_ms();
     if c.print_prompt {
         let print = |request: &str| full_prompt(&gen, index.as_ref(), args, request);
-        if let Some(done) = args
+        if let Some(done) = c
             .requests
             .each_line(|r| serde_json::to_string(&print(r)).map_err(|e| e.to_string()))
         {
