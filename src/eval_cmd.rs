@@ -620,14 +620,14 @@ mod runner {
         if let Some(out) = &args.out {
             for (name, text) in [
                 ("report.csv", report.to_csv()),
-                ("report.json", report.to_json() + "\n"),
+                ("report.json", report.to_json()? + "\n"),
             ] {
                 let p = out.join(name);
                 std::fs::write(&p, text).with_context(|| format!("writing {}", p.display()))?;
             }
         }
         let text = match args.format.as_str() {
-            "json" => report.to_json(),
+            "json" => report.to_json()?,
             "csv" => report.to_csv(),
             _ => report.to_table(),
         };

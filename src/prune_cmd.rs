@@ -73,6 +73,21 @@ impl PruneArgs {
         Ok(SpecIndex::build(spec, &catalogs)?)
     }
 
+    /// [`PruneArgs::index`], taught by worked examples the sites they infer and the words
+    /// before each field's values; `None` when the spec names no values.
+    pub(crate) fn learned_index(
+        &self,
+        spec_path: &Path,
+        spec: &CompiledSpec,
+        examples: &[dss_compiler::prompt::Example],
+    ) -> Result<Option<SpecIndex>> {
+        let mut ix = self.index(spec_path, spec)?;
+        let pairs = || examples.iter().map(|e| (e.request.as_str(), &e.output));
+        ix.learn_inferred(spec, pairs());
+        ix.learn_contexts(spec, pairs());
+        Ok((!ix.entities().is_empty()).then_some(ix))
+    }
+
     /// The analysis of one request.
     pub(crate) fn analyze(&self, index: &SpecIndex, request: &str) -> Analysis {
         index.analyze(request, self.mode(), self.nearest)

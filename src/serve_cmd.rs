@@ -6,15 +6,13 @@
 use anyhow::{anyhow, bail, Context, Result};
 use clap::{Args, ValueEnum};
 use dss_compiler::{CompiledSpec, Consume};
-use dss_extract::{Analysis, SpecIndex};
+use dss_extract::{Analysis, PruneTier, SpecIndex};
 use dss_serve::{
     load_examples, run_ordered, Client, Example, Input, Mode, Pruning, ServeError, ServeOptions,
     Served, ServedGenerator, ServerConfig, ServerKind,
 };
 use serde_json::{json, Value};
-use std::path::Path;
-#[cfg(not(feature = "runtime"))]
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -107,19 +105,19 @@ fn parse_secs(s: &str) -> Result<f64, String> {
     }
 }
 
-#[cfg(not(feature = "runtime"))]
 fn parse_consume(s: &str) -> Result<Consume, String> {
     Consume::from_name(s).ok_or_else(|| format!("unknown consume mode `{s}` (class, value, off)"))
 }
 
-/// `dss generate` in a build without the `runtime` feature: the server backend only.
-#[cfg(not(feature = "runtime"))]
+/// The flags `dss generate` has with either backend (flattened into the local runtime's
+/// `GenerateArgs` and into `ServeGenerateArgs`).
 #[derive(Args)]
-pub(crate) struct ServeGenerateArgs {
+pub(crate) struct GenerateCommon {
     /// The compiled spec (directory from `dss compile -o`, spec.json, or a schema file).
     #[arg(long, value_name = "PATH")]
     pub spec: PathBuf,
-    /// The request, or --jsonl.
+    /// The request, or --jsonl (in process, the shared prompt prefix is evaluated once for
+    /// all lines).
     #[command(flatten)]
     pub(crate) requests: Requests,
     /// Also print the raw shorthand the model wrote (before the JSON; with --jsonl each
@@ -142,60 +140,105 @@ pub(crate) struct ServeGenerateArgs {
     /// Use no worked examples.
     #[arg(long, conflicts_with = "examples")]
     pub no_examples: bool,
-    /// Print the chat messages each request would be sent and send nothing.
+    /// Print the prompt each request would be given and generate nothing: in process the
+    /// whole text (chat template, worked examples, the grammar, the request and the items
+    /// found in it), with --backend openai the chat messages it would be sent.
     #[arg(long)]
     pub print_prompt: bool,
-    /// Send the full grammar (no grammar pruning by the request's values).
+    /// Use the full grammar (no grammar pruning by the request's values).
     #[arg(long)]
     pub no_prune: bool,
     #[command(flatten)]
     pub prune: PruneArgs,
-    /// What a written line consumes from the values found (with --serve-mode per-line).
+    /// What a written line consumes from the values found: the (site, value) pair, the
+    /// value at every site, or nothing (with --backend openai: --serve-mode per-line only).
     #[arg(long, default_value = "class", value_parser = parse_consume)]
     pub consume: Consume,
     /// Do not add the values found to the prompt ("Items found: …" after the request).
     #[arg(long)]
     pub no_items: bool,
-    #[command(flatten)]
-    pub backend: BackendArgs,
 }
 
-/// What `dss generate` needs for the server backend, from either build's arguments.
-pub(crate) struct Common<'a> {
-    pub spec: &'a Path,
-    pub requests: &'a Requests,
-    pub shorthand: bool,
-    pub stats: bool,
-    pub compact: bool,
-    pub max_tokens: Option<u32>,
-    pub examples: Option<&'a Path>,
-    pub no_examples: bool,
-    pub print_prompt: bool,
-    pub no_prune: bool,
-    pub prune: &'a PruneArgs,
-    pub consume: Consume,
-    pub no_items: bool,
-}
+impl GenerateCommon {
+    /// The worked examples (`--examples`, `--no-examples`, else beside the spec).
+    pub(crate) fn worked_examples(&self) -> Result<Vec<Example>> {
+        spec_examples(&self.spec, self.examples.as_deref(), self.no_examples)
+    }
 
-#[cfg(not(feature = "runtime"))]
-impl ServeGenerateArgs {
-    pub(crate) fn common(&self) -> Common<'_> {
-        Common {
-            spec: &self.spec,
-            requests: &self.requests,
-            shorthand: self.shorthand,
-            stats: self.stats,
-            compact: self.compact,
-            max_tokens: self.max_tokens,
-            examples: self.examples.as_deref(),
-            no_examples: self.no_examples,
-            print_prompt: self.print_prompt,
-            no_prune: self.no_prune,
-            prune: &self.prune,
-            consume: self.consume,
-            no_items: self.no_items,
+    /// The entity index pruning reads (`None` with --no-prune or when the spec names no
+    /// values), taught by the worked examples the words it infers and the contexts of
+    /// each field's values.
+    pub(crate) fn index(
+        &self,
+        spec: &CompiledSpec,
+        examples: &[Example],
+    ) -> Result<Option<SpecIndex>> {
+        if self.no_prune {
+            return Ok(None);
+        }
+        self.prune.learned_index(&self.spec, spec, examples)
+    }
+
+    /// The analysis of `request` (`None` without an index) and the request as the prompt
+    /// carries it: followed by the items found, unless --no-items.
+    pub(crate) fn analyze(
+        &self,
+        index: Option<&SpecIndex>,
+        request: &str,
+    ) -> (String, Option<Analysis>) {
+        let Some(index) = index else {
+            return (request.to_string(), None);
+        };
+        let a = self.prune.analyze(index, request);
+        let prompt_request = if self.no_items {
+            request.to_string()
+        } else {
+            a.prompt(request)
+        };
+        (prompt_request, Some(a))
+    }
+
+    /// One `--jsonl` output line: the JSON, or with --shorthand
+    /// `{"shorthand": …, "json": …}`.
+    pub(crate) fn record(&self, text: String, value: Value) -> String {
+        if self.shorthand {
+            json!({"shorthand": text, "json": value}).to_string()
+        } else {
+            value.to_string()
         }
     }
+
+    /// One request's answer on stdout: with --shorthand the text first, then the JSON
+    /// (pretty unless --compact).
+    pub(crate) fn write_answer(&self, text: &str, value: &Value) -> Result<()> {
+        if self.shorthand {
+            write_stdout(text)?;
+        }
+        let json = if self.compact {
+            serde_json::to_string(value)?
+        } else {
+            serde_json::to_string_pretty(value)?
+        };
+        write_stdout(&json)
+    }
+}
+
+/// A restriction's tier as `--stats` names it (`exact`, `fuzzy`, `nearest`).
+pub(crate) fn tier_name(tier: PruneTier) -> String {
+    serde_json::to_value(tier)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default()
+}
+
+/// `dss generate` in a build without the `runtime` feature: the server backend only.
+#[cfg(not(feature = "runtime"))]
+#[derive(Args)]
+pub(crate) struct ServeGenerateArgs {
+    #[command(flatten)]
+    pub common: GenerateCommon,
+    #[command(flatten)]
+    pub backend: BackendArgs,
 }
 
 /// `dss generate` without the runtime: `--backend openai` is the only backend.
@@ -206,7 +249,7 @@ pub(crate) fn run_without_runtime(args: &ServeGenerateArgs) -> Result<ExitCode> 
             "this dss was built without the local runtime (feature `runtime`): pass --backend openai --url URL to use a server"
         );
     }
-    run(&args.common(), &args.backend)
+    run(&args.common, &args.backend)
 }
 
 /// The examples for a spec: `--examples`, else `DIR/examples.jsonl` (or beside spec.json).
@@ -263,30 +306,15 @@ struct Prepared {
     tier: Option<String>,
 }
 
-fn prepare(c: &Common<'_>, index: Option<&SpecIndex>, request: &str) -> Prepared {
-    let Some(index) = index else {
-        return Prepared {
-            prompt_request: request.to_string(),
-            pruning: None,
-            tier: None,
-        };
-    };
-    let a: Analysis = c.prune.analyze(index, request);
-    let prompt_request = if c.no_items {
-        request.to_string()
-    } else {
-        a.prompt(request)
-    };
-    let tier = serde_json::to_value(a.tier)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_string));
+fn prepare(c: &GenerateCommon, index: Option<&SpecIndex>, request: &str) -> Prepared {
+    let (prompt_request, a) = c.analyze(index, request);
     Prepared {
         prompt_request,
-        pruning: Some(Pruning {
+        tier: a.as_ref().map(|a| tier_name(a.tier)),
+        pruning: a.map(|a| Pruning {
             restriction: a.restriction,
             consume: c.consume,
         }),
-        tier,
     }
 }
 
@@ -294,7 +322,7 @@ fn prepare(c: &Common<'_>, index: Option<&SpecIndex>, request: &str) -> Prepared
 /// grammar if the answer fails (as in process); transport errors are not retried that way.
 fn one(
     gen: &ServedGenerator,
-    c: &Common<'_>,
+    c: &GenerateCommon,
     index: Option<&SpecIndex>,
     request: &str,
 ) -> (Result<Served, ServeError>, Option<String>) {
@@ -361,23 +389,10 @@ fn record_error(e: &ServeError) -> RecordError {
 }
 
 /// `dss generate --backend openai`.
-pub(crate) fn run(c: &Common<'_>, b: &BackendArgs) -> Result<ExitCode> {
-    let spec: CompiledSpec = load_spec(c.spec, None)?;
-    let examples = spec_examples(c.spec, c.examples, c.no_examples)?;
-    let index = if c.no_prune {
-        None
-    } else {
-        let mut ix = c.prune.index(c.spec, &spec)?;
-        ix.learn_inferred(
-            &spec,
-            examples.iter().map(|e| (e.request.as_str(), &e.output)),
-        );
-        ix.learn_contexts(
-            &spec,
-            examples.iter().map(|e| (e.request.as_str(), &e.output)),
-        );
-        (!ix.entities().is_empty()).then_some(ix)
-    };
+pub(crate) fn run(c: &GenerateCommon, b: &BackendArgs) -> Result<ExitCode> {
+    let spec: CompiledSpec = load_spec(&c.spec, None)?;
+    let examples = c.worked_examples()?;
+    let index = c.index(&spec, &examples)?;
     let client = client(b)?;
     let opts = ServeOptions {
         kind: b.server_kind,
@@ -418,15 +433,7 @@ pub(crate) fn run(c: &Common<'_>, b: &BackendArgs) -> Result<ExitCode> {
         );
     }
     let served = result.map_err(|e| anyhow!(e))?;
-    if c.shorthand {
-        write_stdout(&served.text)?;
-    }
-    let text = if c.compact {
-        serde_json::to_string(&served.value)?
-    } else {
-        serde_json::to_string_pretty(&served.value)?
-    };
-    write_stdout(&text)?;
+    c.write_answer(&served.text, &served.value)?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -434,7 +441,7 @@ pub(crate) fn run(c: &Common<'_>, b: &BackendArgs) -> Result<ExitCode> {
 /// request is an error record (`--keep-going`, `--errors inline`) or stops the run.
 fn run_jsonl(
     gen: &ServedGenerator,
-    c: &Common<'_>,
+    c: &GenerateCommon,
     index: Option<&SpecIndex>,
     b: &BackendArgs,
 ) -> Result<ExitCode> {
@@ -495,13 +502,9 @@ fn run_jsonl(
                 b,
             );
         }
-        let record = result.map_err(|e| record_error(&e)).map(|s| {
-            if c.shorthand {
-                json!({"shorthand": s.text, "json": s.value}).to_string()
-            } else {
-                s.value.to_string()
-            }
-        });
+        let record = result
+            .map_err(|e| record_error(&e))
+            .map(|s| c.record(s.text, s.value));
         (line, record)
     };
     let mut emit = |(line, record): Done| -> Result<bool> {

@@ -41,8 +41,14 @@ struct Run {
 }
 
 fn run(args: &[&str], stdin: Option<&str>) -> Run {
+    run_in(args, stdin, &[])
+}
+
+/// `dss args`, given `stdin` (none: empty) and the environment variables `env`.
+fn run_in(args: &[&str], stdin: Option<&str>, env: &[(&str, &str)]) -> Run {
     let mut child = Command::new(DSS)
         .args(args)
+        .envs(env.iter().copied())
         .stdin(if stdin.is_some() {
             Stdio::piped()
         } else {
@@ -75,6 +81,29 @@ fn run(args: &[&str], stdin: Option<&str>) -> Run {
         stdout: String::from_utf8_lossy(&stdout).into_owned(),
         stderr: String::from_utf8_lossy(&stderr).into_owned(),
     }
+}
+
+/// `dss args` started with stdin, stdout and stderr piped (for tests that feed or close them).
+fn spawn_piped(args: &[&str]) -> std::process::Child {
+    Command::new(DSS)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start dss")
+}
+
+/// `dss tokens --spec SPEC PATH --format FORMAT`, then `more`.
+fn tokens_args<'a>(
+    spec: &'a str,
+    path: &'a Path,
+    format: &'a str,
+    more: &[&'a str],
+) -> Vec<&'a str> {
+    let mut args = vec!["tokens", "--spec", spec, path_str(path), "--format", format];
+    args.extend_from_slice(more);
+    args
 }
 
 fn run_ok(args: &[&str], stdin: Option<&str>) -> Run {
@@ -819,13 +848,7 @@ fn jsonl_over_long_line_is_a_bad_record_and_the_run_goes_on() {
 #[test]
 fn jsonl_endless_line_is_a_record_error_not_an_abort() {
     let f = Fixture::new();
-    let mut child = Command::new(DSS)
-        .args(["compress", "--spec", &f.spec(), "--jsonl", "--keep-going"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start dss");
+    let mut child = spawn_piped(&["compress", "--spec", &f.spec(), "--jsonl", "--keep-going"]);
     let mut stdin = child.stdin.take().expect("stdin");
     let good = good_people()[1].to_string();
     let writer = std::thread::spawn(move || {
@@ -875,13 +898,7 @@ fn keep_going_survives_stderr_going_away() {
     let f = Fixture::new();
     let (good, bad, input) = mixed_records();
     assert!(good > 0 && bad > 0);
-    let mut child = Command::new(DSS)
-        .args(["compress", "--spec", &f.spec(), "--jsonl", "--keep-going"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start dss");
+    let mut child = spawn_piped(&["compress", "--spec", &f.spec(), "--jsonl", "--keep-going"]);
     drop(child.stderr.take()); // nobody reads stderr any more
     let mut stdin = child.stdin.take().expect("stdin");
     let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
@@ -936,13 +953,7 @@ fn failed_writes_to_stdout_have_their_own_exit_code() {
     }
 
     // The reader went away before the first record: exit 3, quietly.
-    let mut child = Command::new(DSS)
-        .args(["compress", "--spec", &f.spec(), "--jsonl"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start dss");
+    let mut child = spawn_piped(&["compress", "--spec", &f.spec(), "--jsonl"]);
     drop(child.stdout.take());
     let mut stdin = child.stdin.take().expect("stdin");
     let (_, _, records) = mixed_records();
@@ -1226,17 +1237,7 @@ fn tokens_json_has_every_format_and_dss_beats_compact() {
         })
         .count();
     assert!(n_docs > 1, "examples/viz has the bundled examples");
-    let r = run_ok(
-        &[
-            "tokens",
-            "--spec",
-            &spec,
-            path_str(&examples),
-            "--format",
-            "json",
-        ],
-        None,
-    );
+    let r = run_ok(&tokens_args(&spec, &examples, "json", &[]), None);
     let report = parse_json(&r.stdout);
     assert_eq!(report["tokenizer"], "o200k", "{report:#}");
     assert_eq!(report["documents"], n_docs, "{report:#}");
@@ -1265,17 +1266,7 @@ fn tokens_json_has_every_format_and_dss_beats_compact() {
     // One document alone: dss < compact, its ratio is dss/compact, and the totals agree
     // with the per-document CSV.
     let one = examples.join("appendix-a.json");
-    let r = run_ok(
-        &[
-            "tokens",
-            "--spec",
-            &spec,
-            path_str(&one),
-            "--format",
-            "json",
-        ],
-        None,
-    );
+    let r = run_ok(&tokens_args(&spec, &one, "json", &[]), None);
     let single = parse_json(&r.stdout);
     let (dss, compact) = (
         single["totals"]["dss"].as_u64().unwrap_or(0),
@@ -1300,18 +1291,12 @@ fn tokens_json_has_every_format_and_dss_beats_compact() {
 
     // Two tokenizers: an array, one object each, in --tokenizer order.
     let r = run_ok(
-        &[
-            "tokens",
-            "--spec",
+        &tokens_args(
             &spec,
-            path_str(&examples),
-            "--format",
+            &examples,
             "json",
-            "--tokenizer",
-            "cl100k",
-            "--tokenizer",
-            "o200k",
-        ],
+            &["--tokenizer", "cl100k", "--tokenizer", "o200k"],
+        ),
         None,
     );
     let both = parse_json(&r.stdout);
@@ -1330,16 +1315,7 @@ fn tokens_csv_has_one_row_per_document() {
     // Not a document: ignored in a folder.
     std::fs::write(dir.join("notes.txt"), "hello").expect("write");
     let r = run_ok(
-        &[
-            "tokens",
-            "--spec",
-            &f.spec(),
-            path_str(&dir),
-            "--format",
-            "csv",
-            "--tokenizer",
-            "o200k",
-        ],
+        &tokens_args(&f.spec(), &dir, "csv", &["--tokenizer", "o200k"]),
         None,
     );
     let rows = csv_rows(&r.stdout);
@@ -1392,17 +1368,7 @@ fn tokens_reports_documents_that_fail_to_compress() {
     let bad = f.write("docs/bad.json", &json!({"age": -1}).to_string());
     let jsonl = format!("{}\n{}\n", json!({"name": "ok"}), json!({"name": 5}));
     let bad_lines = f.write("docs/lines.jsonl", &jsonl);
-    let r = run(
-        &[
-            "tokens",
-            "--spec",
-            &f.spec(),
-            path_str(&dir),
-            "--format",
-            "json",
-        ],
-        None,
-    );
+    let r = run(&tokens_args(&f.spec(), &dir, "json", &[]), None);
     assert_eq!(r.code, 1, "{}", r.stderr);
     assert!(
         r.stderr.contains(&format!("error: {}: ", path_str(&bad))),
@@ -1524,16 +1490,7 @@ fn tokens_skip_if_present_leaves_out_documents() {
     let dir = write_docs(&f, "docs", &docs);
     for rule in ["/tags", "$..tags"] {
         let r = run_ok(
-            &[
-                "tokens",
-                "--spec",
-                &f.spec(),
-                path_str(&dir),
-                "--format",
-                "json",
-                "--skip-if-present",
-                rule,
-            ],
+            &tokens_args(&f.spec(), &dir, "json", &["--skip-if-present", rule]),
             None,
         );
         let report = parse_json(&r.stdout);
@@ -1658,18 +1615,12 @@ fn tokens_gguf_tokenizer_counts_with_the_model() {
     let (_dir, spec, examples) = viz_corpus();
     let gguf = format!("gguf:{}", path_str(&model));
     let r = run_ok(
-        &[
-            "tokens",
-            "--spec",
+        &tokens_args(
             &spec,
-            path_str(&examples),
-            "--format",
+            &examples,
             "json",
-            "--tokenizer",
-            &gguf,
-            "--tokenizer",
-            "o200k",
-        ],
+            &["--tokenizer", &gguf, "--tokenizer", "o200k"],
+        ),
         None,
     );
     let report = parse_json(&r.stdout);
@@ -1687,6 +1638,16 @@ fn tokens_gguf_tokenizer_counts_with_the_model() {
 }
 
 // ── dss model / dss generate (feature "runtime"; the small model) ─────────────
+
+/// `dss generate` on the viz spec with the small model, then `rest`: the model tests'
+/// command line.
+#[cfg(feature = "runtime")]
+fn viz_generate<'a>(rest: &[&'a str]) -> Vec<&'a str> {
+    const VIZ: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/grammars/viz");
+    let mut args = vec!["generate", "--spec", VIZ, "--model", "smollm2-135m"];
+    args.extend_from_slice(rest);
+    args
+}
 
 #[cfg(feature = "runtime")]
 fn skip_model_test(test: &str) -> bool {
@@ -1718,21 +1679,15 @@ fn generate_prints_valid_json_shorthand_and_stats() {
     if skip_model_test("generate_prints_valid_json_shorthand_and_stats") {
         return;
     }
-    let spec = format!("{WORKSPACE}/grammars/viz");
     let r = run_ok(
-        &[
-            "generate",
-            "--spec",
-            &spec,
-            "--model",
-            "smollm2-135m",
+        &viz_generate(&[
             "--max-tokens",
             "96",
             "--shorthand",
             "--stats",
             "--compact",
             "profit by region as a bar chart",
-        ],
+        ]),
         None,
     );
     // The shorthand comes first: it has the `fields:` section.
@@ -1763,13 +1718,7 @@ fn generate_prefix_cache_file_starts_a_new_process_warm() {
     }
     let dir = tempfile::tempdir().expect("tempdir");
     let cache = dir.path().to_string_lossy().to_string();
-    let spec = format!("{WORKSPACE}/grammars/viz");
-    let args = [
-        "generate",
-        "--spec",
-        &spec,
-        "--model",
-        "smollm2-135m",
+    let args = viz_generate(&[
         "--max-tokens",
         "96",
         "--stats",
@@ -1777,7 +1726,7 @@ fn generate_prefix_cache_file_starts_a_new_process_warm() {
         "--prefix-cache",
         &cache,
         "sales by region",
-    ];
+    ]);
     let first = run_ok(&args, None);
     let second = run_ok(&args, None);
     let stats = |r: &Run| -> Value { serde_json::from_str(r.stderr.trim()).expect("stats") };
@@ -1797,20 +1746,8 @@ fn generate_jsonl_reuses_the_prefix() {
     if skip_model_test("generate_jsonl_reuses_the_prefix") {
         return;
     }
-    let spec = format!("{WORKSPACE}/grammars/viz");
     let r = run(
-        &[
-            "generate",
-            "--spec",
-            &spec,
-            "--model",
-            "smollm2-135m",
-            "--max-tokens",
-            "96",
-            "--jsonl",
-            "--stats",
-            "--keep-going",
-        ],
+        &viz_generate(&["--max-tokens", "96", "--jsonl", "--stats", "--keep-going"]),
         Some("\"sales by region\"\n42\n\"monthly profit\"\n"),
     );
     // Line 2 is not a JSON string: reported, the others go on, exit code 1.
@@ -2017,28 +1954,13 @@ fn eval_runs_conditions_and_prints_the_issue_report() {
     assert_eq!(keys(&v["results"]), ["gp", "cd"]);
     for c in ["gp", "cd"] {
         let r = &v["results"][c];
-        assert_eq!(
-            keys(r),
-            [
-                "em",
-                "em_paper",
-                "valid",
-                "p50_ms",
-                "p90_ms",
-                "ttft_ms_p50",
-                "sampled_tokens_p50",
-                "forced_tokens_p50"
-            ]
-        );
+        assert_eq!(keys(r), dss_eval::ConditionResult::FIELDS);
         let em = r["em"].as_f64().unwrap_or(-1.0);
         assert!((0.0..=1.0).contains(&em), "{r}");
         assert!(r["valid"].as_u64().is_some_and(|n| n <= 2), "{r}");
         assert!(r["p50_ms"].as_f64().is_some_and(|t| t > 0.0), "{r}");
     }
-    assert_eq!(
-        keys(&v["ner"]),
-        ["tp", "fp", "fn", "precision", "recall", "reachable"]
-    );
+    assert_eq!(keys(&v["ner"]), dss_eval::NerReport::FIELDS);
     // The two golds have slot values the request names: extraction finds some of them.
     assert!(v["ner"]["tp"].as_u64().is_some_and(|n| n > 0), "{v}");
     // --out: one item line per case and condition, the report as CSV and JSON.
@@ -2357,17 +2279,9 @@ fn jsonl_error_records_carry_pointer_keyword_and_message_apart() {
 #[test]
 fn errors_inline_keeps_outputs_aligned_with_inputs() {
     let f = Fixture::new();
-    let r = run(
-        &[
-            "compress",
-            "--spec",
-            &f.spec(),
-            "--jsonl",
-            "--errors",
-            "inline",
-        ],
-        Some(&first_hour_mixed()),
-    );
+    let spec = f.spec();
+    let inline = ["compress", "--spec", &spec, "--jsonl", "--errors", "inline"];
+    let r = run(&inline, Some(&first_hour_mixed()));
     assert_eq!(
         r.code, 1,
         "any failed record still fails the run\n{}",
@@ -2387,17 +2301,7 @@ fn errors_inline_keeps_outputs_aligned_with_inputs() {
     assert_eq!(out[2]["dss_error"]["line"], 4, "{}", r.stdout);
     // All good: exit 0, nothing inline.
     let good = format!("{}\n", good_people()[1]);
-    let r = run_ok(
-        &[
-            "compress",
-            "--spec",
-            &f.spec(),
-            "--jsonl",
-            "--errors",
-            "inline",
-        ],
-        Some(&good),
-    );
+    let r = run_ok(&inline, Some(&good));
     assert!(!r.stdout.contains("dss_error"), "{}", r.stdout);
     // --errors needs --jsonl.
     assert_eq!(
@@ -2853,17 +2757,7 @@ fn references_with_brackets_are_not_malformed() {
 
 #[cfg(feature = "runtime")]
 fn run_with_env(args: &[&str], env: &[(&str, &str)]) -> Run {
-    let out = Command::new(DSS)
-        .args(args)
-        .envs(env.iter().copied())
-        .stdin(Stdio::null())
-        .output()
-        .expect("cannot start dss");
-    Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+    run_in(args, None, env)
 }
 
 #[cfg(feature = "runtime")]
@@ -2874,18 +2768,7 @@ fn generate_caches_the_prefix_by_default_and_not_with_no_prefix_cache() {
     }
     let dir = tempfile::tempdir().expect("tempdir");
     let cache = dir.path().to_string_lossy().to_string();
-    let spec = format!("{WORKSPACE}/grammars/viz");
-    let base = [
-        "generate",
-        "--spec",
-        &spec,
-        "--model",
-        "smollm2-135m",
-        "--max-tokens",
-        "64",
-        "--stats",
-        "sales by region",
-    ];
+    let base = viz_generate(&["--max-tokens", "64", "--stats", "sales by region"]);
     let kv_files = || -> usize {
         std::fs::read_dir(dir.path().join("prefix"))
             .map(|d| d.filter_map(Result::ok).count())
@@ -2915,18 +2798,12 @@ fn generate_print_prompt_shows_the_prompt_and_generates_nothing() {
     if skip_model_test("generate_print_prompt_shows_the_prompt_and_generates_nothing") {
         return;
     }
-    let spec = format!("{WORKSPACE}/grammars/viz");
     let r = run_ok(
-        &[
-            "generate",
-            "--spec",
-            &spec,
-            "--model",
-            "smollm2-135m",
+        &viz_generate(&[
             "--no-prefix-cache",
             "--print-prompt",
             "total sales by region",
-        ],
+        ]),
         None,
     );
     // The system message holds the readable grammar; the request comes last, with the
@@ -2950,20 +2827,14 @@ fn generate_stats_report_a_failed_request_too() {
     if skip_model_test("generate_stats_report_a_failed_request_too") {
         return;
     }
-    let spec = format!("{WORKSPACE}/grammars/viz");
     let r = run(
-        &[
-            "generate",
-            "--spec",
-            &spec,
-            "--model",
-            "smollm2-135m",
+        &viz_generate(&[
             "--no-prefix-cache",
             "--max-tokens",
             "1",
             "--stats",
             "total sales by region and by month",
-        ],
+        ]),
         None,
     );
     assert_eq!(

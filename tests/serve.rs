@@ -181,6 +181,14 @@ fn request(i: usize) -> (String, serde_json::Value) {
     )
 }
 
+/// In a temporary directory: the tiny spec and a file of the first `n` requests.
+fn tiny_load(n: usize) -> (tempfile::TempDir, PathBuf, PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let spec = tiny_spec(tmp.path());
+    let input = requests_file(tmp.path(), (0..n).map(|i| request(i).0));
+    (tmp, spec, input)
+}
+
 fn requests_file(dir: &Path, lines: impl Iterator<Item = String>) -> PathBuf {
     let p = dir.join("requests.jsonl");
     let text: String = lines
@@ -209,11 +217,9 @@ fn stdout_lines(o: &Output) -> Vec<serde_json::Value> {
 #[test]
 fn load_at_concurrency_1_2_4_keeps_order_and_loses_nothing() {
     let Some(p) = prereqs() else { return };
-    let tmp = tempfile::tempdir().unwrap();
-    let spec = tiny_spec(tmp.path());
     // 200 in `bench_served_throughput` (README); fewer here, for CI time: order and loss are what is checked.
     let n = 60;
-    let input = requests_file(tmp.path(), (0..n).map(|i| request(i).0));
+    let (_tmp, spec, input) = tiny_load(n);
     let server = Server::start(&p, 4);
     for conc in ["1", "2", "4"] {
         let t = Instant::now();
@@ -243,11 +249,9 @@ fn load_at_concurrency_1_2_4_keeps_order_and_loses_nothing() {
 #[test]
 fn a_killed_server_turns_every_later_request_into_an_error_record_and_a_rerun_completes_them() {
     let Some(p) = prereqs() else { return };
-    let tmp = tempfile::tempdir().unwrap();
-    let spec = tiny_spec(tmp.path());
     // Fewer requests than the bench's 200, for CI time.
     let n = 60;
-    let input = requests_file(tmp.path(), (0..n).map(|i| request(i).0));
+    let (tmp, spec, input) = tiny_load(n);
     let mut server = Server::start(&p, 2);
     let url = server.url();
     let mut child = served(&url, &spec, &["--jsonl", "--input"])
@@ -391,24 +395,28 @@ fn a_server_key_a_grammar_ignored_and_a_token_limit_are_named() {
     let spec = tiny_spec(tmp.path());
     let server = Server::start_with(&p, 1, &["--api-key", "right-key"]);
     let url = server.url();
+    // `dss generate` with the key `key` in $DSS_TEST_KEY (`--api-key-env DSS_TEST_KEY`).
+    let keyed = |key: &str, flags: &[&str]| {
+        let mut c = served(
+            &url,
+            &spec,
+            &[&["--api-key-env", "DSS_TEST_KEY"], flags].concat(),
+        );
+        c.env("DSS_TEST_KEY", key);
+        c
+    };
     // A wrong key: 401 with the server's message and where the key came from.
-    let o = served(
-        &url,
-        &spec,
-        &["--api-key-env", "DSS_TEST_KEY", "--server-model", "m"],
-    )
-    .arg("a red small one")
-    .env("DSS_TEST_KEY", "wrong-key")
-    .output()
-    .unwrap();
+    let o = keyed("wrong-key", &["--server-model", "m"])
+        .arg("a red small one")
+        .output()
+        .unwrap();
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(err.contains("refused the API key (HTTP 401"), "{err}");
     assert!(err.contains("$DSS_TEST_KEY"), "{err}");
     // The right key works.
-    let o = served(&url, &spec, &["--api-key-env", "DSS_TEST_KEY", "--compact"])
+    let o = keyed("right-key", &["--compact"])
         .arg("a small red one")
-        .env("DSS_TEST_KEY", "right-key")
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
@@ -417,9 +425,8 @@ fn a_server_key_a_grammar_ignored_and_a_token_limit_are_named() {
         r#"{"color":"red","size":"small"}"#
     );
     // One round trip per line (llama-server continues the templated prompt).
-    let o = served(&url, &spec, &["--api-key-env", "DSS_TEST_KEY", "--compact"])
+    let o = keyed("right-key", &["--compact"])
         .args(["--serve-mode", "per-line", "--stats", "a large blue one"])
-        .env("DSS_TEST_KEY", "right-key")
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&o.stderr);
@@ -445,16 +452,11 @@ fn a_server_key_a_grammar_ignored_and_a_token_limit_are_named() {
     );
     // The grammar sent where llama-server does not read it (as if it were SGLang): the
     // unconstrained answer does not expand, and the error names the kind and the flag.
-    let o = served(
-        &url,
-        &spec,
-        &["--api-key-env", "DSS_TEST_KEY", "--server-kind", "sglang"],
-    )
-    .args(["--no-prune", "--max-tokens", "40"])
-    .arg("a small red one")
-    .env("DSS_TEST_KEY", "right-key")
-    .output()
-    .unwrap();
+    let o = keyed("right-key", &["--server-kind", "sglang"])
+        .args(["--no-prune", "--max-tokens", "40"])
+        .arg("a small red one")
+        .output()
+        .unwrap();
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(
@@ -463,16 +465,11 @@ fn a_server_key_a_grammar_ignored_and_a_token_limit_are_named() {
         "{err}"
     );
     // A budget of one token: cut, said so.
-    let o = served(
-        &url,
-        &spec,
-        &["--api-key-env", "DSS_TEST_KEY", "--no-prune"],
-    )
-    .args(["--max-tokens", "1"])
-    .arg("a small red one")
-    .env("DSS_TEST_KEY", "right-key")
-    .output()
-    .unwrap();
+    let o = keyed("right-key", &["--no-prune"])
+        .args(["--max-tokens", "1"])
+        .arg("a small red one")
+        .output()
+        .unwrap();
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(err.contains("cut by the token limit"), "{err}");
@@ -590,10 +587,8 @@ fn the_served_prompt_is_the_in_process_prompt() {
 #[ignore]
 fn bench_served_throughput() {
     let Some(p) = prereqs() else { return };
-    let tmp = tempfile::tempdir().unwrap();
-    let spec = tiny_spec(tmp.path());
     let n = 200;
-    let input = requests_file(tmp.path(), (0..n).map(|i| request(i).0));
+    let (_tmp, spec, input) = tiny_load(n);
     let mut rows = Vec::new();
     {
         let server = Server::start(&p, 4);

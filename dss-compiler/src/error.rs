@@ -107,6 +107,26 @@ pub enum CompressError {
 }
 
 impl CompressError {
+    /// The error as one line for a person: as [`Display`](std::fmt::Display) writes it,
+    /// but an invalid instance's empty root pointer shown as `(root)`.
+    pub fn describe(&self) -> String {
+        match self {
+            CompressError::Invalid {
+                pointer,
+                keyword,
+                message,
+            } => {
+                let at = if pointer.is_empty() {
+                    "(root)"
+                } else {
+                    pointer
+                };
+                format!("{at}: {message} (keyword `{keyword}`)")
+            }
+            _ => self.to_string(),
+        }
+    }
+
     /// JSON pointer into the instance where compressing failed ("" is the root, and the
     /// answer for errors that concern no part of the instance).
     pub fn pointer(&self) -> &str {

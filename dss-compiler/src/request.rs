@@ -80,8 +80,9 @@ impl CompiledSpec {
             Some(i) => &text[..=i],
             None => "",
         };
-        let value =
-            Decoder::prefix(lines, self.shapes(), self.notation(), self.tables()).document()?;
+        let value = Decoder::new(lines, self.shapes(), self.notation(), self.tables())
+            .prefix()
+            .document()?;
         let resume = if lines.is_empty() {
             Some(Resume::Start)
         } else {

@@ -668,8 +668,9 @@ impl CompiledSpec {
     pub fn expand_any_order(&self, text: &str) -> Result<Value, ExpandError> {
         let file = &self.file;
         let text = unix_lines(text);
-        let value =
-            Decoder::any_order(&text, &file.shapes, &file.notation, self.tables()).document()?;
+        let value = Decoder::new(&text, &file.shapes, &file.notation, self.tables())
+            .any_order()
+            .document()?;
         self.check_expanded(&value)?;
         Ok(value)
     }
@@ -850,6 +851,17 @@ mod tests {
                 "additionalProperties": false
             }}
         })
+    }
+
+    /// `schema` compiled under the notation `cfg`.
+    fn compile_with(schema: &Value, cfg: NotationConfig) -> Result<CompiledSpec, CompileError> {
+        compile(
+            schema,
+            &CompileOptions {
+                notation: Some(cfg),
+                ..Default::default()
+            },
+        )
     }
 
     #[test]
@@ -1185,14 +1197,7 @@ mod tests {
                 f.abbrev.insert("avg".into(), "mean".into());
             }
         }
-        let spec = compile(
-            &viz(),
-            &CompileOptions {
-                notation: Some(cfg),
-                ..Default::default()
-            },
-        )
-        .unwrap();
+        let spec = compile_with(&viz(), cfg).unwrap();
         let x = json!({"fields": [{"name": "Sales", "agg": "avg", "kind": "field"}]});
         let s = spec.compress(&x).unwrap();
         assert_eq!(s, "fields:\n\"Sales\" by mean\n");
@@ -1219,14 +1224,8 @@ mod tests {
         let yaml = compact.notation_yaml().unwrap();
         assert!(yaml.contains("mode: flag"), "{yaml}");
 
-        let explicit = compile(
-            &schema,
-            &CompileOptions {
-                notation: Some(NotationConfig::with_style(NotationStyle::Explicit)),
-                ..Default::default()
-            },
-        )
-        .unwrap();
+        let explicit =
+            compile_with(&schema, NotationConfig::with_style(NotationStyle::Explicit)).unwrap();
         let e = explicit.compress(&x).unwrap();
         assert_eq!(e, "(city denver time monday near close)\n");
         assert_eq!(explicit.expand(&e).unwrap(), x);
@@ -1239,25 +1238,11 @@ mod tests {
         );
         // Its YAML reproduces it: `keyed` on a single-valued field writes the value.
         let cfg: NotationConfig = serde_yaml::from_str(&explicit.notation_yaml().unwrap()).unwrap();
-        let again = compile(
-            &schema,
-            &CompileOptions {
-                notation: Some(cfg),
-                ..Default::default()
-            },
-        )
-        .unwrap();
+        let again = compile_with(&schema, cfg).unwrap();
         assert_eq!(again.compress(&x).unwrap(), e);
         // And the compact YAML reproduces the flag.
         let cfg: NotationConfig = serde_yaml::from_str(&yaml).unwrap();
-        let again = compile(
-            &schema,
-            &CompileOptions {
-                notation: Some(cfg),
-                ..Default::default()
-            },
-        )
-        .unwrap();
+        let again = compile_with(&schema, cfg).unwrap();
         assert_eq!(again.compress(&x).unwrap(), c);
         // `flag` on a field with several values is refused.
         let bad = yaml.replacen(
@@ -1267,14 +1252,7 @@ mod tests {
         );
         assert_ne!(bad, yaml);
         let cfg: NotationConfig = serde_yaml::from_str(&bad).unwrap();
-        let err = compile(
-            &schema,
-            &CompileOptions {
-                notation: Some(cfg),
-                ..Default::default()
-            },
-        )
-        .unwrap_err();
+        let err = compile_with(&schema, cfg).unwrap_err();
         assert!(err.to_string().contains("single possible value"), "{err}");
     }
 
@@ -1290,15 +1268,7 @@ mod tests {
                     f.keyword = keyword.map(str::to_string);
                 }
             }
-            compile(
-                &viz(),
-                &CompileOptions {
-                    notation: Some(cfg),
-                    ..Default::default()
-                },
-            )
-            .err()
-            .map(|e| e.to_string())
+            compile_with(&viz(), cfg).err().map(|e| e.to_string())
         };
         // An optional field cannot be positional.
         assert!(edit("agg", "positional", None)
@@ -1316,28 +1286,15 @@ mod tests {
         fields[rd].keyword = Some("sum".into());
         let moved = fields.remove(rd);
         fields.insert(agg, moved);
-        let e = compile(
-            &viz(),
-            &CompileOptions {
-                notation: Some(cfg),
-                ..Default::default()
-            },
-        )
-        .unwrap_err();
+        let e = compile_with(&viz(), cfg).unwrap_err();
         assert!(e.to_string().contains("keyword `sum`"), "{e}");
         // Unknown object names are reported.
         let mut cfg = base.clone();
         cfg.objects.insert("#/nope".into(), Default::default());
-        assert!(compile(
-            &viz(),
-            &CompileOptions {
-                notation: Some(cfg),
-                ..Default::default()
-            }
-        )
-        .unwrap_err()
-        .to_string()
-        .contains("#/nope"));
+        assert!(compile_with(&viz(), cfg)
+            .unwrap_err()
+            .to_string()
+            .contains("#/nope"));
         // A single-valued field cannot be keyless (it would be invisible).
         assert!(edit("kind", "keyless", None).is_some());
     }
@@ -1359,14 +1316,7 @@ mod tests {
             f.mode = "keyless".into();
             f.keyword = None;
         }
-        let e = compile(
-            &schema,
-            &CompileOptions {
-                notation: Some(cfg),
-                ..Default::default()
-            },
-        )
-        .unwrap_err();
+        let e = compile_with(&schema, cfg).unwrap_err();
         assert!(matches!(e, CompileError::Ambiguous(_)), "{e}");
     }
 

@@ -86,13 +86,8 @@ fn announce(name: &str, corpus: &Corpus, files: usize, full: usize, fixture: usi
 }
 
 fn list_files(dir: &Path, suffix: &str) -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+    dss_data::sorted_files(dir, suffix)
         .unwrap_or_else(|e| panic!("cannot list {}: {e}", dir.display()))
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.is_file() && p.to_string_lossy().ends_with(suffix))
-        .collect();
-    files.sort();
-    files
 }
 
 fn read_json(path: &Path) -> Result<Value, String> {

@@ -35,13 +35,8 @@ fn read(path: &Path) -> Value {
 }
 
 fn sorted_files(dir: &Path, ext: &str) -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+    dss_data::sorted_files(dir, &format!(".{ext}"))
         .unwrap_or_else(|e| panic!("{}: {e} (set DSS_DATA_DIR; see README)", dir.display()))
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == ext))
-        .collect();
-    files.sort();
-    files
 }
 
 /// One grammar in both forms, with the texts it must accept.
@@ -165,15 +160,7 @@ fn cases() -> &'static [Case] {
             let Ok(spec) = compile(&file["schema"], &CompileOptions::default()) else {
                 continue;
             };
-            let valid: Vec<Value> = file["tests"]
-                .as_array()
-                .map(|t| {
-                    t.iter()
-                        .filter(|t| t["valid"] == Value::Bool(true))
-                        .map(|t| t["data"].clone())
-                        .collect()
-                })
-                .unwrap_or_default();
+            let valid = dss_data::maskbench_valid(&file);
             let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
             if let Some(case) = full_case(&name.unwrap_or_default(), &spec, &valid) {
                 cases.push(case);

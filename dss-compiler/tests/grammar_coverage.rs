@@ -68,12 +68,7 @@ fn regular_node(m: &Map<String, Value>) -> bool {
 fn maskbench_assertions_in_the_grammar() {
     let mb = dss_data::corpus("maskbench").unwrap_or_else(|e| panic!("{e}"));
     let dir = mb.path().join("data");
-    let mut files: Vec<_> = std::fs::read_dir(&dir)
-        .expect("maskbench/data")
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.to_string_lossy().ends_with(".json"))
-        .collect();
-    files.sort();
+    let files = dss_data::sorted_files(&dir, ".json").expect("maskbench/data");
     let (mut compiled, mut before, mut after) = (0usize, 0usize, 0usize);
     let (mut before_listed, mut listing) = (0usize, 0usize);
     let mut listing_gaps: std::collections::BTreeMap<String, usize> = Default::default();

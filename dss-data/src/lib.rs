@@ -291,6 +291,35 @@ pub fn require_full(name: &str) -> Result<PathBuf, DataError> {
     }
 }
 
+/// The files in `dir` (not below it) whose names end in `suffix`, sorted by path: the fixed
+/// order the corpus tests take their samples in (`step_by(n)`).
+pub fn sorted_files(dir: &Path, suffix: &str) -> std::io::Result<Vec<PathBuf>> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir)? {
+        let path = entry?.path();
+        if path.is_file() && path.to_string_lossy().ends_with(suffix) {
+            files.push(path);
+        }
+    }
+    files.sort();
+    Ok(files)
+}
+
+/// The instances a MaskBench file (`{"schema": …, "tests": [{"data": …, "valid": true}, …]}`)
+/// lists as valid, in its order.
+pub fn maskbench_valid(file: &serde_json::Value) -> Vec<serde_json::Value> {
+    file["tests"]
+        .as_array()
+        .map(|tests| {
+            tests
+                .iter()
+                .filter(|t| t["valid"] == serde_json::Value::Bool(true))
+                .map(|t| t["data"].clone())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

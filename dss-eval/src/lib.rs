@@ -135,28 +135,15 @@ pub(crate) mod testdata {
     use super::*;
     use std::path::PathBuf;
 
-    /// The shared data folder: env `DSS_DATA_DIR`, else `../shared/data` beside the workspace
-    /// root. `None` (with a note on stderr) when absent, unless `CI=true`, then it panics.
-    // TODO: dss-data
+    /// The data directory ([`dss_data::data_dir`]) when it holds the full corpora, which
+    /// these tests' figures are of; `None` (with a note on stderr) when it does not, unless
+    /// `CI=true` ([`dss_data::Policy`]), then it panics.
     pub(crate) fn data_dir() -> Option<PathBuf> {
-        let dir = match std::env::var_os("DSS_DATA_DIR") {
-            Some(d) => PathBuf::from(d),
-            None => {
-                let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
-                let root = manifest
-                    .ancestors()
-                    .find(|a| {
-                        std::fs::read_to_string(a.join("Cargo.toml"))
-                            .is_ok_and(|t| t.contains("[workspace]"))
-                    })
-                    .unwrap_or(manifest);
-                root.join("../shared/data")
-            }
-        };
+        let dir = dss_data::data_dir();
         if dir.join("SOURCES.md").exists() || dir.join("APIMixSNIPS").exists() {
             return Some(dir);
         }
-        if std::env::var("CI").is_ok_and(|v| v == "true") {
+        if dss_data::Policy::from_env() == dss_data::Policy::FullRequired {
             panic!("data folder {} is missing (CI=true)", dir.display());
         }
         eprintln!(

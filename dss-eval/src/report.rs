@@ -32,6 +32,20 @@ pub struct ConditionResult {
     pub forced_tokens_p50: f64,
 }
 
+impl ConditionResult {
+    /// Its fields as `report.json` and the CSV name them, in order.
+    pub const FIELDS: [&'static str; 8] = [
+        "em",
+        "em_paper",
+        "valid",
+        "p50_ms",
+        "p90_ms",
+        "ttft_ms_p50",
+        "sampled_tokens_p50",
+        "forced_tokens_p50",
+    ];
+}
+
 /// NER figures of a run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 pub struct NerReport {
@@ -51,6 +65,9 @@ pub struct NerReport {
 }
 
 impl NerReport {
+    /// Its fields as `report.json` names them, in order.
+    pub const FIELDS: [&'static str; 6] = ["tp", "fp", "fn", "precision", "recall", "reachable"];
+
     /// From summed counts and the reachable fraction.
     pub fn from_counts(c: &NerCounts, reachable: f64) -> Self {
         NerReport {
@@ -102,14 +119,15 @@ impl Report {
     }
 
     /// `--format json`.
-    pub fn to_json(&self) -> String {
-        serde_json::to_string_pretty(self).unwrap_or_default()
+    pub fn to_json(&self) -> Result<String, serde_json::Error> {
+        serde_json::to_string_pretty(self)
     }
 
     /// `--format csv`: one row per condition.
     pub fn to_csv(&self) -> String {
-        let mut s = String::from(
-            "suite,items,model,condition,em,em_paper,valid,p50_ms,p90_ms,ttft_ms_p50,sampled_tokens_p50,forced_tokens_p50\n",
+        let mut s = format!(
+            "suite,items,model,condition,{}\n",
+            ConditionResult::FIELDS.join(",")
         );
         for (c, r) in &self.results {
             let _ = writeln!(
@@ -297,28 +315,13 @@ mod tests {
 
     #[test]
     fn json_has_exactly_the_issue_shape() {
-        let v: serde_json::Value = serde_json::from_str(&report().to_json()).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&report().to_json().unwrap()).unwrap();
         let keys =
             |v: &serde_json::Value| v.as_object().unwrap().keys().cloned().collect::<Vec<_>>();
         assert_eq!(keys(&v), ["suite", "items", "model", "results", "ner"]);
         assert_eq!(keys(&v["results"]), ["gp", "json"]);
-        assert_eq!(
-            keys(&v["results"]["gp"]),
-            [
-                "em",
-                "em_paper",
-                "valid",
-                "p50_ms",
-                "p90_ms",
-                "ttft_ms_p50",
-                "sampled_tokens_p50",
-                "forced_tokens_p50"
-            ]
-        );
-        assert_eq!(
-            keys(&v["ner"]),
-            ["tp", "fp", "fn", "precision", "recall", "reachable"]
-        );
+        assert_eq!(keys(&v["results"]["gp"]), ConditionResult::FIELDS);
+        assert_eq!(keys(&v["ner"]), NerReport::FIELDS);
         assert_eq!(v["ner"]["precision"], 0.8);
         let back: Report = serde_json::from_value(v).unwrap();
         assert_eq!(back, report());
@@ -346,6 +349,10 @@ mod tests {
         let csv = report().to_csv();
         let lines: Vec<&str> = csv.lines().collect();
         assert_eq!(lines.len(), 3);
+        assert_eq!(
+            lines[0],
+            "suite,items,model,condition,em,em_paper,valid,p50_ms,p90_ms,ttft_ms_p50,sampled_tokens_p50,forced_tokens_p50"
+        );
         assert_eq!(
             lines[1],
             "burger,161,qwen,gp,0.9000,0.9100,161,500.0,800.0,100.0,5,20"

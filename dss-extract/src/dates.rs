@@ -157,113 +157,92 @@ pub(crate) fn find_dates(orig: &str, n: &Normalized, numbers: &[NumberSpan]) -> 
             j += 1;
             continue;
         }
-        let w = words[j];
-        // month day [year] | month year
-        if let Some(m) = month(w) {
-            if let Some((d, after)) = day_of(numbers, j + 1) {
-                let (value, end) = match year_of(&words, after) {
-                    Some(y) => (format!("{y:04}-{m:02}-{d:02}"), after + 1),
-                    None => (format!("--{m:02}-{d:02}"), after),
-                };
-                out.push(DateSpan {
-                    tok_a: j,
-                    tok_b: end,
-                    value,
-                });
-                j = end;
-                continue;
-            }
-            if let Some(y) = year_of(&words, j + 1) {
-                out.push(DateSpan {
-                    tok_a: j,
-                    tok_b: j + 2,
-                    value: format!("{y:04}-{m:02}"),
-                });
-                j += 2;
-                continue;
-            }
-        }
-        // day [of] month [year]
-        if let Some((d, after)) = day_of(numbers, j) {
-            let of = usize::from(words.get(after) == Some(&"of"));
-            if let Some(m) = words.get(after + of).and_then(|w| month(w)) {
-                let mt = after + of;
-                let (value, end) = match year_of(&words, mt + 1) {
-                    Some(y) => (format!("{y:04}-{m:02}-{d:02}"), mt + 2),
-                    None => (format!("--{m:02}-{d:02}"), mt + 1),
-                };
-                out.push(DateSpan {
-                    tok_a: j,
-                    tok_b: end,
-                    value,
-                });
-                j = end;
-                continue;
-            }
-        }
-        let fixed = match w {
-            "today" => Some("P0D"),
-            "yesterday" => Some("-P1D"),
-            "tomorrow" => Some("+P1D"),
-            _ => None,
-        };
-        if let Some(v) = fixed {
+        if let Some((end, value)) = date_at(&words, numbers, j) {
             out.push(DateSpan {
                 tok_a: j,
-                tok_b: j + 1,
-                value: v.to_owned(),
+                tok_b: end,
+                value,
             });
-            j += 1;
+            j = end;
             continue;
-        }
-        // last|past|previous|next|coming [N] unit, this|current unit
-        let sign = match w {
-            "last" | "past" | "previous" => Some("-"),
-            "next" | "coming" => Some("+"),
-            "this" | "current" => Some(""),
-            _ => None,
-        };
-        if let Some(sign) = sign {
-            let (count, at) = match numbers.iter().find(|s| s.tok_a == j + 1 && !s.ordinal) {
-                Some(s) if sign.is_empty() => (0.0, s.tok_a), // `this 3 days`: not a period
-                Some(s) => (s.value, s.tok_b),
-                None => (if sign.is_empty() { 0.0 } else { 1.0 }, j + 1),
-            };
-            if let Some((u, mult)) = words.get(at).and_then(|w| unit(w)) {
-                if count.fract() == 0.0 && (at == j + 1 || !sign.is_empty()) {
-                    let k = count as u64 * u64::from(mult);
-                    out.push(DateSpan {
-                        tok_a: j,
-                        tok_b: at + 1,
-                        value: format!("{sign}P{k}{u}"),
-                    });
-                    j = at + 1;
-                    continue;
-                }
-            }
-        }
-        // N unit ago
-        if let Some(s) = numbers.iter().find(|s| s.tok_a == j && !s.ordinal) {
-            if let (Some((u, mult)), Some(&"ago")) = (
-                words.get(s.tok_b).and_then(|w| unit(w)),
-                words.get(s.tok_b + 1),
-            ) {
-                if s.value.fract() == 0.0 {
-                    let k = s.value as u64 * u64::from(mult);
-                    out.push(DateSpan {
-                        tok_a: j,
-                        tok_b: s.tok_b + 2,
-                        value: format!("-P{k}{u}"),
-                    });
-                    j = s.tok_b + 2;
-                    continue;
-                }
-            }
         }
         j += 1;
     }
     out.sort_by_key(|d| (d.tok_a, d.tok_b));
     out
+}
+
+/// The date or period that starts at word `j`, if one does: the word it ends before and its
+/// value.
+fn date_at(words: &[&str], numbers: &[NumberSpan], j: usize) -> Option<(usize, String)> {
+    let w = words[j];
+    // month day [year] | month year
+    if let Some(m) = month(w) {
+        if let Some((d, after)) = day_of(numbers, j + 1) {
+            return Some(month_day(words, m, d, after));
+        }
+        if let Some(y) = year_of(words, j + 1) {
+            return Some((j + 2, format!("{y:04}-{m:02}")));
+        }
+    }
+    // day [of] month [year]
+    if let Some((d, after)) = day_of(numbers, j) {
+        let of = usize::from(words.get(after) == Some(&"of"));
+        if let Some(m) = words.get(after + of).and_then(|w| month(w)) {
+            return Some(month_day(words, m, d, after + of + 1));
+        }
+    }
+    let fixed = match w {
+        "today" => Some("P0D"),
+        "yesterday" => Some("-P1D"),
+        "tomorrow" => Some("+P1D"),
+        _ => None,
+    };
+    if let Some(v) = fixed {
+        return Some((j + 1, v.to_owned()));
+    }
+    // last|past|previous|next|coming [N] unit, this|current unit
+    let sign = match w {
+        "last" | "past" | "previous" => Some("-"),
+        "next" | "coming" => Some("+"),
+        "this" | "current" => Some(""),
+        _ => None,
+    };
+    if let Some(sign) = sign {
+        let (count, at) = match numbers.iter().find(|s| s.tok_a == j + 1 && !s.ordinal) {
+            Some(s) if sign.is_empty() => (0.0, s.tok_a), // `this 3 days`: not a period
+            Some(s) => (s.value, s.tok_b),
+            None => (if sign.is_empty() { 0.0 } else { 1.0 }, j + 1),
+        };
+        if let Some((u, mult)) = words.get(at).and_then(|w| unit(w)) {
+            if count.fract() == 0.0 && (at == j + 1 || !sign.is_empty()) {
+                let k = count as u64 * u64::from(mult);
+                return Some((at + 1, format!("{sign}P{k}{u}")));
+            }
+        }
+    }
+    // N unit ago
+    if let Some(s) = numbers.iter().find(|s| s.tok_a == j && !s.ordinal) {
+        if let (Some((u, mult)), Some(&"ago")) = (
+            words.get(s.tok_b).and_then(|w| unit(w)),
+            words.get(s.tok_b + 1),
+        ) {
+            if s.value.fract() == 0.0 {
+                let k = s.value as u64 * u64::from(mult);
+                return Some((s.tok_b + 2, format!("-P{k}{u}")));
+            }
+        }
+    }
+    None
+}
+
+/// Month `m`, day `d`, and the year if one is the word at `at`: the word the date ends
+/// before and its value (`2024-03-05`, or `--03-05` without a year).
+fn month_day(words: &[&str], m: u32, d: u32, at: usize) -> (usize, String) {
+    match year_of(words, at) {
+        Some(y) => (at + 1, format!("{y:04}-{m:02}-{d:02}")),
+        None => (at, format!("--{m:02}-{d:02}")),
+    }
 }
 
 #[cfg(test)]

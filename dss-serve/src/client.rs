@@ -121,6 +121,13 @@ impl Client {
         attempts: u32,
         send: &impl Fn(&str) -> Result<ureq::http::Response<ureq::Body>, ureq::Error>,
     ) -> Result<Value, Attempt> {
+        let timeout = || {
+            Attempt::Fatal(ServeError::Timeout {
+                url: url.to_string(),
+                secs: self.cfg.timeout.as_secs_f64(),
+                attempts,
+            })
+        };
         let connect = |message: String| {
             Attempt::Retry(ServeError::Connect {
                 url: url.to_string(),
@@ -130,13 +137,7 @@ impl Client {
         };
         let mut resp = match send(url) {
             Ok(r) => r,
-            Err(ureq::Error::Timeout(_)) => {
-                return Err(Attempt::Fatal(ServeError::Timeout {
-                    url: url.to_string(),
-                    secs: self.cfg.timeout.as_secs_f64(),
-                    attempts,
-                }))
-            }
+            Err(ureq::Error::Timeout(_)) => return Err(timeout()),
             Err(ureq::Error::Io(e)) => return Err(connect(e.to_string())),
             Err(ureq::Error::ConnectionFailed) => return Err(connect("connection failed".into())),
             Err(ureq::Error::HostNotFound) => return Err(connect("host not found".into())),
@@ -151,13 +152,7 @@ impl Client {
         let status = resp.status().as_u16();
         let body = match resp.body_mut().read_to_string() {
             Ok(b) => b,
-            Err(ureq::Error::Timeout(_)) => {
-                return Err(Attempt::Fatal(ServeError::Timeout {
-                    url: url.to_string(),
-                    secs: self.cfg.timeout.as_secs_f64(),
-                    attempts,
-                }))
-            }
+            Err(ureq::Error::Timeout(_)) => return Err(timeout()),
             // The connection dropped while the answer was read (a server killed mid-answer).
             Err(e) => return Err(connect(format!("the answer was cut off: {e}"))),
         };

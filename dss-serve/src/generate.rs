@@ -289,14 +289,7 @@ impl ServedGenerator {
             "/apply-template",
             &json!({"messages": self.messages(request)}),
         )?;
-        let prompt = v
-            .get("prompt")
-            .and_then(Value::as_str)
-            .ok_or_else(|| ServeError::BadResponse {
-                url: "/apply-template".into(),
-                message: format!("no prompt: {}", clip(&v.to_string())),
-            })?
-            .to_string();
+        let prompt = text_field(&v, "/apply-template", "prompt")?;
         let initial = self
             .spec
             .pruned_grammar(&pruning.restriction, Resume::Start)
@@ -386,14 +379,7 @@ impl ServedGenerator {
         stats.grammar_bytes += gbnf.len();
         let v = self.client.post("/completion", &body)?;
         stats.rounds += 1;
-        let content = v
-            .get("content")
-            .and_then(Value::as_str)
-            .ok_or_else(|| ServeError::BadResponse {
-                url: "/completion".into(),
-                message: format!("no content: {}", clip(&v.to_string())),
-            })?
-            .to_string();
+        let content = text_field(&v, "/completion", "content")?;
         let tokens = v
             .get("tokens_predicted")
             .and_then(Value::as_u64)
@@ -445,18 +431,7 @@ impl ServedGenerator {
         self.spec
             .validate(&value)
             .map_err(|e| ServeError::Invalid {
-                message: match e.keyword() {
-                    Some(k) => format!(
-                        "{}: {} (keyword `{k}`)",
-                        if e.pointer().is_empty() {
-                            "(root)"
-                        } else {
-                            e.pointer()
-                        },
-                        e.message()
-                    ),
-                    None => e.to_string(),
-                },
+                message: e.describe(),
                 output: text.to_string(),
             })?;
         Ok(value)
@@ -506,6 +481,17 @@ fn first_model(client: &Client) -> Result<String, ServeError> {
                 "no model listed (pass --server-model NAME): {}",
                 clip(&v.to_string())
             ),
+        })
+}
+
+/// The string `field` of the answer `v` to `url`; its absence is a bad response.
+fn text_field(v: &Value, url: &str, field: &str) -> Result<String, ServeError> {
+    v.get(field)
+        .and_then(Value::as_str)
+        .map(str::to_string)
+        .ok_or_else(|| ServeError::BadResponse {
+            url: url.into(),
+            message: format!("no {field}: {}", clip(&v.to_string())),
         })
 }
 

@@ -126,32 +126,22 @@ impl<'a> Decoder<'a> {
         }
     }
 
-    /// A decoder of the complete lines a document starts with (what a model has written
-    /// so far): the input may end where the document could not, before a required line or
-    /// the items an array needs. Everything present is read as strictly as in a document.
-    pub(crate) fn prefix(
-        src: &'a str,
-        shapes: &'a Shapes,
-        notation: &'a Notation,
-        tables: &'a Tables,
-    ) -> Self {
+    /// This decoder reading the complete lines a document starts with (what a model has
+    /// written so far): the input may end where the document could not, before a required
+    /// line or the items an array needs. Everything present is read as strictly as in a
+    /// document; a record's optional fields may come in any order.
+    pub(crate) fn prefix(self) -> Self {
         Decoder {
             partial: true,
-            any_order: true,
-            ..Decoder::new(src, shapes, notation, tables)
+            ..self.any_order()
         }
     }
 
-    /// A decoder that reads a record's optional fields in any order (each once).
-    pub(crate) fn any_order(
-        src: &'a str,
-        shapes: &'a Shapes,
-        notation: &'a Notation,
-        tables: &'a Tables,
-    ) -> Self {
+    /// This decoder reading a record's optional fields in any order (each once).
+    pub(crate) fn any_order(self) -> Self {
         Decoder {
             any_order: true,
-            ..Decoder::new(src, shapes, notation, tables)
+            ..self
         }
     }
 

@@ -17,7 +17,9 @@ use smallvec::SmallVec;
 use std::collections::BTreeMap;
 
 /// A value that does not fit the notation (only possible for instances the schema rejects).
-#[derive(Debug)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{pointer}: the notation cannot write this value: {message}")]
+#[non_exhaustive]
 pub struct EncodeError {
     /// Where the value is in the instance (a JSON pointer).
     pub pointer: String,

@@ -26,6 +26,7 @@ use std::fmt::Write as _;
 /// A GBNF text the converter cannot read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("GBNF line {line}: {message}")]
+#[non_exhaustive]
 pub struct LarkError {
     /// The GBNF line (1-based).
     pub line: usize,

@@ -617,13 +617,7 @@ impl Builder<'_, '_> {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         };
-        ArrPart {
-            prefix,
-            items,
-            min_items,
-            max_items,
-        }
-        .clamp_min()
+        ArrPart::new(prefix, items, min_items, max_items)
     }
 
     /// Every pairwise intersection of the two sides' object forms; beyond

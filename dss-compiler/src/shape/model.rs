@@ -180,11 +180,23 @@ impl ArrPart {
             (a, b) => a.or(b.map(|b| b as usize)),
         }
     }
-    pub(super) fn clamp_min(mut self) -> ArrPart {
-        if let Some(m) = self.max_len() {
-            self.min_items = self.min_items.min(m as u32);
+    /// An array part whose `min_items` is clamped to the most items it can hold.
+    pub(super) fn new(
+        prefix: Vec<ExprId>,
+        items: Option<ExprId>,
+        min_items: u32,
+        max_items: Option<u32>,
+    ) -> ArrPart {
+        let mut a = ArrPart {
+            prefix,
+            items,
+            min_items,
+            max_items,
+        };
+        if let Some(m) = a.max_len() {
+            a.min_items = a.min_items.min(m as u32);
         }
-        self
+        a
     }
 }
 

@@ -44,12 +44,6 @@ impl<'a> Builder<'_, 'a> {
             .get("maxItems")
             .and_then(Value::as_u64)
             .map(|n| n.min(u64::from(u32::MAX)) as u32);
-        ArrPart {
-            prefix,
-            items,
-            min_items,
-            max_items,
-        }
-        .clamp_min()
+        ArrPart::new(prefix, items, min_items, max_items)
     }
 }
