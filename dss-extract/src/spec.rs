@@ -1094,6 +1094,42 @@ mod tests {
     }
 
     #[test]
+    fn writing_a_value_uses_the_mention_that_could_only_be_it() {
+        // `a` before `burger` is the main dish's number alone, `a` before `large` a number of
+        // any order: writing the main dish's number uses the first, so the second is still
+        // there for the side (were the ambiguous one used, the main dish's `1` would be left
+        // over, and a small model wrote it as a line of its own: `main_dish 1`).
+        let order = json!({"number": [1, 2], "kind": ["fries"], "size": ["large"]});
+        let spec = calls(&[
+            ("main", json!({"number": [1, 2], "kind": ["burger"]})),
+            ("side", order.clone()),
+            (
+                "drink",
+                json!({"number": [1, 2], "kind": ["coke"], "size": ["large"]}),
+            ),
+        ]);
+        let dir = tempfile::tempdir().expect("tempdir");
+        let aliases = dir.path().join("aliases.yaml");
+        let yaml = ["main", "side", "drink"]
+            .map(|r| format!("/*/{r}/number: {{'1': [a, one]}}\n"))
+            .concat();
+        std::fs::write(&aliases, yaml).expect("write aliases");
+        let mut catalogs = Catalogs::default();
+        catalogs.add_aliases(&aliases).expect("aliases");
+        let ix = SpecIndex::build(&spec, &catalogs).expect("index");
+        let a = ix.analyze("a burger and a large fries", ExtractMode::Full, 0);
+        assert_eq!(a.restriction.at("/*/main/number").len(), 2, "{a:?}");
+        let rest = a
+            .restriction
+            .consumed(&[("/*/main/number".into(), json!(1))], Consume::Class);
+        assert_eq!(rest.at("/*/side/number"), [json!(1)], "{rest:?}");
+        assert_eq!(rest.at("/*/main/number"), [json!(1)]);
+        let rest = rest.consumed(&[("/*/side/number".into(), json!(1))], Consume::Class);
+        assert!(rest.at("/*/main/number").is_empty(), "{rest:?}");
+        assert!(rest.at("/*/drink/number").is_empty());
+    }
+
+    #[test]
     fn a_request_gives_candidates_per_site_and_a_pruned_grammar() {
         let spec = viz();
         let ix = SpecIndex::build(&spec, &catalogs()).expect("index");

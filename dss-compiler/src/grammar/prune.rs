@@ -94,11 +94,21 @@ impl Restriction {
         for (site, v) in used {
             match how {
                 Consume::Class => {
+                    // A mention with this reading alone (`a` before `burger`, where an `a`
+                    // before `large` is still a number of any order) is the one written:
+                    // the ambiguous mentions keep all their readings.
+                    let occurrences = r.at(site).iter().filter(|c| same_value(c, v)).count();
+                    let in_groups = r
+                        .readings
+                        .iter()
+                        .filter(|g| g.iter().any(|(s, x)| s == site && same_value(x, v)))
+                        .count();
                     take(&mut r.candidates, site, v);
                     let group = r
                         .readings
                         .iter()
-                        .position(|g| g.iter().any(|(s, x)| s == site && same_value(x, v)));
+                        .position(|g| g.iter().any(|(s, x)| s == site && same_value(x, v)))
+                        .filter(|_| occurrences <= in_groups);
                     if let Some(g) = group {
                         let group = r.readings.remove(g);
                         let mut skipped = false;
