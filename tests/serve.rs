@@ -9,10 +9,13 @@
 //! --ignored --nocapture`) prints requests per second at concurrency 1, 2 and 4 and in
 //! process, for README's table.
 
+mod common;
+use common::{stdout_lines, tiny_spec};
+
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 const DSS: &str = env!("CARGO_BIN_EXE_dss");
@@ -117,20 +120,7 @@ impl Server {
     }
 
     fn healthy(&self) -> bool {
-        let Ok(mut c) = TcpStream::connect(("127.0.0.1", self.port)) else {
-            return false;
-        };
-        let _ = c.set_read_timeout(Some(Duration::from_secs(2)));
-        let req = format!(
-            "GET /health HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nConnection: close\r\n\r\n",
-            self.port
-        );
-        if c.write_all(req.as_bytes()).is_err() {
-            return false;
-        }
-        let mut resp = String::new();
-        let _ = c.read_to_string(&mut resp);
-        resp.starts_with("HTTP/1.1 200")
+        common::healthy(self.port, Duration::from_secs(2))
     }
 
     fn kill(&mut self) {
@@ -143,30 +133,6 @@ impl Drop for Server {
     fn drop(&mut self) {
         self.kill();
     }
-}
-
-/// A small spec whose answers a 135M model writes in a few tokens: a color and a size,
-/// each pruned to the one the request names, so every answer is known in advance.
-fn tiny_spec(dir: &Path) -> PathBuf {
-    let schema = dir.join("schema.json");
-    std::fs::write(
-        &schema,
-        r#"{"type": "object",
-            "properties": {"color": {"enum": ["red", "green", "blue"]},
-                           "size": {"enum": ["small", "large"]}},
-            "required": ["color", "size"], "additionalProperties": false}"#,
-    )
-    .unwrap();
-    let out = dir.join("spec");
-    let o = Command::new(DSS)
-        .args(["compile"])
-        .arg(&schema)
-        .arg("-o")
-        .arg(&out)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    out
 }
 
 const COLORS: [&str; 3] = ["red", "green", "blue"];
@@ -205,13 +171,6 @@ fn served(url: &str, spec: &Path, extra: &[&str]) -> Command {
         .args(["--backend", "openai", "--url", url, "--retries", "1"])
         .args(extra);
     c
-}
-
-fn stdout_lines(o: &Output) -> Vec<serde_json::Value> {
-    String::from_utf8_lossy(&o.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
-        .collect()
 }
 
 #[test]

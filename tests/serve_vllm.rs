@@ -13,11 +13,12 @@
 //! --concurrency 2` answers every request in its line; the grammar sent in a field vLLM
 //! ignores (`--server-kind vllm-legacy`) gives an error record, never JSON.
 
-use std::io::{Read, Write};
-use std::net::TcpStream;
+mod common;
+use common::{stdout_lines, tiny_spec};
+
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 const DSS: &str = env!("CARGO_BIN_EXE_dss");
@@ -114,20 +115,7 @@ impl Server {
     }
 
     fn healthy(&self) -> bool {
-        let Ok(mut c) = TcpStream::connect(("127.0.0.1", self.port)) else {
-            return false;
-        };
-        let _ = c.set_read_timeout(Some(Duration::from_secs(5)));
-        let req = format!(
-            "GET /health HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nConnection: close\r\n\r\n",
-            self.port
-        );
-        if c.write_all(req.as_bytes()).is_err() {
-            return false;
-        }
-        let mut resp = String::new();
-        let _ = c.read_to_string(&mut resp);
-        resp.starts_with("HTTP/1.1 200")
+        common::healthy(self.port, Duration::from_secs(5))
     }
 
     /// The server log's last lines (for a failure).
@@ -166,30 +154,6 @@ impl Drop for Server {
     }
 }
 
-/// The two-field spec of tests/serve.rs: each answer pruned to the color and size the
-/// request names, so it is known in advance.
-fn tiny_spec(dir: &Path) -> PathBuf {
-    let schema = dir.join("schema.json");
-    std::fs::write(
-        &schema,
-        r#"{"type": "object",
-            "properties": {"color": {"enum": ["red", "green", "blue"]},
-                           "size": {"enum": ["small", "large"]}},
-            "required": ["color", "size"], "additionalProperties": false}"#,
-    )
-    .unwrap();
-    let out = dir.join("spec");
-    let o = Command::new(DSS)
-        .arg("compile")
-        .arg(&schema)
-        .arg("-o")
-        .arg(&out)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    out
-}
-
 fn served(url: &str, spec: &Path, kind: &str) -> Command {
     let mut c = Command::new(DSS);
     c.args(["generate", "--spec"])
@@ -197,13 +161,6 @@ fn served(url: &str, spec: &Path, kind: &str) -> Command {
         .args(["--backend", "openai", "--url", url, "--server-kind", kind])
         .args(["--retries", "1"]);
     c
-}
-
-fn stdout_lines(o: &Output) -> Vec<serde_json::Value> {
-    String::from_utf8_lossy(&o.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
-        .collect()
 }
 
 #[test]
