@@ -171,13 +171,28 @@ impl CompiledSpec {
                         && g.iter().any(|(s, _)| !inside(s) && pending(s))
                 })
         };
+        // A modifier tied to the value it modifies ([`Restriction::ties`]) is held by the
+        // line that wrote that value, and by no other.
+        let tied = |site: &str, v: &Value| {
+            let heads: Vec<&(String, Value)> = initial
+                .ties
+                .iter()
+                .filter(|((s, x), _)| s == site && same_value(x, v))
+                .map(|(_, head)| head)
+                .collect();
+            (!heads.is_empty()).then(|| {
+                heads
+                    .iter()
+                    .any(|(hs, hv)| line.iter().any(|(s, w)| s == hs && same_value(w, hv)))
+            })
+        };
         let mut out = Vec::new();
         for (site, values) in &rest.candidates {
             if !inside(site) || rest.free.contains(site) || line.iter().any(|(s, _)| s == site) {
                 continue;
             }
             for v in values {
-                if !elsewhere(v) {
+                if tied(site, v).unwrap_or_else(|| !elsewhere(v)) {
                     out.push((site.clone(), v.clone()));
                 }
             }
@@ -384,6 +399,53 @@ mod tests {
         assert_eq!(spec.line_leaves(&two, &r, Consume::Class, &sites).len(), 1);
         // A line that wrote no site says nothing.
         assert!(spec.line_leaves("", &r, Consume::Class, &sites).is_empty());
+    }
+
+    #[test]
+    fn a_modifier_tied_to_a_value_is_held_by_the_line_that_wrote_that_value() {
+        let spec = calls();
+        let sites = spec.sites();
+        // `oslo` found as a city and as a flight's destination, and the flight's origin
+        // found too, but `oslo` was said next to this call's `celsius`: held.
+        let mut r = restriction(&[
+            ("/*/weather/unit", "celsius"),
+            ("/*/weather/city", "oslo"),
+            ("/*/book_flight/to", "oslo"),
+            ("/*/book_flight/from", "paris"),
+        ]);
+        let unit = spec
+            .compress(&json!([{"weather": {"unit": "celsius"}}]))
+            .expect("compresses");
+        assert!(spec
+            .line_leaves(&unit, &r, Consume::Class, &sites)
+            .is_empty());
+        r.ties = vec![(
+            ("/*/weather/city".into(), json!("oslo")),
+            ("/*/weather/unit".into(), json!("celsius")),
+        )];
+        assert_eq!(
+            spec.line_leaves(&unit, &r, Consume::Class, &sites),
+            vec![("/*/weather/city".to_string(), json!("oslo"))]
+        );
+        // Tied to another value than the line wrote: never held for it, even where nothing
+        // else would take it.
+        let mut r2 = restriction(&[
+            ("/*/weather/unit", "celsius"),
+            ("/*/weather/unit", "fahrenheit"),
+            ("/*/weather/city", "oslo"),
+        ]);
+        r2.ties = vec![(
+            ("/*/weather/city".into(), json!("oslo")),
+            ("/*/weather/unit".into(), json!("fahrenheit")),
+        )];
+        assert!(spec
+            .line_leaves(&unit, &r2, Consume::Class, &sites)
+            .is_empty());
+        r2.ties.clear();
+        assert_eq!(
+            spec.line_leaves(&unit, &r2, Consume::Class, &sites).len(),
+            1
+        );
     }
 
     #[test]

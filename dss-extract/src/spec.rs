@@ -185,6 +185,10 @@ pub struct Analysis {
     /// Words naming a union's tags (`cities` for `atis_city`), outside the values found:
     /// shown in the prompt's items, never in the restriction.
     pub cues: Vec<Mention>,
+    /// Modifiers given to the value they modify (see `attach_modifiers`): the modifier's
+    /// span and its head's. The prompt's items list a modifier with its head.
+    #[serde(skip)]
+    pub anchors: Vec<(Range<usize>, Range<usize>)>,
 }
 
 impl Analysis {
@@ -200,12 +204,20 @@ impl Analysis {
     }
 
     /// The candidates as `value (site)` items for the prompt ("Items found: …"), in request
-    /// order, each value once per site; a cue as `words (tag)`.
+    /// order, each value once per site; a cue as `words (tag)`. A modifier given to the
+    /// value it modifies ([`anchors`](Self::anchors)) comes right after that value (a
+    /// number right before it), as a record writes them: `1 (number), zero_sugar_lemonade
+    /// (drink_type), large (size)` for "a large sugar free lemonade".
     pub fn items(&self) -> Vec<String> {
         let mut seen = BTreeSet::new();
         let mut out = Vec::new();
         let mut all: Vec<&Mention> = self.mentions.iter().chain(&self.cues).collect();
-        all.sort_by_key(|m| m.span.start);
+        all.sort_by_key(
+            |m| match self.anchors.iter().find(|(span, _)| *span == m.span) {
+                Some((_, head)) => (head.start, usize::from(!m.value.is_number())),
+                None => (m.span.start, 0),
+            },
+        );
         for m in all {
             if m.site.starts_with('#') {
                 continue;
@@ -482,9 +494,11 @@ impl SpecIndex {
     /// (at most `nearest` per word; never the whole list).
     pub fn analyze(&self, request: &str, mode: ExtractMode, nearest: usize) -> Analysis {
         let mut extraction = self.index.extract_with(request, mode);
-        if mode == ExtractMode::Full {
-            attach_modifiers(&mut extraction.mentions, request);
-        }
+        let anchors = if mode == ExtractMode::Full {
+            attach_modifiers(&mut extraction.mentions, request)
+        } else {
+            Vec::new()
+        };
         let mut tier = if extraction.mentions.iter().any(|m| m.tier == Tier::Fuzzy) {
             PruneTier::Fuzzy
         } else {
@@ -493,6 +507,8 @@ impl SpecIndex {
         let mut restriction = restriction_of(&extraction, &self.bound);
         if mode == ExtractMode::Full {
             self.add_record_readings(&mut restriction, &extraction.mentions, request);
+            add_neighbour_readings(&mut restriction, &extraction.mentions, request);
+            restriction.ties = ties(&extraction.mentions, &anchors);
         }
         restriction.free = self.inferred.clone();
         for ((from, v), (to, w)) in &self.implies {
@@ -559,6 +575,7 @@ impl SpecIndex {
             restriction,
             tier,
             cues,
+            anchors,
         }
     }
 
@@ -731,6 +748,114 @@ const FILLER: &[&str] = &[
 /// after its last, the records its readings lie in, and their spans.
 type Spread = (usize, usize, BTreeSet<String>, Vec<Range<usize>>);
 
+/// A value that no record of the value right next to it could take is a word of that
+/// record's phrase (`theme songs`: `theme` a genre to play, `songs` a creative work's type;
+/// `the local movie schedule`; `the last sound track by soko`): when that neighbour lies in
+/// one record, the mention gets that record as a reading ([`Restriction::readings`]), so
+/// writing the record uses it and it opens no record of its own (a small model wrote
+/// `SearchCreativeWork object_type song` after `PlayMusic genre theme`). Only a word
+/// directly next to it counts, with no punctuation between (`a cheeseburger with fries` is
+/// two orders).
+fn add_neighbour_readings(r: &mut Restriction, mentions: &[Mention], request: &str) {
+    let parent = |site: &str| {
+        site.rfind('/')
+            .map_or(String::new(), |i| site[..i].to_string())
+    };
+    let words = Normalized::new(request);
+    let word_at = |pos: usize| {
+        words
+            .tokens
+            .iter()
+            .take_while(|t| t.orig_end <= pos)
+            .count()
+    };
+    let groups = mention_groups(mentions);
+    // (first word, word after the last, records, pairs) per group.
+    type Neighbour = (usize, usize, BTreeSet<String>, Vec<(String, Value)>);
+    let spread: Vec<Neighbour> = groups
+        .iter()
+        .map(|g| {
+            let start = g.iter().map(|m| m.span.start).min().unwrap_or(0);
+            let end = g.iter().map(|m| m.span.end).max().unwrap_or(0);
+            (
+                word_at(start),
+                word_at(end),
+                g.iter().map(|m| parent(&m.site)).collect(),
+                g.iter()
+                    .map(|m| (m.site.clone(), m.value.clone()))
+                    .collect(),
+            )
+        })
+        .collect();
+    let joined = |a: usize, b: usize| {
+        // Words a-1 and a are next to each other with nothing but a space between.
+        a > 0
+            && b == a
+            && request
+                .get(words.tokens[a - 1].orig_end..words.tokens[a].orig_start)
+                .is_some_and(|gap| gap.chars().all(char::is_whitespace))
+    };
+    for (first, end, records, pairs) in &spread {
+        let next_to: Vec<&BTreeSet<String>> = spread
+            .iter()
+            .filter(|(f, e, _, _)| joined(*first, *e) || joined(*f, *end))
+            .map(|(_, _, recs, _)| recs)
+            .collect();
+        // A neighbour its own records could take too: the value is in a phrase of its own
+        // (`lettuce large french fries`: `large` goes with the fries, not the lettuce).
+        if next_to.iter().any(|recs| !recs.is_disjoint(records)) {
+            continue;
+        }
+        let named: BTreeSet<&String> = next_to
+            .iter()
+            .filter(|recs| recs.len() == 1)
+            .filter_map(|recs| recs.iter().next())
+            .collect();
+        if named.is_empty() {
+            continue;
+        }
+        let at = r
+            .readings
+            .iter()
+            .position(|g| g.len() >= pairs.len() && g[..pairs.len()] == pairs[..]);
+        let g = match at {
+            Some(i) => &mut r.readings[i],
+            None => {
+                r.readings.push(pairs.clone());
+                let last = r.readings.len() - 1;
+                &mut r.readings[last]
+            }
+        };
+        for rec in named {
+            if !g.iter().any(|(s, v)| s == rec && v.is_null()) {
+                g.push(Restriction::record_reading(rec));
+            }
+        }
+    }
+}
+
+/// The (modifier, head) pairs of the anchors `attach_modifiers` found, as site values
+/// ([`Restriction::ties`]).
+fn ties(
+    mentions: &[Mention],
+    anchors: &[(Range<usize>, Range<usize>)],
+) -> Vec<((String, Value), (String, Value))> {
+    let pair = |m: &Mention| (m.site.clone(), m.value.clone());
+    let at_sites = || mentions.iter().filter(|m| !m.site.starts_with('#'));
+    let mut out = Vec::new();
+    for (modifier, head) in anchors {
+        for m in at_sites().filter(|m| m.span == *modifier) {
+            for h in at_sites().filter(|h| head.start <= h.span.start && h.span.end <= head.end) {
+                let tie = (pair(m), pair(h));
+                if !out.contains(&tie) {
+                    out.push(tie);
+                }
+            }
+        }
+    }
+    out
+}
+
 /// Words that end a phrase: a modifier never reaches across them.
 const BREAKS: &[&str] = &["and", "then", "also", "plus"];
 
@@ -741,10 +866,15 @@ const BREAKS: &[&str] = &["and", "then", "also", "plus"];
 /// of fries`); when the modifier ends its phrase (nothing but fillers before a comma, `and`
 /// or the end), the last such word before it (`one coke large please`). Where that word is no value
 /// found (a noun extraction missed: `large sweet tea` where the catalog says `iced tea`), or
-/// its value could go in several records, every reading stays: guessing a farther value
+/// its value could go in several records, every reading stays (unless the word right before
+/// the modifier is a value of one of its records: `the current book five stars`, where
+/// `five` is a rating or a party size and `current` a rating's): guessing a farther value
 /// gave the side's size to a drink. Without it a small model gave the drink of `a large fry
 /// and a medium coke` the side's size.
-fn attach_modifiers(mentions: &mut Vec<Mention>, request: &str) {
+fn attach_modifiers(
+    mentions: &mut Vec<Mention>,
+    request: &str,
+) -> Vec<(Range<usize>, Range<usize>)> {
     let parent = |site: &str| {
         site.rfind('/')
             .map_or(String::new(), |i| site[..i].to_string())
@@ -783,20 +913,56 @@ fn attach_modifiers(mentions: &mut Vec<Mention>, request: &str) {
             .find(|(f, e, _, _)| if first { *f == w } else { *e == w + 1 })
     };
     let mut keep: Vec<(Vec<Range<usize>>, String)> = Vec::new();
+    let mut anchors = Vec::new();
     for (first, end, records, spans) in &groups {
         if records.len() < 2 {
             continue;
         }
         // The head after the modifier: the first word that is no filler, in the phrase.
+        // Other modifiers on the way are passed over (`two medium pink lemonades`: `medium`
+        // could be a side's or a drink's, the lemonades decide).
         let mut head = None;
+        let mut passed = None;
         let mut i = *end;
         while i < n && !punct_before(i) && !BREAKS.contains(&word(i)) {
             if !FILLER.contains(&word(i)) {
-                head = Some(group_at(i, true));
-                break;
+                match group_at(i, true) {
+                    Some(g) if g.2.len() > 1 && g.1 > i => {
+                        passed = passed.or(Some(g));
+                        i = g.1;
+                        continue;
+                    }
+                    g => {
+                        // A word that is no value after modifiers passed over: the first
+                        // of those is what follows (it decides nothing, see below).
+                        head = Some(g.or(passed));
+                        break;
+                    }
+                }
             }
             i += 1;
         }
+        if head.is_none() && passed.is_some() {
+            head = Some(passed);
+        }
+        // The value after it could go in several records itself (`book five stars`: five
+        // as a rating or as a party size): the value right before it, when that one lies in
+        // one record (`the current book`).
+        // Not for a number: a count goes with what follows it (`fries two medium
+        // lemonades` is two lemonades).
+        let counts = mentions
+            .iter()
+            .any(|m| spans.contains(&m.span) && m.value.is_number());
+        let head = match head {
+            Some(Some((_, _, after, _))) if after.len() > 1 && *first > 0 && !counts => {
+                let before = (!punct_before(*first) && !BREAKS.contains(&word(*first - 1)))
+                    .then(|| group_at(*first - 1, false))
+                    .flatten()
+                    .filter(|(_, _, recs, _)| recs.len() == 1);
+                before.map_or(head, |b| Some(Some(b)))
+            }
+            _ => head,
+        };
         let head = match head {
             Some(h) => h,
             // The phrase ends after the modifier: the head before it.
@@ -813,12 +979,15 @@ fn attach_modifiers(mentions: &mut Vec<Mention>, request: &str) {
                 found
             }
         };
-        let Some((_, _, head_records, _)) = head else {
+        let Some((_, _, head_records, head_spans)) = head else {
             continue;
         };
         if let Some(rec) = head_records.iter().next() {
             if head_records.len() == 1 && records.contains(rec) {
                 keep.push((spans.clone(), rec.clone()));
+                let start = head_spans.iter().map(|r| r.start).min().unwrap_or(0);
+                let end = head_spans.iter().map(|r| r.end).max().unwrap_or(0);
+                anchors.extend(spans.iter().map(|sp| (sp.clone(), start..end)));
             }
         }
     }
@@ -827,6 +996,9 @@ fn attach_modifiers(mentions: &mut Vec<Mention>, request: &str) {
             .find(|(spans, _)| spans.contains(&m.span))
             .is_none_or(|(_, rec)| parent(&m.site) == *rec)
     });
+    anchors.sort_by_key(|(sp, _)| (sp.start, sp.end));
+    anchors.dedup();
+    anchors
 }
 
 fn describe(sites: &[Site]) -> String {
@@ -965,6 +1137,80 @@ mod tests {
     }
 
     #[test]
+    fn a_modifier_before_an_ambiguous_value_goes_with_the_value_right_before_it() {
+        let spec = calls(&[
+            (
+                "RateBook",
+                json!({"object_select": ["current"], "object_type": ["book"], "rating": ["five"]}),
+            ),
+            ("Search", json!({"object_type": ["book"]})),
+            ("Reserve", json!({"party": ["five"]})),
+        ]);
+        let ix = SpecIndex::build(&spec, &Catalogs::default()).expect("index");
+        // `five` after `book` is a rating or a party: `current`, right before, decides.
+        let a = ix.analyze("give the current book five stars", ExtractMode::Full, 0);
+        assert_eq!(a.restriction.at("/*/RateBook/object_type"), [json!("book")]);
+        assert!(
+            a.restriction.at("/*/Search/object_type").is_empty(),
+            "{a:?}"
+        );
+        // With a word between, nothing is decided.
+        let a = ix.analyze("give the current new book five stars", ExtractMode::Full, 0);
+        assert_eq!(a.restriction.at("/*/Search/object_type"), [json!("book")]);
+    }
+
+    #[test]
+    fn a_value_next_to_another_records_value_is_used_by_that_record() {
+        let spec = calls(&[
+            (
+                "PlayMusic",
+                json!({"genre": ["theme", "jazz"], "sort": ["last"]}),
+            ),
+            ("Search", json!({"object_type": ["song", "movie"]})),
+            ("Order", json!({"dish": ["burger"], "side": ["fries"]})),
+            ("Side", json!({"side": ["fries"]})),
+        ]);
+        let ix = SpecIndex::build(&spec, &Catalogs::default()).expect("index");
+        let a = ix.analyze("play some theme songs", ExtractMode::Full, 0);
+        assert_eq!(a.restriction.at("/*/Search/object_type"), [json!("song")]);
+        let used = [("/*/PlayMusic/genre".to_string(), json!("theme"))];
+        let rest = a.restriction.consumed(&used, Consume::Class);
+        assert!(rest.at("/*/Search/object_type").is_empty(), "{rest:?}");
+        // A word between, or punctuation, and the value stays its own.
+        for request in [
+            "play some theme and then songs",
+            "play some theme, songs",
+            "play theme music songs",
+        ] {
+            let a = ix.analyze(request, ExtractMode::Full, 0);
+            let rest = a.restriction.consumed(&used, Consume::Class);
+            assert_eq!(
+                rest.at("/*/Search/object_type"),
+                [json!("song")],
+                "{request}"
+            );
+        }
+        // A neighbour that some record of the value could take too decides nothing here:
+        // `burger fries` (fries an order's or a side's).
+        // Nor when the value's other neighbour is its own record's: `songs movie`.
+        let a = ix.analyze("theme songs movie", ExtractMode::Full, 0);
+        let rest = a.restriction.consumed(&used, Consume::Class);
+        assert_eq!(
+            rest.at("/*/Search/object_type"),
+            [json!("song"), json!("movie")]
+        );
+        let a = ix.analyze("a burger fries", ExtractMode::Full, 0);
+        assert!(
+            a.restriction
+                .readings
+                .iter()
+                .flatten()
+                .all(|(_, v)| !v.is_null()),
+            "{a:?}"
+        );
+    }
+
+    #[test]
     fn a_word_of_a_calls_name_is_used_when_that_call_is_written() {
         let spec = calls(&[
             (
@@ -1068,6 +1314,16 @@ mod tests {
         let a = ix.analyze("one coke large please", ExtractMode::Full, 0);
         assert_eq!(a.restriction.at("/*/drink/size"), [json!("large")]);
         assert!(a.restriction.at("/*/side/size").is_empty());
+        // Other modifiers between are passed over, and a count is never given to the value
+        // before it (`fries two medium coke` is two cokes).
+        let a = ix.analyze("fries two medium coke", ExtractMode::Full, 0);
+        assert_eq!(a.restriction.at("/*/drink/number"), [json!(2)], "{a:?}");
+        assert!(a.restriction.at("/*/side/number").is_empty(), "{a:?}");
+        assert_eq!(
+            a.restriction.at("/*/drink/size"),
+            [json!("medium")],
+            "{a:?}"
+        );
         // A word after it that is no value found (a noun extraction missed), `and` or a
         // comma, or nothing found near it: nothing is decided.
         for request in [
@@ -1091,12 +1347,42 @@ mod tests {
         // The paper's matcher is left as it is.
         let a = ix.analyze("a large fries", ExtractMode::Paper, 0);
         assert_eq!(a.restriction.at("/*/drink/size"), [json!("large")]);
+        // Each modifier is tied to the value it modifies.
+        let a = ix.analyze("a large fries and a medium coke", ExtractMode::Full, 0);
+        assert_eq!(
+            a.restriction.ties,
+            [
+                (
+                    ("/*/side/size".to_string(), json!("large")),
+                    ("/*/side/kind".to_string(), json!("fries"))
+                ),
+                (
+                    ("/*/drink/size".to_string(), json!("medium")),
+                    ("/*/drink/kind".to_string(), json!("coke"))
+                )
+            ]
+        );
+        // The prompt lists each modifier after the value it modifies, as a record writes
+        // them (`two` is no modifier here: the word after it, `large`, is a side's or a
+        // drink's).
+        let a = ix.analyze("two large fries and a medium coke", ExtractMode::Full, 0);
+        assert_eq!(
+            a.items(),
+            [
+                "2 (number)",
+                "fries (kind)",
+                "large (size)",
+                "coke (kind)",
+                "medium (size)"
+            ],
+            "{a:?}"
+        );
     }
 
     #[test]
     fn writing_a_value_uses_the_mention_that_could_only_be_it() {
-        // `a` before `burger` is the main dish's number alone, `a` before `large` a number of
-        // any order: writing the main dish's number uses the first, so the second is still
+        // `a` before `burger` is the main dish's number alone, `a` before `large` (no head
+        // after it) a number of any order: writing the main dish's number uses the first, so the second is still
         // there for the side (were the ambiguous one used, the main dish's `1` would be left
         // over, and a small model wrote it as a line of its own: `main_dish 1`).
         let order = json!({"number": [1, 2], "kind": ["fries"], "size": ["large"]});
@@ -1117,7 +1403,7 @@ mod tests {
         let mut catalogs = Catalogs::default();
         catalogs.add_aliases(&aliases).expect("aliases");
         let ix = SpecIndex::build(&spec, &catalogs).expect("index");
-        let a = ix.analyze("a burger and a large fries", ExtractMode::Full, 0);
+        let a = ix.analyze("a burger and a large please", ExtractMode::Full, 0);
         assert_eq!(a.restriction.at("/*/main/number").len(), 2, "{a:?}");
         let rest = a
             .restriction

@@ -37,6 +37,12 @@ pub struct Restriction {
     /// that record uses the mention (the word named the call; it is no value left to write),
     /// see [`Restriction::record_reading`].
     pub readings: Vec<Vec<(String, Value)>>,
+    /// Modifiers tied to the value they modify, as (modifier, head) (site path, value)
+    /// pairs: the `large` of "a large pink lemonade" goes in the record that writes
+    /// `pink_lemonade`, not in another drink's. A line that writes the head holds on until
+    /// it has written the modifier ([`crate::CompiledSpec::line_leaves`]); a line that does
+    /// not write it is never held for it.
+    pub ties: Vec<((String, Value), (String, Value))>,
 }
 
 impl Restriction {
