@@ -789,6 +789,12 @@ impl<'m> Generator<'m> {
                 break;
             }
             if st.out.len() >= self.max_tokens {
+                // The budget counts the tokens written; ending the document writes none.
+                // A document complete at the cap, where the model's next choice is to end
+                // it, is the document (not "the limit before the document was complete").
+                if self.ends_at_budget(&mut st, &mut logits_buf, stats)? {
+                    break;
+                }
                 return Err(GenerateError::MaxTokens {
                     max_tokens: self.max_tokens,
                     partial: st.partial(),
@@ -818,6 +824,21 @@ impl<'m> Generator<'m> {
             text,
             cut_repetition,
         })
+    }
+
+    /// Whether, with the budget spent, the document ends here: it may end, and what the
+    /// model would take next is the end ([`choose`](Self::choose): end-of-generation, or a
+    /// rejected greedy token). Nothing is accepted.
+    fn ends_at_budget(
+        &mut self,
+        st: &mut Decoding,
+        logits_buf: &mut Vec<f32>,
+        stats: &mut Stats,
+    ) -> Result<bool, GenerateError> {
+        let t = Instant::now();
+        let ends = st.constraint.is_accepting() && self.choose(st, logits_buf, stats)?.is_none();
+        st.constraint_time += t.elapsed().as_secs_f64();
+        Ok(ends)
     }
 
     /// Appends the text the constraint forces, without sampling (its last token is left
@@ -862,9 +883,27 @@ impl<'m> Generator<'m> {
         logits_buf: &mut Vec<f32>,
         stats: &mut Stats,
     ) -> Result<Option<LlamaToken>, GenerateError> {
+        let t = Instant::now();
+        let Some(token) = self.choose(st, logits_buf, stats)? else {
+            st.constraint_time += t.elapsed().as_secs_f64();
+            return Ok(None);
+        };
+        let token = self.hold_line(st, token, logits_buf, stats)?;
+        st.constraint.accept(token)?;
+        st.constraint_time += t.elapsed().as_secs_f64();
+        Ok(Some(token))
+    }
+
+    /// What [`next_token`](Self::next_token) takes next, before any line holding, without
+    /// accepting it: `None` ends the document.
+    fn choose(
+        &mut self,
+        st: &mut Decoding,
+        logits_buf: &mut Vec<f32>,
+        stats: &mut Stats,
+    ) -> Result<Option<LlamaToken>, GenerateError> {
         let logits = self.ctx.get_logits_ith(-1);
         let greedy = argmax(logits);
-        let t = Instant::now();
         let token = match greedy {
             Some(g) if st.constraint.allows(g)? => g,
             // Where the document may end and the model wants to write something the
@@ -876,7 +915,6 @@ impl<'m> Generator<'m> {
                 && st.prune.is_none()
                 && st.constraint.is_accepting() =>
             {
-                st.constraint_time += t.elapsed().as_secs_f64();
                 return Ok(None);
             }
             _ => {
@@ -890,14 +928,7 @@ impl<'m> Generator<'m> {
                 }
             }
         };
-        if self.model.eog.contains(&token) {
-            st.constraint_time += t.elapsed().as_secs_f64();
-            return Ok(None);
-        }
-        let token = self.hold_line(st, token, logits_buf, stats)?;
-        st.constraint.accept(token)?;
-        st.constraint_time += t.elapsed().as_secs_f64();
-        Ok(Some(token))
+        Ok((!self.model.eog.contains(&token)).then_some(token))
     }
 
     /// A token that ends a line while a value found only that line could take is still

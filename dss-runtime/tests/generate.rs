@@ -34,10 +34,18 @@ fn spec() -> CompiledSpec {
 }
 
 fn generator(model: &LocalModel, engine: EngineKind) -> Generator<'_> {
+    generator_with_budget(model, engine, 96)
+}
+
+fn generator_with_budget(
+    model: &LocalModel,
+    engine: EngineKind,
+    max_tokens: usize,
+) -> Generator<'_> {
     let opts = GeneratorOptions {
         engine,
         examples: load_examples(&root().join("grammars/viz/examples.jsonl")).expect("examples"),
-        max_tokens: Some(96),
+        max_tokens: Some(max_tokens),
         ..GeneratorOptions::default()
     };
     Generator::new(model, spec(), opts).expect("generator")
@@ -89,6 +97,55 @@ fn outputs_expand_to_schema_valid_json() {
         }
     }
     assert!(ok >= 3, "only {ok} of 4 requests gave a document");
+}
+
+#[test]
+fn a_document_that_fills_the_budget_exactly_is_returned() {
+    let Some(model) = model("a_document_that_fills_the_budget_exactly_is_returned") else {
+        return;
+    };
+    // A list of tool calls: after a complete call another may follow, so the grammar
+    // never finishes the document by itself; the model ends it.
+    let tools = root().join("tests/fixtures/tools");
+    let compiled = || {
+        let text = std::fs::read_to_string(tools.join("flight.mcp.json")).expect("tool");
+        let def = serde_json::from_str(&text).expect("JSON");
+        dss_compiler::compile(&def, &dss_compiler::CompileOptions::default()).expect("compiles")
+    };
+    let with_budget = |max_tokens: usize| {
+        let opts = GeneratorOptions {
+            examples: load_examples(&tools.join("flight.examples.jsonl")).expect("examples"),
+            max_tokens: Some(max_tokens),
+            ..GeneratorOptions::default()
+        };
+        Generator::new(model, compiled(), opts).expect("generator")
+    };
+    let requests = std::fs::read_to_string(tools.join("flight.requests.jsonl")).expect("requests");
+    // The first request whose document the model ended (not cut before a repeated line)
+    // within a generous budget: it took `n` tokens.
+    let mut gen = with_budget(160);
+    let (request, done) = requests
+        .lines()
+        .map(|l| serde_json::from_str::<String>(l).expect("a JSON string"))
+        .find_map(|r| {
+            let g = gen.generate(&r).ok().filter(|g| !g.cut_repetition)?;
+            Some((r, g))
+        })
+        .expect("a request with a document");
+    let n = done.stats.generated_tokens;
+    // With a budget of exactly `n`, the model's next choice after the last token is to end
+    // the document: that is the same document, not "the limit before it was complete".
+    let exact = with_budget(n)
+        .generate(&request)
+        .unwrap_or_else(|e| panic!("budget {n} for {request:?}: {e}"));
+    assert_eq!(exact.text, done.text);
+    assert_eq!(exact.stats.generated_tokens, n);
+    // One token less is not enough.
+    let short = with_budget(n - 1).generate(&request);
+    assert!(
+        matches!(short, Err(GenerateError::MaxTokens { max_tokens, .. }) if max_tokens == n - 1),
+        "{short:?}"
+    );
 }
 
 #[test]
