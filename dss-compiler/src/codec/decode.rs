@@ -8,7 +8,7 @@ use super::NO_ABBREV;
 use crate::error::ExpandError;
 use crate::grammar::terminal::Terminal;
 use crate::grammar::terminal::{
-    is_word, is_word_char, is_word_start, json_len, number_len, quoted_len, word_len,
+    is_word, is_word_char, is_word_start, json_len, json_space, number_len, quoted_len, word_len,
 };
 use crate::notation::{render_word, First, Notation, RootLayout};
 use crate::shape::{
@@ -407,6 +407,13 @@ impl<'a> Decoder<'a> {
         let Some(n) = json_len(rest) else {
             return self.error("a JSON value");
         };
+        // serde_json reads whitespace between tokens; the grammars' JSON has none.
+        if let Some(at) = json_space(&rest[..n]) {
+            return self.error_at(
+                self.pos + at,
+                "compact JSON, no whitespace between its tokens (`[]`, `[1,2]`, `{\"a\":1}`)",
+            );
+        }
         match serde_json::from_str::<Value>(&rest[..n]) {
             Ok(v) => {
                 if let Some(bad) = number::first_inexact(&rest[..n]) {
@@ -768,6 +775,65 @@ mod tests {
         let e = spec.expand("time \n").unwrap_err().to_string();
         assert!(e.contains("`()` for an empty one"), "{e}");
         assert!(spec.expand("time since x\n").is_ok());
+    }
+
+    #[test]
+    fn json_values_are_compact() {
+        // Found by fuzzing (MaskBench o44234): an undeclared property's JSON value with
+        // whitespace inside (`":":[ ]`, `"":[\r]`) was read by serde_json, but the grammars'
+        // JSON is compact: the decoder now refuses it, at the whitespace.
+        let schema = json!({"type": "object", "properties": {"a": {"type": "integer"}}});
+        let spec = compile(&schema, &CompileOptions::default()).unwrap();
+        let x = json!({"a": 1, "b": [], "c": {"d e": " f ", "g": [1, null]}});
+        let s = spec.compress(&x).unwrap();
+        assert_eq!(s, "a 1 \"b\":[],\"c\":{\"d e\":\" f \",\"g\":[1,null]}");
+        assert_eq!(spec.expand(&s).unwrap(), x);
+        for (text, at, found) in [
+            ("a 1 \"b\":[ ]\n", "1:10", "a space"),
+            ("a 1 \"b\":[\r]\n", "1:10", "CARRIAGE RETURN"),
+            ("a 1 \"b\":[1,\t2]\n", "1:12", "a tab"),
+            ("a 1 \"b\":{\"c\": 1}\n", "1:14", "a space"),
+            ("a 1 \"b\":[1 ]\n", "1:11", "a space"),
+        ] {
+            let e = spec.expand(text).unwrap_err().to_string();
+            assert!(
+                e.starts_with(&format!("{at}: expected compact JSON")),
+                "{text:?}: {e}"
+            );
+            assert!(e.contains(found), "{text:?}: {e}");
+        }
+        // Whitespace inside a string is its text.
+        assert_eq!(
+            spec.expand(r#""b":[" \t"]"#).unwrap(),
+            json!({"b": [" \t"]})
+        );
+    }
+
+    #[test]
+    fn fuzz_findings_json_whitespace_are_refused() {
+        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+        let read = |p: &str| std::fs::read_to_string(format!("{root}/{p}")).unwrap();
+        let doc: serde_json::Value = serde_json::from_str(&read(
+            "tests/fixtures/maskbench/data/Github_easy---o44234.json",
+        ))
+        .unwrap();
+        let spec = compile(&doc["schema"], &CompileOptions::default()).unwrap();
+        for (file, expected) in [
+            (
+                "o44234-space-in-empty-array.dss",
+                "1:6: expected compact JSON",
+            ),
+            (
+                "o44234-whitespace-in-json-value.dss",
+                "1:5: expected compact JSON",
+            ),
+        ] {
+            let text = read(&format!("fuzz/findings/roundtrip/{file}"));
+            let e = spec.expand(&text).unwrap_err().to_string();
+            assert!(e.starts_with(expected), "{file}: {e}");
+            let compact: String = text.chars().filter(|c| !c.is_whitespace()).collect();
+            assert!(spec.expand(&compact).is_ok(), "{file}: {compact:?}");
+        }
     }
 
     #[test]

@@ -372,6 +372,22 @@ pub(crate) fn json_len(s: &str) -> Option<usize> {
     }
 }
 
+/// Offset of the first whitespace outside strings in the JSON value `s` (as [`json_len`]
+/// delimits it). The grammars' JSON is compact (no whitespace between its tokens), and
+/// serde_json would take a space, tab or CR there: the decoder refuses what this finds.
+pub(crate) fn json_space(s: &str) -> Option<usize> {
+    let bytes = s.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'"' => i += quoted_len(&s[i..])?,
+            b' ' | b'\t' | b'\r' | b'\n' => return Some(i),
+            _ => i += 1,
+        }
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -422,5 +438,10 @@ mod tests {
         assert_eq!(json_len(r#"{"a":[1,"]"]} x"#), Some(13));
         assert_eq!(json_len("null x"), Some(4));
         assert_eq!(json_len("[1\n]"), None);
+        assert_eq!(json_space(r#"{"a b":[1,"\" "]}"#), None);
+        assert_eq!(json_space("[ ]"), Some(1));
+        assert_eq!(json_space("[1,\t2]"), Some(3));
+        assert_eq!(json_space("{\"a\":1\r}"), Some(6));
+        assert_eq!(json_space("\" x \""), None);
     }
 }
