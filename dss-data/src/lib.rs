@@ -35,7 +35,8 @@ const HINT: &str = "set DSS_DATA_DIR to the data directory (README section \"Dat
                     where each corpus comes from)";
 
 /// Why a corpus cannot be used.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
 pub enum DataError {
     /// Neither the full corpus nor its fixture exists.
     #[error(
@@ -454,5 +455,16 @@ mod tests {
         let missing = locate("superstore", &data, &fixtures, allowed).unwrap_err();
         assert!(matches!(missing, DataError::Missing { .. }));
         assert!(missing.to_string().contains("DSS_DATA_DIR"), "{missing}");
+    }
+
+    #[test]
+    fn errors_clone_and_display_the_same() {
+        let t = layout();
+        let data = t.path().join("shared/data");
+        let fixtures = t.path().join("repo/tests/fixtures");
+        for policy in [Policy::FixtureAllowed, Policy::FullRequired] {
+            let e = locate("superstore", &data, &fixtures, policy).unwrap_err();
+            assert_eq!(e.clone().to_string(), e.to_string());
+        }
     }
 }

@@ -1,10 +1,12 @@
 //! Errors of suite loading, importing and scoring. Every error names its file and where in it.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 /// An error of `dss-eval`. Each variant says which file and, where it applies, which line
 /// (1-based) or record (0-based index in a JSON array) it is about.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
 pub enum EvalError {
     /// A file could not be read or written.
     #[error("{}: {source}", path.display())]
@@ -12,7 +14,7 @@ pub enum EvalError {
         /// The file.
         path: PathBuf,
         /// The underlying error.
-        source: std::io::Error,
+        source: Arc<std::io::Error>,
     },
     /// A file or one of its lines is not what the format expects.
     #[error("{}{}: {message}", path.display(), at.as_ref().map(|a| format!(":{a}")).unwrap_or_default())]
@@ -52,10 +54,32 @@ impl EvalError {
     pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         EvalError::Io {
             path: path.into(),
-            source,
+            source: Arc::new(source),
         }
     }
 }
 
 /// The result type of `dss-eval`.
 pub type Result<T> = std::result::Result<T, EvalError>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn errors_clone_and_display_the_same() {
+        use std::error::Error as _;
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("missing.jsonl");
+        let e = EvalError::io(&path, std::fs::read(&path).expect_err("no such file"));
+        let c = e.clone();
+        assert_eq!(c.to_string(), e.to_string());
+        assert!(
+            c.to_string().starts_with(&path.display().to_string()),
+            "{c}"
+        );
+        assert!(c.source().is_some());
+        let e = EvalError::format("suite.jsonl", Some("3".into()), "expected an object");
+        assert_eq!(e.clone().to_string(), "suite.jsonl:3: expected an object");
+    }
+}

@@ -11,7 +11,7 @@ use crate::{Entry, ExtractError};
 fn read_text(path: &Path) -> Result<String, ExtractError> {
     let bytes = std::fs::read(path).map_err(|source| ExtractError::Io {
         path: path.to_owned(),
-        source,
+        source: source.into(),
     })?;
     String::from_utf8(bytes).map_err(|e| {
         let at = e.utf8_error().valid_up_to();
@@ -341,5 +341,18 @@ mod tests {
             catalog_entries("/x", vec![Value::from("a")]),
             vec![Entry::new("/x", "a".into())]
         );
+    }
+
+    #[test]
+    fn errors_clone_and_display_the_same() {
+        use std::error::Error as _;
+        let dir = tempfile::tempdir().expect("temp dir");
+        let e = read_catalog(dir.path().join("missing.txt")).expect_err("no such file");
+        assert!(matches!(e, ExtractError::Io { .. }));
+        let c = e.clone();
+        assert_eq!(c.to_string(), e.to_string());
+        assert!(c.source().is_some());
+        let e = crate::spec::SpecIndexError::from(e);
+        assert_eq!(e.clone().to_string(), c.to_string());
     }
 }

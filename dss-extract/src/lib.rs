@@ -72,6 +72,7 @@ pub mod spec;
 use std::collections::{HashMap, HashSet};
 use std::ops::Range;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use aho_corasick::{AhoCorasick, MatchKind};
 use serde::{Deserialize, Serialize};
@@ -89,7 +90,8 @@ pub const NUMBER_SITE: &str = "#number";
 pub const DATE_SITE: &str = "#date";
 
 /// Errors of this crate: reading alias and catalog files, building an index.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
 pub enum ExtractError {
     /// A file could not be read.
     #[error("{}: {source}", path.display())]
@@ -97,7 +99,7 @@ pub enum ExtractError {
         /// The file.
         path: PathBuf,
         /// The I/O error.
-        source: std::io::Error,
+        source: Arc<std::io::Error>,
     },
     /// A file is not UTF-8.
     #[error("{}:{line}: not UTF-8 text", path.display())]

@@ -103,7 +103,7 @@ impl Catalogs {
         if file.is_file() {
             let text = std::fs::read_to_string(&file).map_err(|source| ExtractError::Io {
                 path: file.clone(),
-                source,
+                source: source.into(),
             })?;
             let doc: BTreeMap<String, CatalogSource> =
                 serde_yaml::from_str(&text).map_err(|e| ExtractError::File {
@@ -145,7 +145,8 @@ impl Catalogs {
 }
 
 /// A catalog or alias names a path that is not a site of the spec.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
 pub enum SpecIndexError {
     /// A catalog for a path that is no free site.
     #[error("catalog path `{path}` is not a free-string or number site of this spec; its sites are:\n{sites}")]

@@ -33,7 +33,13 @@ fn data_dir() -> Option<PathBuf> {
             .find(|d| d.is_dir()),
     };
     match dir {
-        Some(d) if d.join("APIMixATIS").is_dir() => Some(d),
+        Some(d) if d.join("APIMixATIS").is_dir() => {
+            eprintln!(
+                "corpus APIMixATIS, APIMixSNIPS: full corpus {}",
+                d.display()
+            );
+            Some(d)
+        }
         _ if std::env::var("CI").as_deref() == Ok("true") => {
             panic!("APIMix data not found: set DSS_DATA_DIR to a directory holding APIMixATIS/ and APIMixSNIPS/")
         }

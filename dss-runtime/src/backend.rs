@@ -20,6 +20,7 @@ use llama_cpp_2::model::LlamaModel;
 
 /// Errors from initialising llama.cpp or loading a model.
 #[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
 pub enum BackendError {
     /// `llama_backend_init` failed (typically: something else in the process initialised
     /// llama.cpp without going through [`backend`]).

@@ -68,6 +68,7 @@ impl EngineKind {
 
 /// Errors from preparing or running a constraint.
 #[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
 pub enum EngineError {
     /// The grammar could not be converted or compiled.
     #[error("the grammar cannot be used: {0}")]

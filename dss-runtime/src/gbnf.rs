@@ -23,7 +23,8 @@ use llama_cpp_2::GrammarError;
 use crate::backend::{self, BackendError};
 
 /// Errors from checking a grammar or matching text against it.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
 pub enum GbnfError {
     /// The model could not be loaded.
     #[error(transparent)]

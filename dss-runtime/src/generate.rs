@@ -49,7 +49,8 @@ use crate::engine::{Constraint, EngineError, EngineKind, Grammar, GrammarSource}
 use crate::prompt::{self, PromptError, PromptTemplate, Shot};
 
 /// Errors from loading a model for generation or from one request.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
 pub enum GenerateError {
     /// Loading the model failed.
     #[error(transparent)]

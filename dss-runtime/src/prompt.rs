@@ -38,6 +38,7 @@ const SLOT: &str = "\u{2063}DSS-REQUEST-SLOT\u{2063}";
 
 /// Errors from rendering the chat template.
 #[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
 pub enum PromptError {
     /// The model's chat template failed to render (its message).
     #[error("the chat template failed: {0}")]
