@@ -810,6 +810,27 @@ mod tests {
     }
 
     #[test]
+    fn a_bare_property_name_is_a_bare_word() {
+        // Found by fuzzing (MaskBench o65465, CI's brief run of session 12): an undeclared
+        // property written with a bare name starting with `.` (`.um0 10`) was read, but the
+        // grammars' bare word starts with a letter, `_` or `$`; compress quotes such a name.
+        let schema = json!({"type": "object", "required": ["p"], "properties": {
+            "p": {"type": "object", "properties": {"n": {"type": "integer"}}}}});
+        let spec = compile(&schema, &CompileOptions::default()).unwrap();
+        let x = json!({"p": {"n": 1}, ".um0": 10, "ok": 2});
+        let s = spec.compress(&x).unwrap();
+        assert!(s.contains("\".um0\":10"), "{s}");
+        assert_eq!(spec.expand(&s).unwrap(), x);
+        let bare = s.replace("\".um0\":10", ".um0 10");
+        let e = spec.expand(&bare).unwrap_err().to_string();
+        assert!(e.contains("expected a property name"), "{bare}: {e}");
+        for bad in ["-x 1", "9x 1", "x. 1"] {
+            let text = s.replace("\".um0\":10", bad);
+            assert!(spec.expand(&text).is_err(), "{text}");
+        }
+    }
+
+    #[test]
     fn fuzz_findings_json_whitespace_are_refused() {
         let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
         let read = |p: &str| std::fs::read_to_string(format!("{root}/{p}")).unwrap();

@@ -3,6 +3,7 @@
 
 use super::decode::{DResult, Tok};
 use super::{Decoder, MAX_DEPTH, NO_ABBREV};
+use crate::grammar::terminal::is_word;
 use crate::notation::{is_section, FieldLayout, FieldMode, First, ObjLayout, RecordLayout};
 use crate::shape::ExprId;
 use serde_json::{Map, Value};
@@ -285,6 +286,14 @@ impl Decoder<'_> {
         let start = self.pos;
         let key = if bare_key {
             let w = self.token_text().unwrap_or_default();
+            // A bare key is a bare word, as the grammars say (`bare`): it starts with a
+            // letter, `_` or `$`; anything else is quoted (`".um0":10`, as compress writes).
+            if !is_word(w) {
+                return self.error_at(
+                    start,
+                    "a property name: a bare word (starting with a letter, `_` or `$`) or a \"quoted\" name",
+                );
+            }
             self.pos += w.len();
             w.to_string()
         } else {
