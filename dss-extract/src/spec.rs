@@ -593,7 +593,9 @@ impl SpecIndex {
             return;
         }
         let words = Normalized::new(request);
-        for group in mention_groups(mentions) {
+        let groups = mention_groups(mentions);
+        let all: Vec<Vec<(String, Value)>> = groups.iter().map(|g| pairs_of(g)).collect();
+        for (k, group) in groups.iter().enumerate() {
             let Some(first) = group.first() else { continue };
             let one_word = words
                 .tokens
@@ -616,36 +618,52 @@ impl SpecIndex {
                     })
                 })
                 .collect();
-            if records.is_empty() {
-                continue;
-            }
-            let pairs: Vec<(String, Value)> = group
-                .iter()
-                .map(|m| (m.site.clone(), m.value.clone()))
-                .collect();
-            let at = r
-                .readings
-                .iter()
-                .position(|g| g.len() == pairs.len() && g.iter().zip(&pairs).all(|(a, b)| a == b));
-            let g = match at {
-                Some(i) => &mut r.readings[i],
-                None => {
-                    r.readings.push(pairs);
-                    let last = r.readings.len() - 1;
-                    &mut r.readings[last]
-                }
-            };
-            for rec in records {
-                if !g.iter().any(|(s, v)| s == rec && v.is_null()) {
-                    g.push(Restriction::record_reading(rec));
-                }
-            }
+            add_record_readings_to(r, &all, k, records);
         }
     }
 
     fn is_bound(&self, s: &Site) -> bool {
         matches!(s.kind, SiteKind::Choice { .. } | SiteKind::Tag { .. })
             || self.bound.contains(&s.path)
+    }
+}
+
+/// A mention's readings as (site, value) pairs.
+fn pairs_of(group: &[&Mention]) -> Vec<(String, Value)> {
+    group
+        .iter()
+        .map(|m| (m.site.clone(), m.value.clone()))
+        .collect()
+}
+
+/// Gives the `k`-th mention (of `all`, every mention's readings in request order) a record
+/// reading of each of `records` ([`Restriction::record_reading`]): in its group of
+/// [`Restriction::readings`], found as the group whose value readings are its readings (the
+/// `n`-th such group for the `n`-th mention with those readings), or made for it.
+fn add_record_readings_to<'a>(
+    r: &mut Restriction,
+    all: &[Vec<(String, Value)>],
+    k: usize,
+    records: impl IntoIterator<Item = &'a String>,
+) {
+    let pairs = &all[k];
+    let nth = all[..k].iter().filter(|p| *p == pairs).count();
+    let at = r
+        .readings
+        .iter()
+        .enumerate()
+        .filter(|(_, g)| g.iter().filter(|(_, v)| !v.is_null()).eq(pairs.iter()))
+        .nth(nth)
+        .map(|(i, _)| i);
+    let i = at.unwrap_or_else(|| {
+        r.readings.push(pairs.clone());
+        r.readings.len() - 1
+    });
+    let g = &mut r.readings[i];
+    for rec in records {
+        if !g.iter().any(|(s, v)| s == rec && v.is_null()) {
+            g.push(Restriction::record_reading(rec));
+        }
     }
 }
 
@@ -745,9 +763,51 @@ const FILLER: &[&str] = &[
     "please",
 ];
 
-/// One group of overlapping readings, for [`attach_modifiers`]: its first word, the word
-/// after its last, the records its readings lie in, and their spans.
-type Spread = (usize, usize, BTreeSet<String>, Vec<Range<usize>>);
+/// One group of overlapping readings (one mention, see [`mention_groups`]) placed among the
+/// request's words, for [`attach_modifiers`] and [`add_neighbour_readings`].
+struct Spread {
+    /// Its first word.
+    first: usize,
+    /// The word after its last.
+    end: usize,
+    /// The records its readings lie in.
+    records: BTreeSet<String>,
+    /// The spans of its readings.
+    spans: Vec<Range<usize>>,
+    /// Its readings as (site, value).
+    pairs: Vec<(String, Value)>,
+}
+
+/// The record a site lies in: its path without the last segment.
+fn record_of(site: &str) -> String {
+    site.rfind('/')
+        .map_or(String::new(), |i| site[..i].to_string())
+}
+
+/// The mentions' groups of overlapping readings, placed among `words` (the request's).
+fn spreads(mentions: &[Mention], words: &Normalized) -> Vec<Spread> {
+    let word_at = |pos: usize| {
+        words
+            .tokens
+            .iter()
+            .take_while(|t| t.orig_end <= pos)
+            .count()
+    };
+    mention_groups(mentions)
+        .iter()
+        .map(|g| {
+            let start = g.iter().map(|m| m.span.start).min().unwrap_or(0);
+            let end = g.iter().map(|m| m.span.end).max().unwrap_or(0);
+            Spread {
+                first: word_at(start),
+                end: word_at(end),
+                records: g.iter().map(|m| record_of(&m.site)).collect(),
+                spans: g.iter().map(|m| m.span.clone()).collect(),
+                pairs: pairs_of(g),
+            }
+        })
+        .collect()
+}
 
 /// A value that no record of the value right next to it could take is a word of that
 /// record's phrase (`theme songs`: `theme` a genre to play, `songs` a creative work's type;
@@ -758,36 +818,8 @@ type Spread = (usize, usize, BTreeSet<String>, Vec<Range<usize>>);
 /// directly next to it counts, with no punctuation between (`a cheeseburger with fries` is
 /// two orders).
 fn add_neighbour_readings(r: &mut Restriction, mentions: &[Mention], request: &str) {
-    let parent = |site: &str| {
-        site.rfind('/')
-            .map_or(String::new(), |i| site[..i].to_string())
-    };
     let words = Normalized::new(request);
-    let word_at = |pos: usize| {
-        words
-            .tokens
-            .iter()
-            .take_while(|t| t.orig_end <= pos)
-            .count()
-    };
-    let groups = mention_groups(mentions);
-    // (first word, word after the last, records, pairs) per group.
-    type Neighbour = (usize, usize, BTreeSet<String>, Vec<(String, Value)>);
-    let spread: Vec<Neighbour> = groups
-        .iter()
-        .map(|g| {
-            let start = g.iter().map(|m| m.span.start).min().unwrap_or(0);
-            let end = g.iter().map(|m| m.span.end).max().unwrap_or(0);
-            (
-                word_at(start),
-                word_at(end),
-                g.iter().map(|m| parent(&m.site)).collect(),
-                g.iter()
-                    .map(|m| (m.site.clone(), m.value.clone()))
-                    .collect(),
-            )
-        })
-        .collect();
+    let spread = spreads(mentions, &words);
     let joined = |a: usize, b: usize| {
         // Words a-1 and a are next to each other with nothing but a space between.
         a > 0
@@ -796,11 +828,21 @@ fn add_neighbour_readings(r: &mut Restriction, mentions: &[Mention], request: &s
                 .get(words.tokens[a - 1].orig_end..words.tokens[a].orig_start)
                 .is_some_and(|gap| gap.chars().all(char::is_whitespace))
     };
-    for (first, end, records, pairs) in &spread {
+    let all: Vec<Vec<(String, Value)>> = spread.iter().map(|g| g.pairs.clone()).collect();
+    for (
+        k,
+        Spread {
+            first,
+            end,
+            records,
+            ..
+        },
+    ) in spread.iter().enumerate()
+    {
         let next_to: Vec<&BTreeSet<String>> = spread
             .iter()
-            .filter(|(f, e, _, _)| joined(*first, *e) || joined(*f, *end))
-            .map(|(_, _, recs, _)| recs)
+            .filter(|n| joined(*first, n.end) || joined(n.first, *end))
+            .map(|n| &n.records)
             .collect();
         // A neighbour its own records could take too: the value is in a phrase of its own
         // (`lettuce large french fries`: `large` goes with the fries, not the lettuce).
@@ -812,25 +854,8 @@ fn add_neighbour_readings(r: &mut Restriction, mentions: &[Mention], request: &s
             .filter(|recs| recs.len() == 1)
             .filter_map(|recs| recs.iter().next())
             .collect();
-        if named.is_empty() {
-            continue;
-        }
-        let at = r
-            .readings
-            .iter()
-            .position(|g| g.len() >= pairs.len() && g[..pairs.len()] == pairs[..]);
-        let g = match at {
-            Some(i) => &mut r.readings[i],
-            None => {
-                r.readings.push(pairs.clone());
-                let last = r.readings.len() - 1;
-                &mut r.readings[last]
-            }
-        };
-        for rec in named {
-            if !g.iter().any(|(s, v)| s == rec && v.is_null()) {
-                g.push(Restriction::record_reading(rec));
-            }
+        if !named.is_empty() {
+            add_record_readings_to(r, &all, k, named);
         }
     }
 }
@@ -876,20 +901,9 @@ fn attach_modifiers(
     mentions: &mut Vec<Mention>,
     request: &str,
 ) -> Vec<(Range<usize>, Range<usize>)> {
-    let parent = |site: &str| {
-        site.rfind('/')
-            .map_or(String::new(), |i| site[..i].to_string())
-    };
     let words = Normalized::new(request);
     let n = words.tokens.len();
     let word = |i: usize| &words.text[words.tokens[i].start..words.tokens[i].end];
-    let word_at = |pos: usize| {
-        words
-            .tokens
-            .iter()
-            .take_while(|t| t.orig_end <= pos)
-            .count()
-    };
     // Punctuation between two words ends a phrase too.
     let punct_before = |i: usize| {
         i > 0
@@ -897,25 +911,22 @@ fn attach_modifiers(
                 .get(words.tokens[i - 1].orig_end..words.tokens[i].orig_start)
                 .is_some_and(|t| t.contains([',', ';', '.', '!', '?']))
     };
-    // (first word, end word, records, spans) per group of overlapping readings.
-    let groups: Vec<Spread> = mention_groups(mentions)
-        .iter()
-        .map(|g| {
-            let start = g.iter().map(|m| m.span.start).min().unwrap_or(0);
-            let end = g.iter().map(|m| m.span.end).max().unwrap_or(0);
-            let records = g.iter().map(|m| parent(&m.site)).collect();
-            let spans = g.iter().map(|m| m.span.clone()).collect();
-            (word_at(start), word_at(end), records, spans)
-        })
-        .collect();
+    let groups = spreads(mentions, &words);
     let group_at = |w: usize, first: bool| {
         groups
             .iter()
-            .find(|(f, e, _, _)| if first { *f == w } else { *e == w + 1 })
+            .find(|g| if first { g.first == w } else { g.end == w + 1 })
     };
     let mut keep: Vec<(Vec<Range<usize>>, String)> = Vec::new();
     let mut anchors = Vec::new();
-    for (first, end, records, spans) in &groups {
+    for Spread {
+        first,
+        end,
+        records,
+        spans,
+        ..
+    } in &groups
+    {
         if records.len() < 2 {
             continue;
         }
@@ -928,9 +939,9 @@ fn attach_modifiers(
         while i < n && !punct_before(i) && !BREAKS.contains(&word(i)) {
             if !FILLER.contains(&word(i)) {
                 match group_at(i, true) {
-                    Some(g) if g.2.len() > 1 && g.1 > i => {
+                    Some(g) if g.records.len() > 1 && g.end > i => {
                         passed = passed.or(Some(g));
-                        i = g.1;
+                        i = g.end;
                         continue;
                     }
                     g => {
@@ -955,11 +966,11 @@ fn attach_modifiers(
             .iter()
             .any(|m| spans.contains(&m.span) && m.value.is_number());
         let head = match head {
-            Some(Some((_, _, after, _))) if after.len() > 1 && *first > 0 && !counts => {
+            Some(Some(after)) if after.records.len() > 1 && *first > 0 && !counts => {
                 let before = (!punct_before(*first) && !BREAKS.contains(&word(*first - 1)))
                     .then(|| group_at(*first - 1, false))
                     .flatten()
-                    .filter(|(_, _, recs, _)| recs.len() == 1);
+                    .filter(|b| b.records.len() == 1);
                 before.map_or(head, |b| Some(Some(b)))
             }
             _ => head,
@@ -980,7 +991,12 @@ fn attach_modifiers(
                 found
             }
         };
-        let Some((_, _, head_records, head_spans)) = head else {
+        let Some(Spread {
+            records: head_records,
+            spans: head_spans,
+            ..
+        }) = head
+        else {
             continue;
         };
         if let Some(rec) = head_records.iter().next() {
@@ -995,7 +1011,7 @@ fn attach_modifiers(
     mentions.retain(|m| {
         keep.iter()
             .find(|(spans, _)| spans.contains(&m.span))
-            .is_none_or(|(_, rec)| parent(&m.site) == *rec)
+            .is_none_or(|(_, rec)| record_of(&m.site) == *rec)
     });
     anchors.sort_by_key(|(sp, _)| (sp.start, sp.end));
     anchors.dedup();
