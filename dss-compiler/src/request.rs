@@ -612,6 +612,281 @@ mod tests {
     }
 
     #[test]
+    fn a_value_written_uses_the_mention_with_the_fewest_readings() {
+        // "a large pink lemonade as well as a side order of large garlic fries": the first
+        // `a` is the drink's (by its head), the second any order's. The drink's line uses
+        // the drink's own `a`; the other stays for the side (before, the drink's line used
+        // it, and the drink's own `a` was left to write `drink 1` after the orders).
+        let sites = ["/*/drink/number", "/*/main_dish/number", "/*/side/number"];
+        let mut r = restriction(&[]);
+        for site in sites {
+            r.candidates.insert(site.into(), vec![json!(1)]);
+        }
+        r.candidates
+            .entry("/*/drink/number".into())
+            .or_default()
+            .push(json!(1));
+        r.readings = vec![
+            sites.iter().map(|s| (s.to_string(), json!(1))).collect(),
+            vec![("/*/drink/number".to_string(), json!(1))],
+        ];
+        let rest = r.consumed(&[("/*/drink/number".into(), json!(1))], Consume::Class);
+        assert_eq!(rest.at("/*/side/number"), [json!(1)], "{rest:?}");
+        assert_eq!(rest.at("/*/drink/number"), [json!(1)], "{rest:?}");
+        let rest = rest.consumed(&[("/*/side/number".into(), json!(1))], Consume::Class);
+        assert!(rest.is_exhausted(), "{rest:?}");
+    }
+
+    #[test]
+    fn a_held_list_writes_the_values_only_it_could_take() {
+        // FoodOrdering: `toppings [(lettuce) (tomato)]` ended early and the skipped `pickle`
+        // came back as a main dish of its own. Held, the list takes every topping found
+        // that only it could take before it ends; more than five are written in the
+        // request's order, each once.
+        let names = [
+            "lettuce", "onion", "tomato", "pickle", "bacon", "mustard", "ketchup", "mayo",
+        ];
+        let spec = compile(
+            &json!({"type": "array", "items": {
+                "type": "object", "additionalProperties": false, "required": ["dish"],
+                "properties": {"dish": {"enum": ["burger", "salad"]},
+                    "side": {"enum": ["fries", "onion"]},
+                    "toppings": {"type": "array", "minItems": 1, "items": {
+                        "type": "object", "additionalProperties": false,
+                        "required": ["name"], "properties": {
+                            "name": {"enum": names},
+                            "quantity": {"enum": ["light", "extra"]}}}}}}}),
+            &CompileOptions::default(),
+        )
+        .expect("compiles");
+        let site = "/*/toppings/*/name";
+        let found = |tops: &[&str], dishes: &[&str]| {
+            let mut r = restriction(&tops.iter().map(|t| (site, *t)).collect::<Vec<_>>());
+            for d in dishes {
+                r.candidates
+                    .entry("/*/dish".into())
+                    .or_default()
+                    .push(json!(d));
+            }
+            r.hold_lists = true;
+            r
+        };
+        let doc = |tops: &[(&str, Option<&str>)]| {
+            let list: Vec<Value> = tops
+                .iter()
+                .map(|(n, q)| match q {
+                    Some(q) => json!({"name": n, "quantity": q}),
+                    None => json!({"name": n}),
+                })
+                .collect();
+            spec.compress(&json!([{"dish": "burger", "toppings": list}]))
+                .expect("compresses")
+        };
+        let plain = |tops: &[&str]| doc(&tops.iter().map(|t| (*t, None)).collect::<Vec<_>>());
+        let check = |r: &Restriction, text: &str, ok: bool| {
+            let pruned = spec.pruned_grammar(r, Resume::Start).to_pest();
+            assert_eq!(accepts(&pruned, text), ok, "{text}\n{pruned}");
+            assert!(
+                accepts(&spec.grammar_pest(), text),
+                "the full grammar takes {text}"
+            );
+        };
+        // Up to five values: any order, each once, none left out.
+        let r = found(&["lettuce", "tomato", "pickle"], &["burger"]);
+        check(&r, &plain(&["lettuce", "tomato"]), false);
+        check(&r, &plain(&["pickle", "lettuce", "tomato"]), true);
+        check(
+            &r,
+            &plain(&["lettuce", "tomato", "pickle", "pickle"]),
+            false,
+        );
+        // Not held: it may end early.
+        let free = Restriction {
+            hold_lists: false,
+            ..r.clone()
+        };
+        check(&free, &plain(&["lettuce", "tomato"]), true);
+        // Another dish still asked for: the toppings may be its own.
+        let two = found(&["lettuce", "tomato", "pickle"], &["burger", "salad"]);
+        check(&two, &plain(&["lettuce", "tomato"]), true);
+        // A value another field could take (the side `onion`) is not held.
+        let mut side = found(&["lettuce", "onion"], &["burger"]);
+        side.candidates
+            .insert("/*/side".into(), vec![json!("onion")]);
+        side.readings = vec![vec![
+            (site.into(), json!("onion")),
+            ("/*/side".into(), json!("onion")),
+        ]];
+        check(&side, &plain(&["lettuce"]), true);
+        // More than five: in the request's order, the held ones all written.
+        let many = found(&names, &["burger"]);
+        check(&many, &plain(&names), true);
+        check(&many, &plain(&names[1..]), false);
+        let mut swapped = names.to_vec();
+        swapped.swap(0, 1);
+        check(&many, &plain(&swapped), false);
+        let loose = Restriction {
+            hold_lists: false,
+            ..many.clone()
+        };
+        check(&loose, &plain(&["onion", "mayo"]), true);
+        check(&loose, &plain(&["mayo", "onion"]), false);
+        // A modifier tied to one item (`extra onions lettuce`) goes on that item only.
+        let mut tied = found(&["onion", "lettuce"], &["burger"]);
+        tied.candidates
+            .insert("/*/toppings/*/quantity".into(), vec![json!("extra")]);
+        tied.ties = vec![(
+            ("/*/toppings/*/quantity".into(), json!("extra")),
+            (site.into(), json!("onion")),
+        )];
+        check(
+            &tied,
+            &doc(&[("onion", Some("extra")), ("lettuce", None)]),
+            true,
+        );
+        check(
+            &tied,
+            &doc(&[("onion", None), ("lettuce", Some("extra"))]),
+            false,
+        );
+        check(
+            &tied,
+            &doc(&[("onion", Some("extra")), ("lettuce", Some("extra"))]),
+            false,
+        );
+        // Held, the onions' item writes its `extra` (left out, it opened an order of its
+        // own); not held, it may leave it out.
+        check(&tied, &doc(&[("onion", None), ("lettuce", None)]), false);
+        let loose_tied = Restriction {
+            hold_lists: false,
+            ..tied.clone()
+        };
+        check(
+            &loose_tied,
+            &doc(&[("onion", None), ("lettuce", None)]),
+            true,
+        );
+        check(
+            &loose_tied,
+            &doc(&[("onion", None), ("lettuce", Some("extra"))]),
+            false,
+        );
+    }
+
+    #[test]
+    fn an_optional_section_whose_words_a_required_one_can_take_is_left_out() {
+        // "profit by region": `region` reads as a field and as a sort key; the required
+        // fields take it, and the sort is not offered unless a word only it takes says so.
+        let names = json!({"enum": ["Profit", "Region"]});
+        let spec = compile(
+            &json!({"type": "object", "additionalProperties": false, "required": ["fields"],
+                "properties": {
+                    "fields": {"type": "array", "minItems": 1, "items": {"type": "object",
+                        "additionalProperties": false, "required": ["fieldName"],
+                        "properties": {"fieldName": names}}},
+                    "sort": {"type": "array", "items": {"type": "object",
+                        "additionalProperties": false, "required": ["fieldName"],
+                        "properties": {"fieldName": names,
+                            "direction": {"enum": ["asc", "desc"]}}}}}}),
+            &CompileOptions::default(),
+        )
+        .expect("compiles");
+        let mut r = restriction(&[
+            ("/fields/*/fieldName", "Profit"),
+            ("/sort/*/fieldName", "Profit"),
+            ("/fields/*/fieldName", "Region"),
+            ("/sort/*/fieldName", "Region"),
+        ]);
+        r.readings = ["Profit", "Region"]
+            .iter()
+            .map(|v| {
+                vec![
+                    ("/fields/*/fieldName".to_string(), json!(v)),
+                    ("/sort/*/fieldName".to_string(), json!(v)),
+                ]
+            })
+            .collect();
+        let both = spec
+            .compress(&json!({"fields": [{"fieldName": "Profit"}, {"fieldName": "Region"}]}))
+            .expect("compresses");
+        let sorted = spec
+            .compress(&json!({"fields": [{"fieldName": "Profit"}],
+                "sort": [{"fieldName": "Region"}]}))
+            .expect("compresses");
+        let pruned = spec.pruned_grammar(&r, Resume::Start).to_pest();
+        assert!(accepts(&pruned, &both), "{pruned}\n{both}");
+        assert!(!accepts(&pruned, &sorted), "{pruned}\n{sorted}");
+        assert!(accepts(&spec.grammar_pest(), &sorted));
+        // A word only the sort takes (`ascending`) keeps it.
+        let mut asc = r.clone();
+        asc.candidates
+            .insert("/sort/*/direction".into(), vec![json!("asc")]);
+        let pruned = spec.pruned_grammar(&asc, Resume::Start).to_pest();
+        assert!(accepts(&pruned, &sorted), "{pruned}\n{sorted}");
+        // While the fields section is open, the sort stays out; once the model has
+        // moved on to the sort, it takes what is left.
+        let open = spec
+            .pruned_grammar(&r, Resume::Block { field: 0, items: 1 })
+            .to_pest();
+        assert!(accepts(&open, "Region\n"), "{open}");
+        assert!(!accepts(&open, "sort:\nRegion\n"), "{open}");
+        // The fields may end there, leaving `Region` unwritten; held, they may not (the
+        // sort that could take it is not offered).
+        assert!(accepts(&open, ""), "{open}");
+        let held = Restriction {
+            hold_lists: true,
+            ..r.clone()
+        };
+        let open = spec
+            .pruned_grammar(&held, Resume::Block { field: 0, items: 1 })
+            .to_pest();
+        assert!(!accepts(&open, ""), "{open}");
+        assert!(accepts(&open, "Region\n"), "{open}");
+        let written = held.consumed(
+            &[
+                ("/fields/*/fieldName".into(), json!("Profit")),
+                ("/fields/*/fieldName".into(), json!("Region")),
+            ],
+            Consume::Class,
+        );
+        let done = spec
+            .pruned_grammar(&written, Resume::Block { field: 0, items: 2 })
+            .to_pest();
+        assert!(accepts(&done, ""), "{done}");
+        let moved = spec
+            .pruned_grammar(&r, Resume::Block { field: 1, items: 0 })
+            .to_pest();
+        assert!(accepts(&moved, "Region\n"), "{moved}");
+    }
+
+    #[test]
+    fn a_section_asks_for_no_more_lines_once_its_found_values_are_written() {
+        // A field's role is left unpruned (the writer infers it, `Restriction::free`); it
+        // must not keep the fields section going once the named columns are written (the
+        // model wrote fields nobody named).
+        let spec = compile(
+            &json!({"type": "object", "additionalProperties": false, "required": ["fields"],
+                "properties": {"fields": {"type": "array", "minItems": 1, "items": {
+                    "type": "object", "additionalProperties": false, "required": ["name"],
+                    "properties": {"name": {"enum": ["Sales", "Profit", "Region"]},
+                        "role": {"enum": ["dimension", "measure"]}}}}}}),
+            &CompileOptions::default(),
+        )
+        .expect("compiles");
+        let mut r = restriction(&[("/fields/*/name", "Sales")]);
+        r.free.insert("/fields/*/role".into());
+        let rest = r.consumed(&[("/fields/*/name".into(), json!("Sales"))], Consume::Class);
+        let g = spec
+            .pruned_grammar(&rest, Resume::Block { field: 0, items: 1 })
+            .to_pest();
+        assert!(accepts(&g, ""), "{g}");
+        assert!(!accepts(&g, "Profit\n"), "{g}");
+        // Before the found value is written, lines may follow.
+        let start = spec.pruned_grammar(&r, Resume::Start).to_pest();
+        assert!(accepts(&start, "fields:\nSales measure\n"), "{start}");
+    }
+
+    #[test]
     fn a_value_every_form_could_take_keeps_no_form() {
         // FoodOrdering: `a` reads as the number 1 of any order; it must not keep a main
         // dish the request never names (`main_dish 1` written as an extra order).
@@ -654,6 +929,24 @@ mod tests {
         }
         let pruned = spec.pruned_grammar(&only, Resume::Start).to_pest();
         assert!(accepts(&pruned, &dish), "{pruned}\n{dish}");
+        // After a line, such a value left over (an `a` no order used) starts no line of
+        // its own: a release build wrote `drink 1` after the orders.
+        let rest = spec
+            .pruned_grammar(&only, Resume::Lines { items: 1 })
+            .to_pest();
+        assert!(accepts(&rest, ""), "{rest}");
+        assert!(!accepts(&rest, &dish), "{rest}\n{dish}");
+        let mut named = only.clone();
+        named
+            .candidates
+            .insert("/*/drink/type".into(), vec![json!("coke")]);
+        let rest = spec
+            .pruned_grammar(&named, Resume::Lines { items: 1 })
+            .to_pest();
+        let coke = spec
+            .compress(&json!([{"drink": {"number": 1, "type": "coke"}}]))
+            .expect("compresses");
+        assert!(accepts(&rest, &coke), "{rest}\n{coke}");
     }
 
     #[test]

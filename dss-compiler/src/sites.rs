@@ -49,6 +49,10 @@ pub struct Site {
     pub kind: SiteKind,
     /// Whether every instance that reaches the enclosing object has a value here.
     pub required: bool,
+    /// Whether the object the site is a field of always has it (a required field of its
+    /// own record, however optional the record: a topping's `name`).
+    #[serde(skip)]
+    pub required_in_record: bool,
 }
 
 /// Deeper than this, a recursive schema's sites are not listed (their paths would repeat).
@@ -102,7 +106,7 @@ pub(crate) fn walk(shapes: &Shapes, notation: &Notation) -> (Vec<Site>, Vec<Form
         visits: 0,
         forms: Vec::new(),
     };
-    w.walk(shapes.root, String::new(), true);
+    w.walk(shapes.root, String::new(), (true, true));
     let mut by_path = w.by_path;
     let sites = w
         .order
@@ -146,9 +150,10 @@ struct Walker<'a> {
 }
 
 impl Walker<'_> {
-    fn add(&mut self, path: &str, kind: SiteKind, required: bool) {
+    fn add(&mut self, path: &str, kind: SiteKind, (required, own): (bool, bool)) {
         if let Some(site) = self.by_path.get_mut(path) {
             site.required &= required;
+            site.required_in_record &= own;
             merge(&mut site.kind, kind);
             return;
         }
@@ -162,6 +167,7 @@ impl Walker<'_> {
                 path: path.to_string(),
                 kind,
                 required,
+                required_in_record: own,
             },
         );
     }
@@ -184,7 +190,9 @@ impl Walker<'_> {
             .is_some_and(|(k, _)| k.starts_with(&below))
     }
 
-    fn walk(&mut self, expr: ExprId, path: String, required: bool) {
+    /// `req`: whether the site is required from the root, and in its own record.
+    fn walk(&mut self, expr: ExprId, path: String, req: (bool, bool)) {
+        let required = req.0;
         let canon = self
             .notation
             .canon
@@ -208,14 +216,14 @@ impl Walker<'_> {
                     SiteKind::Text {
                         lexical: s.lexical.clone(),
                     },
-                    required,
+                    req,
                 ),
             }
         }
         if let Some(n) = &parts.number {
             match &n.values {
                 Some(vs) => choice.extend(vs.iter().cloned().map(Value::Number)),
-                None => self.add(&path, SiteKind::Number { integer: n.integer }, required),
+                None => self.add(&path, SiteKind::Number { integer: n.integer }, req),
             }
         }
         // A boolean (an optional flag such as `negation: true`) is a choice too: a request
@@ -227,7 +235,7 @@ impl Walker<'_> {
             choice.push(Value::Bool(false));
         }
         if !choice.is_empty() {
-            self.add(&path, SiteKind::Choice { values: choice }, required);
+            self.add(&path, SiteKind::Choice { values: choice }, req);
         }
         self.stack.push(canon);
         if let Some(a) = &parts.array {
@@ -235,11 +243,15 @@ impl Walker<'_> {
                 self.walk(
                     e,
                     format!("{path}/{i}"),
-                    required && i < a.min_items as usize,
+                    (required && i < a.min_items as usize, false),
                 );
             }
             if let Some(items) = a.items {
-                self.walk(items, format!("{path}/*"), required && a.min_items > 0);
+                self.walk(
+                    items,
+                    format!("{path}/*"),
+                    (required && a.min_items > 0, false),
+                );
             }
         }
         if parts.object.is_some() {
@@ -253,7 +265,7 @@ impl Walker<'_> {
                     self.add(
                         &format!("{path}/{}", escape_segment(&key)),
                         SiteKind::Tag { values },
-                        required,
+                        (required, true),
                     );
                     for v in &variants {
                         self.record(&v.record, &path, required);
@@ -286,11 +298,11 @@ impl Walker<'_> {
             self.walk(
                 f.expr,
                 format!("{path}/{}", escape_segment(&f.name)),
-                required && is_required,
+                (required && is_required, is_required),
             );
         }
         if let Some(e) = r.extras {
-            self.walk(e, format!("{path}/*"), false);
+            self.walk(e, format!("{path}/*"), (false, false));
         }
     }
 }

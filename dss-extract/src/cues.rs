@@ -280,6 +280,7 @@ mod tests {
                 values: tags.iter().map(|t| t.to_string()).collect(),
             },
             required: true,
+            required_in_record: true,
         }
     }
 
@@ -331,6 +332,7 @@ mod tests {
             path: "/*/atis_abbreviation/fare_code".into(),
             kind: SiteKind::Choice { values: vec![] },
             required: false,
+            required_in_record: false,
         };
         let c = TagCues::build(&[site(&tags), fare_code], &[]);
         assert!(c.find("what does fare code f mean", &[]).is_empty());

@@ -496,7 +496,12 @@ impl SpecIndex {
     pub fn analyze(&self, request: &str, mode: ExtractMode, nearest: usize) -> Analysis {
         let mut extraction = self.index.extract_with(request, mode);
         let anchors = if mode == ExtractMode::Full {
-            attach_modifiers(&mut extraction.mentions, request)
+            let required = |site: &str| {
+                self.sites
+                    .iter()
+                    .any(|s| s.path == site && s.required_in_record)
+            };
+            attach_modifiers(&mut extraction.mentions, request, &required)
         } else {
             Vec::new()
         };
@@ -849,10 +854,23 @@ fn add_neighbour_readings(r: &mut Restriction, mentions: &[Mention], request: &s
         if next_to.iter().any(|recs| !recs.is_disjoint(records)) {
             continue;
         }
+        // A record that holds the value's own records, or that they hold (the document's
+        // root and its fields' items, for `sales vs profit` where `vs` names the chart),
+        // is no other record's phrase: writing the chart would use the columns.
+        let within = |inner: &str, outer: &str| {
+            inner.starts_with(outer)
+                && (inner.len() == outer.len() || inner.as_bytes().get(outer.len()) == Some(&b'/'))
+        };
+        let holds_own = |rec: &String| {
+            records
+                .iter()
+                .any(|own| within(own, rec) || within(rec, own))
+        };
         let named: BTreeSet<&String> = next_to
             .iter()
             .filter(|recs| recs.len() == 1)
             .filter_map(|recs| recs.iter().next())
+            .filter(|rec| !holds_own(rec))
             .collect();
         if !named.is_empty() {
             add_record_readings_to(r, &all, k, named);
@@ -900,6 +918,7 @@ const BREAKS: &[&str] = &["and", "then", "also", "plus"];
 fn attach_modifiers(
     mentions: &mut Vec<Mention>,
     request: &str,
+    required: &dyn Fn(&str) -> bool,
 ) -> Vec<(Range<usize>, Range<usize>)> {
     let words = Normalized::new(request);
     let n = words.tokens.len();
@@ -924,10 +943,15 @@ fn attach_modifiers(
         end,
         records,
         spans,
-        ..
+        pairs,
     } in &groups
     {
-        if records.len() < 2 {
+        // A modifier of a list's items (`extra onions`, `no mayo`): a value of an optional
+        // field of the items goes with the item whose required field (`name`) it modifies.
+        let item_modifier = records.len() == 1
+            && records.iter().all(|r| r.ends_with("/*"))
+            && pairs.iter().all(|(s, _)| !required(s));
+        if records.len() < 2 && !item_modifier {
             continue;
         }
         // The head after the modifier: the first word that is no filler, in the phrase.
@@ -994,13 +1018,16 @@ fn attach_modifiers(
         let Some(Spread {
             records: head_records,
             spans: head_spans,
+            pairs: head_pairs,
             ..
         }) = head
         else {
             continue;
         };
+        let other_field = || head_pairs.iter().any(|(h, _)| required(h));
         if let Some(rec) = head_records.iter().next() {
-            if head_records.len() == 1 && records.contains(rec) {
+            if head_records.len() == 1 && records.contains(rec) && (!item_modifier || other_field())
+            {
                 keep.push((spans.clone(), rec.clone()));
                 let start = head_spans.iter().map(|r| r.start).min().unwrap_or(0);
                 let end = head_spans.iter().map(|r| r.end).max().unwrap_or(0);
@@ -1397,6 +1424,60 @@ mod tests {
     }
 
     #[test]
+    fn a_value_next_to_a_value_of_the_document_itself_gets_no_record_reading() {
+        // `sales vs profit`: `vs` names the chart, a field of the document itself; writing
+        // the chart must not use the columns next to it.
+        let spec = compile(
+            &json!({"type": "object", "required": ["fields"], "properties": {
+                "chart": {"enum": ["bar", "scatterplot"]},
+                "fields": {"type": "array", "minItems": 1, "items": {"type": "object",
+                    "properties": {"fieldName": {"enum": ["Sales", "Profit"]}},
+                    "required": ["fieldName"]}}}}),
+            &CompileOptions::default(),
+        )
+        .expect("compiles");
+        let mut c = Catalogs::default();
+        c.aliases
+            .push(Entry::new("/chart", json!("scatterplot")).with_aliases(["vs"]));
+        let ix = SpecIndex::build(&spec, &c).expect("index");
+        let a = ix.analyze("sales vs profit", ExtractMode::Full, 0);
+        assert!(
+            a.restriction
+                .readings
+                .iter()
+                .flatten()
+                .all(|(_, v)| !v.is_null()),
+            "{a:?}"
+        );
+        let rest = a
+            .restriction
+            .consumed(&[("/chart".into(), json!("scatterplot"))], Consume::Class);
+        assert_eq!(
+            rest.at("/fields/*/fieldName"),
+            [json!("Sales"), json!("Profit")]
+        );
+    }
+
+    #[test]
+    fn a_modifier_of_a_list_item_is_tied_to_the_item_it_modifies() {
+        // `extra onions lettuce`: the quantity is the onions' (the pruned list's items then
+        // offer it to the onions only), never a value of the item's own key.
+        let ix = SpecIndex::build(&viz(), &catalogs()).expect("index");
+        let a = ix.analyze("average sales and profit per region", ExtractMode::Full, 0);
+        assert_eq!(
+            a.restriction.ties,
+            [(
+                ("/fields/*/aggregate".to_string(), json!("mean")),
+                ("/fields/*/fieldName".to_string(), json!("Sales"))
+            )],
+            "{a:?}"
+        );
+        // Two values of the same field are no modifier of each other.
+        let a = ix.analyze("sales profit region", ExtractMode::Full, 0);
+        assert!(a.restriction.ties.is_empty(), "{a:?}");
+    }
+
+    #[test]
     fn writing_a_value_uses_the_mention_that_could_only_be_it() {
         // `a` before `burger` is the main dish's number alone, `a` before `large` (no head
         // after it) a number of any order: writing the main dish's number uses the first, so the second is still
@@ -1449,11 +1530,12 @@ mod tests {
             "{g}"
         );
         assert!(!g.contains("Sales") && !g.contains("sum"), "{g}");
+        // `average` modifies the field item of `profit`: listed after it, as written.
         assert_eq!(
             a.items(),
             [
-                "mean (aggregate)",
                 "Profit (fieldName)",
+                "mean (aggregate)",
                 "Region (fieldName)"
             ]
         );

@@ -638,13 +638,19 @@ impl<'m> Generator<'m> {
         stats: &mut Stats,
     ) -> Result<Output, GenerateError> {
         let t = Instant::now();
-        let grammar = self.pruned(&pruning.restriction, Resume::Start)?;
+        let hold_lines = !pruning.split_lines && self.opts.format == OutputFormat::Shorthand;
+        // Lists are held with lines, where the candidates are consumed line by line.
+        let initial = Restriction {
+            hold_lists: hold_lines && pruning.consume != Consume::Off,
+            ..pruning.restriction.clone()
+        };
+        let grammar = self.pruned(&initial, Resume::Start)?;
         stats.prune_ms += ms(t);
         self.evaluate_prompt(request, stats)?;
         let state = PruneState {
-            initial: pruning.restriction.clone(),
+            initial,
             consume: pruning.consume,
-            hold_lines: !pruning.split_lines && self.opts.format == OutputFormat::Shorthand,
+            hold_lines,
             sites: self.spec.sites(),
             checked: 0,
         };

@@ -43,6 +43,11 @@ pub struct Restriction {
     /// it has written the modifier ([`crate::CompiledSpec::line_leaves`]); a line that does
     /// not write it is never held for it.
     pub ties: Vec<((String, Value), (String, Value))>,
+    /// Hold lists open: a list of found values does not end while a value found that only
+    /// it could take is unwritten ([`Restriction::list_holds`]). The runtime sets it with
+    /// line holding; without it a small model ended `toppings [(lettuce) (tomato)]` early
+    /// and wrote the skipped `pickle` as a second main dish of its own.
+    pub hold_lists: bool,
 }
 
 impl Restriction {
@@ -70,6 +75,55 @@ impl Restriction {
     /// `record` (a call), so writing inside that record uses it.
     pub fn record_reading(record: &str) -> (String, Value) {
         (record.to_string(), Value::Null)
+    }
+
+    /// The values found at `site`, a site of the items of the list at `list`
+    /// (`/*/main_dish/toppings/*/name` in `/*/main_dish/toppings`), that the list takes
+    /// before it ends when [`Restriction::hold_lists`] is set: those whose every reading
+    /// lies in the list's items and that modify no other value ([`Restriction::ties`]).
+    /// None when the list's record is repeated (an array item) and another such record is
+    /// still asked for: a field of it with two values found that no other record could
+    /// take (`one cheeseburger with onions and one vegan burger with mayo`), since the
+    /// values may then be the other record's.
+    pub fn list_holds(&self, site: &str, list: &str) -> Vec<Value> {
+        if !self.hold_lists {
+            return Vec::new();
+        }
+        let under = |s: &str, p: &str| {
+            s.len() > p.len() && s.starts_with(p) && s.as_bytes()[p.len()] == b'/'
+        };
+        let record = list.rsplit_once('/').map_or("", |(r, _)| r);
+        if record.split('/').any(|seg| seg == "*") {
+            let outside = |v: &Value| {
+                self.candidates
+                    .iter()
+                    .any(|(s, xs)| !under(s, record) && xs.iter().any(|x| same_value(x, v)))
+            };
+            let another = self.candidates.iter().any(|(s, xs)| {
+                under(s, record)
+                    && !s[record.len() + 1..].contains('/')
+                    && !self.free.contains(s)
+                    && xs.iter().filter(|x| !outside(x)).count() >= 2
+            });
+            if another {
+                return Vec::new();
+            }
+        }
+        self.at(site)
+            .iter()
+            .filter(|v| {
+                let reads_outside = self.readings.iter().any(|g| {
+                    g.iter().any(|(s, x)| s == site && same_value(x, v))
+                        && g.iter().any(|(s, _)| !under(s, list))
+                });
+                let modifies = self
+                    .ties
+                    .iter()
+                    .any(|((s, x), _)| s == site && same_value(x, v));
+                !reads_outside && !modifies
+            })
+            .cloned()
+            .collect()
     }
 
     /// The same restriction without its record readings (see [`Restriction::readings`]): a
@@ -110,10 +164,17 @@ impl Restriction {
                         .filter(|g| g.iter().any(|(s, x)| s == site && same_value(x, v)))
                         .count();
                     take(&mut r.candidates, site, v);
+                    // Of the mentions that could be it, the one with the fewest other
+                    // readings: the `a` of "a large pink lemonade" (the drink's, by its
+                    // head) rather than the `a` of "a side order" (any order's), which
+                    // then stays for the side.
                     let group = r
                         .readings
                         .iter()
-                        .position(|g| g.iter().any(|(s, x)| s == site && same_value(x, v)))
+                        .enumerate()
+                        .filter(|(_, g)| g.iter().any(|(s, x)| s == site && same_value(x, v)))
+                        .min_by_key(|(_, g)| g.len())
+                        .map(|(i, _)| i)
                         .filter(|_| occurrences <= in_groups);
                     if let Some(g) = group {
                         let group = r.readings.remove(g);
@@ -211,6 +272,9 @@ pub(crate) struct Status {
     pub candidate: bool,
     /// A free site (or an unlisted, recursive part): anything may be meant.
     pub free: bool,
+    /// A free site whose values nothing lists (not one whose values are known but left
+    /// unpruned, [`Restriction::free`]): a request may mean a value of it unseen.
+    pub open: bool,
 }
 
 impl Status {
@@ -219,6 +283,7 @@ impl Status {
             bound: self.bound || o.bound,
             candidate: self.candidate || o.candidate,
             free: self.free || o.free,
+            open: self.open || o.open,
         }
     }
     /// An optional part with nothing for it: left out.
@@ -228,6 +293,13 @@ impl Status {
     /// A union variant is kept when a site of it has a candidate, or it has no known site.
     pub(crate) fn keeps_variant(self) -> bool {
         self.candidate || !self.bound
+    }
+    /// Another line of a section is asked for: a site of its items has a candidate, or a
+    /// value nothing lists (or no site is known). Sites left unpruned whose values are
+    /// known (a field's role or data type) ask for none: the model went on writing fields
+    /// nobody named after the found ones.
+    pub(crate) fn asks_for_more(self) -> bool {
+        self.candidate || self.open || !self.bound
     }
 }
 
