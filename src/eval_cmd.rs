@@ -81,7 +81,8 @@ pub(crate) struct EvalRunArgs {
     /// The report's format on stdout.
     #[arg(long, default_value = "table", value_parser = ["table", "json", "csv"])]
     pub(crate) format: String,
-    /// Also write items.jsonl (per case and condition), report.csv and report.json here.
+    /// Also write items.jsonl (per case and condition), report.csv, report.json and
+    /// report.svg (exact match against median latency per condition) here.
     #[arg(long, value_name = "DIR")]
     pub(crate) out: Option<PathBuf>,
     /// CPU threads.
@@ -624,6 +625,12 @@ mod runner {
             ] {
                 let p = out.join(name);
                 std::fs::write(&p, text).with_context(|| format!("writing {}", p.display()))?;
+            }
+            // The plot is a view of report.json: without a font to draw its text, the run
+            // still succeeds, with a warning.
+            let svg = out.join("report.svg");
+            if let Err(e) = crate::eval_plot::plot(&svg, &report) {
+                eprintln!("warning: {} not written: {e:#}", svg.display());
             }
         }
         let text = match args.format.as_str() {

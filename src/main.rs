@@ -10,6 +10,8 @@ mod bench;
 #[cfg(feature = "runtime")]
 mod bench_generate;
 mod eval_cmd;
+#[cfg(feature = "runtime")]
+mod eval_plot;
 mod guard;
 mod prune_cmd;
 mod read_args;

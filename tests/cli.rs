@@ -1987,6 +1987,17 @@ fn eval_runs_conditions_and_prints_the_issue_report() {
     assert_eq!(report, v);
     let csv = std::fs::read_to_string(out.join("report.csv")).expect("report.csv");
     assert_eq!(csv.lines().count(), 3, "{csv}");
+    // The plot of exact match against median latency, a point labelled per condition
+    // (CI installs a font; without one the run warns and writes no plot).
+    let svg = std::fs::read_to_string(out.join("report.svg")).expect("report.svg");
+    assert!(svg.starts_with("<svg"), "{svg}");
+    assert!(svg.contains("exact match"), "{svg}");
+    for (cond, _) in report["results"].as_object().expect("results") {
+        assert!(
+            svg.contains(&format!(">\n{cond}\n</text>")),
+            "{cond} in {svg}"
+        );
+    }
 }
 
 // ── expand reads what the grammars say; numbers; tampered specs (issue 14) ──────

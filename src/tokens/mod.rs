@@ -10,7 +10,7 @@
 
 mod corpus;
 mod measure;
-mod plot;
+pub(crate) mod plot;
 mod report;
 mod tokenizer;
 

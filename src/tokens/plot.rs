@@ -13,10 +13,10 @@ use plotters::style::FontStyle;
 use std::path::Path;
 use std::sync::OnceLock;
 
-const FONT: &str = "sans-serif";
+pub(crate) const FONT: &str = "sans-serif";
 
 /// Register a font for plotters, once per process.
-fn register_font() -> Result<()> {
+pub(crate) fn register_font() -> Result<()> {
     static DONE: OnceLock<Result<(), String>> = OnceLock::new();
     DONE.get_or_init(find_and_register_font)
         .clone()
