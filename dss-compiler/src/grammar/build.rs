@@ -2,7 +2,7 @@
 //! document line, named from where they are in the schema.
 
 use super::names::{expr_name, RuleNames};
-use super::prune::{same_value, Restriction, Resume, Status};
+use super::prune::{below, same_value, Restriction, Resume, Status};
 use super::terminal::is_word_char;
 use super::{block_fields, Grammar, Rule, Terminal, G};
 use crate::codec::{Decoder, Tables};
@@ -1406,13 +1406,10 @@ impl Builder<'_> {
             return false;
         };
         let r = p.restriction;
-        let under = |s: &str, path: &str| {
-            s.len() > path.len() && s.starts_with(path) && s.as_bytes()[path.len()] == b'/'
-        };
         let mut found = r
             .candidates
             .iter()
-            .filter(|(s, _)| under(s, field) && !r.free.contains(*s))
+            .filter(|(s, _)| below(s, field) && !r.free.contains(*s))
             .flat_map(|(s, vs)| vs.iter().map(move |v| (s, v)))
             .peekable();
         found.peek().is_some()
@@ -1420,7 +1417,7 @@ impl Builder<'_> {
                 r.readings.iter().any(|g| {
                     g.iter().any(|(gs, gv)| gs == s && same_value(gv, v))
                         && g.iter()
-                            .any(|(gs, _)| required.iter().any(|req| under(gs, req)))
+                            .any(|(gs, _)| required.iter().any(|req| below(gs, req)))
                 })
             })
     }
@@ -1441,9 +1438,6 @@ impl Builder<'_> {
         let Some(ObjLayout::Record(rec)) = self.notation.object(item) else {
             return false;
         };
-        let under = |s: &str, path: &str| {
-            s.len() > path.len() && s.starts_with(path) && s.as_bytes()[path.len()] == b'/'
-        };
         rec.fields
             .iter()
             .filter(|f| f.mode == FieldMode::Positional)
@@ -1452,7 +1446,7 @@ impl Builder<'_> {
                 r.at(&site).iter().any(|v| {
                     !r.readings.iter().any(|g| {
                         g.iter().any(|(s, x)| *s == site && same_value(x, v))
-                            && g.iter().any(|(s, _)| later.iter().any(|l| under(s, l)))
+                            && g.iter().any(|(s, _)| later.iter().any(|l| below(s, l)))
                     })
                 })
             })

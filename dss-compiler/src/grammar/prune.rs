@@ -89,18 +89,15 @@ impl Restriction {
         if !self.hold_lists {
             return Vec::new();
         }
-        let under = |s: &str, p: &str| {
-            s.len() > p.len() && s.starts_with(p) && s.as_bytes()[p.len()] == b'/'
-        };
         let record = list.rsplit_once('/').map_or("", |(r, _)| r);
         if record.split('/').any(|seg| seg == "*") {
             let outside = |v: &Value| {
                 self.candidates
                     .iter()
-                    .any(|(s, xs)| !under(s, record) && xs.iter().any(|x| same_value(x, v)))
+                    .any(|(s, xs)| !below(s, record) && xs.iter().any(|x| same_value(x, v)))
             };
             let another = self.candidates.iter().any(|(s, xs)| {
-                under(s, record)
+                below(s, record)
                     && !s[record.len() + 1..].contains('/')
                     && !self.free.contains(s)
                     && xs.iter().filter(|x| !outside(x)).count() >= 2
@@ -114,7 +111,7 @@ impl Restriction {
             .filter(|v| {
                 let reads_outside = self.readings.iter().any(|g| {
                     g.iter().any(|(s, x)| s == site && same_value(x, v))
-                        && g.iter().any(|(s, _)| !under(s, list))
+                        && g.iter().any(|(s, _)| !below(s, list))
                 });
                 let modifies = self
                     .ties
@@ -301,6 +298,11 @@ impl Status {
     pub(crate) fn asks_for_more(self) -> bool {
         self.candidate || self.open || !self.bound
     }
+}
+
+/// Whether the site path `site` lies below the path `path` (`/*/a/b` below `/*/a`).
+pub(crate) fn below(site: &str, path: &str) -> bool {
+    site.len() > path.len() && site.starts_with(path) && site.as_bytes()[path.len()] == b'/'
 }
 
 /// Whether a candidate equals a value of the schema (numbers by value: `1` is `1.0`).
