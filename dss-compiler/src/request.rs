@@ -186,13 +186,22 @@ impl CompiledSpec {
                     .any(|(hs, hv)| line.iter().any(|(s, w)| s == hs && same_value(w, hv)))
             })
         };
+        // A value named in the same clause as one this line wrote, at another field of its
+        // record ([`Restriction::together`]).
+        let together = |site: &str, v: &Value| {
+            initial.together.iter().any(|((s, x), (hs, hv))| {
+                s == site
+                    && same_value(x, v)
+                    && line.iter().any(|(ls, lw)| ls == hs && same_value(lw, hv))
+            })
+        };
         let mut out = Vec::new();
         for (site, values) in &rest.candidates {
             if !inside(site) || rest.free.contains(site) || line.iter().any(|(s, _)| s == site) {
                 continue;
             }
             for v in values {
-                if tied(site, v).unwrap_or_else(|| !elsewhere(v)) {
+                if tied(site, v).unwrap_or_else(|| together(site, v) || !elsewhere(v)) {
                     out.push((site.clone(), v.clone()));
                 }
             }
@@ -409,6 +418,41 @@ mod tests {
         assert_eq!(spec.line_leaves(&two, &r, Consume::Class, &sites).len(), 1);
         // A line that wrote no site says nothing.
         assert!(spec.line_leaves("", &r, Consume::Class, &sites).is_empty());
+    }
+
+    #[test]
+    fn a_value_named_in_the_same_clause_is_held() {
+        // "fly from paris to rome": `rome` is also a weather city, so on its own the flight
+        // line would not hold it; named in the flight's clause, the flight line writes it.
+        let spec = calls();
+        let sites = spec.sites();
+        let mut r = restriction(&[
+            ("/*/book_flight/from", "paris"),
+            ("/*/book_flight/to", "rome"),
+            ("/*/weather/city", "rome"),
+            ("/*/weather/unit", "celsius"),
+        ]);
+        let line = spec
+            .compress(&json!([{"book_flight": {"from": "paris"}}]))
+            .expect("compresses");
+        assert!(spec
+            .line_leaves(&line, &r, Consume::Class, &sites)
+            .is_empty());
+        r.together = vec![(
+            ("/*/book_flight/to".into(), json!("rome")),
+            ("/*/book_flight/from".into(), json!("paris")),
+        )];
+        assert_eq!(
+            spec.line_leaves(&line, &r, Consume::Class, &sites),
+            vec![("/*/book_flight/to".to_string(), json!("rome"))]
+        );
+        // Once written, nothing is held.
+        let full = spec
+            .compress(&json!([{"book_flight": {"from": "paris", "to": "rome"}}]))
+            .expect("compresses");
+        assert!(spec
+            .line_leaves(&full, &r, Consume::Class, &sites)
+            .is_empty());
     }
 
     #[test]

@@ -515,6 +515,7 @@ impl SpecIndex {
             self.add_record_readings(&mut restriction, &extraction.mentions, request);
             add_neighbour_readings(&mut restriction, &extraction.mentions, request);
             restriction.ties = ties(&extraction.mentions, &anchors);
+            restriction.together = together(&extraction.mentions, request);
         }
         restriction.free = self.inferred.clone();
         for ((from, v), (to, w)) in &self.implies {
@@ -900,6 +901,57 @@ fn ties(
     out
 }
 
+/// The readings of values named in one clause (no punctuation or [`BREAKS`] word between)
+/// that lie at two different fields of one record, both ways (see
+/// [`Restriction::together`]).
+fn together(mentions: &[Mention], request: &str) -> Vec<((String, Value), (String, Value))> {
+    let words = Normalized::new(request);
+    let n = words.tokens.len();
+    let word = |i: usize| &words.text[words.tokens[i].start..words.tokens[i].end];
+    let punct_before = |i: usize| {
+        i > 0
+            && request
+                .get(words.tokens[i - 1].orig_end..words.tokens[i].orig_start)
+                .is_some_and(|t| t.contains([',', ';', '.', '!', '?']))
+    };
+    // The clause of each word.
+    let mut clause = vec![0usize; n];
+    let mut c = 0;
+    for i in 0..n {
+        if punct_before(i) || BREAKS.contains(&word(i)) {
+            c += 1;
+        }
+        clause[i] = c;
+    }
+    let groups = spreads(mentions, &words);
+    let mut out = Vec::new();
+    for (a, ga) in groups.iter().enumerate() {
+        for gb in groups.iter().skip(a + 1) {
+            let (Some(&ca), Some(&cb)) = (clause.get(ga.first), clause.get(gb.first)) else {
+                continue;
+            };
+            if ca != cb {
+                continue;
+            }
+            for (sa, va) in &ga.pairs {
+                for (sb, vb) in &gb.pairs {
+                    if sa != sb && record_of(sa) == record_of(sb) && !record_of(sa).is_empty() {
+                        for pair in [
+                            ((sb.clone(), vb.clone()), (sa.clone(), va.clone())),
+                            ((sa.clone(), va.clone()), (sb.clone(), vb.clone())),
+                        ] {
+                            if !out.contains(&pair) {
+                                out.push(pair);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
 /// Words that end a phrase: a modifier never reaches across them.
 const BREAKS: &[&str] = &["and", "then", "also", "plus"];
 
@@ -1130,6 +1182,46 @@ mod tests {
             .restriction
             .consumed(&[("/number".to_string(), json!(1))], Consume::Class);
         assert!(rest.at("/number").is_empty());
+    }
+
+    #[test]
+    fn values_of_one_record_in_one_clause_go_together() {
+        // Two cities at the two fields of a flight: named in one clause they are paired;
+        // across a comma or `and` they are not.
+        let spec = compile(
+            &json!({"type": "array", "items": {"oneOf": [
+                {"type": "object", "properties": {"flight": {"type": "object", "properties": {
+                    "from": {"enum": ["nashville", "tacoma", "denver"]},
+                    "to": {"enum": ["nashville", "tacoma", "denver"]}
+                }, "additionalProperties": false}}, "required": ["flight"],
+                "additionalProperties": false}
+            ]}}),
+            &CompileOptions::default(),
+        )
+        .expect("compiles");
+        let ix = SpecIndex::build(&spec, &Catalogs::default()).expect("index");
+        let a = ix.analyze("flights from nashville to tacoma", ExtractMode::Full, 0);
+        let pair = (
+            ("/*/flight/to".to_string(), json!("tacoma")),
+            ("/*/flight/from".to_string(), json!("nashville")),
+        );
+        assert!(
+            a.restriction.together.contains(&pair),
+            "{:?}",
+            a.restriction.together
+        );
+        let apart = ix.analyze(
+            "flights from nashville, and to tacoma",
+            ExtractMode::Full,
+            0,
+        );
+        assert!(
+            !apart.restriction.together.contains(&pair),
+            "{:?}",
+            apart.restriction.together
+        );
+        // A value is never paired with itself at two fields.
+        assert!(a.restriction.together.iter().all(|((_, x), (_, y))| x != y));
     }
 
     #[test]

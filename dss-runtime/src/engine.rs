@@ -27,7 +27,7 @@ use llama_cpp_2::sampling::LlamaSampler;
 use llama_cpp_2::token::data::LlamaTokenData;
 use llama_cpp_2::token::data_array::LlamaTokenDataArray;
 use llama_cpp_2::token::LlamaToken;
-use llguidance::api::TopLevelGrammar;
+use llguidance::api::{GrammarInit, TopLevelGrammar};
 use llguidance::{Matcher, ParserFactory};
 use toktrie::{TokEnv, TokenId};
 
@@ -127,11 +127,16 @@ impl Grammar {
         let inner = match engine {
             EngineKind::Unconstrained => GrammarInner::None,
             EngineKind::Llguidance => {
-                let top = match source {
+                let factory = factory.ok_or_else(|| {
+                    EngineError::Grammar("llguidance needs a parser factory".into())
+                })?;
+                let init = match source {
+                    // Built from the Lark structure, not parsed from Lark text: see `llg`.
                     GrammarSource::Gbnf(g) => {
-                        let lark = crate::lark::gbnf_to_lark(g, "root")
+                        let lark = crate::lark::gbnf_to_lark_grammar(g, "root")
                             .map_err(|e| EngineError::Grammar(e.to_string()))?;
-                        TopLevelGrammar::from_lark(lark)
+                        crate::llg::grammar_init(&lark, factory.limits().initial_lexer_fuel)
+                            .map_err(|e| EngineError::Grammar(e.to_string()))?
                     }
                     GrammarSource::JsonSchema(schema) => {
                         let mut schema = schema.clone();
@@ -146,14 +151,11 @@ impl Grammar {
                                 }),
                             );
                         }
-                        TopLevelGrammar::from_json_schema(schema)
+                        GrammarInit::Serialized(TopLevelGrammar::from_json_schema(schema))
                     }
                 };
-                let factory = factory.ok_or_else(|| {
-                    EngineError::Grammar("llguidance needs a parser factory".into())
-                })?;
                 let parser = factory
-                    .create_parser(top)
+                    .create_parser_from_init_default(init)
                     .map_err(|e| EngineError::Grammar(e.to_string()))?;
                 let matcher = Matcher::new(Ok(parser));
                 if let Some(e) = matcher.get_error() {

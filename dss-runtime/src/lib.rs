@@ -22,6 +22,7 @@ mod backend;
 mod engine;
 mod gbnf;
 mod generate;
+mod llg;
 pub mod models;
 mod prompt;
 

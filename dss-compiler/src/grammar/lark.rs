@@ -21,7 +21,6 @@
 //! (`\x{2F}`), which llguidance reads; repetition counts use llguidance's `{m,n}`.
 
 use std::collections::{BTreeSet, HashMap};
-use std::fmt::Write as _;
 
 /// A GBNF text the converter cannot read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -883,6 +882,99 @@ impl super::Grammar {
 
 /// Converts a GBNF grammar with start rule `root` to llguidance's Lark (start rule `start`).
 pub fn gbnf_to_lark(gbnf: &str, root: &str) -> Result<String, LarkError> {
+    Ok(gbnf_to_lark_grammar(gbnf, root)?.to_string())
+}
+
+/// llguidance's Lark as a structure: exactly what [`gbnf_to_lark`] prints (its
+/// [`Display`](std::fmt::Display) is that text), for engines that build llguidance's grammar
+/// from it directly instead of having llguidance parse the text again (dss-runtime does, so
+/// a rebuild under pruning does not pay for lexing and parsing Lark).
+#[derive(Debug, Clone, PartialEq)]
+pub struct LarkGrammar {
+    /// The rule `start` expands to (`start: NAME`).
+    pub start: String,
+    /// Rules and terminals, in the order they are printed.
+    pub items: Vec<LarkItem>,
+}
+
+/// One Lark definition.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LarkItem {
+    /// Its Lark name: `r_…` for a rule, upper case for a terminal.
+    pub name: String,
+    /// What it expands to.
+    pub body: LarkBody,
+}
+
+/// The right-hand side of a Lark definition.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LarkBody {
+    /// A grammar rule: its literals and regexes are lexemes, its names rules or terminals.
+    Rule(LarkExpr),
+    /// A terminal written as one regex (the syntax of Rust's `regex` crate).
+    Regex(String),
+    /// A terminal written as Lark writes terminals: literals, regexes, other terminals.
+    Terminal(LarkExpr),
+}
+
+/// A Lark expression.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LarkExpr {
+    /// A string literal (empty: the empty string).
+    Lit(String),
+    /// A regex (`/…/`, the syntax of Rust's `regex` crate).
+    Regex(String),
+    /// A rule's or terminal's name.
+    Ref(String),
+    /// A sequence (empty: the empty string).
+    Seq(Vec<LarkExpr>),
+    /// Alternatives.
+    Alt(Vec<LarkExpr>),
+    /// `min` to `max` (`None`: unbounded) repetitions.
+    Rep(Box<LarkExpr>, u32, Option<u32>),
+}
+
+impl LarkGrammar {
+    /// The definition named `name`, if any.
+    pub fn item(&self, name: &str) -> Option<&LarkItem> {
+        self.items.iter().find(|i| i.name == name)
+    }
+}
+
+impl std::fmt::Display for LarkGrammar {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        writeln!(
+            f,
+            "// Converted by dss from GBNF: Lark as llguidance reads it. Start rule: start."
+        )?;
+        writeln!(f, "start: {}", self.start)?;
+        for item in &self.items {
+            match &item.body {
+                LarkBody::Rule(e) | LarkBody::Terminal(e) => {
+                    writeln!(f, "{}: {}", item.name, lark_expr(e, 0))?
+                }
+                LarkBody::Regex(rx) => writeln!(f, "{}: /{rx}/", item.name)?,
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `e` as a Lark expression: names mapped by `names` (a name not in it stays as it is),
+/// character classes as regexes.
+fn to_lark_expr(e: &Ex, names: &HashMap<String, String>) -> LarkExpr {
+    match e {
+        Ex::Lit(s) => LarkExpr::Lit(s.clone()),
+        Ex::Class(..) | Ex::Any => LarkExpr::Regex(regex(e, 0)),
+        Ex::Ref(n) => LarkExpr::Ref(names.get(n).cloned().unwrap_or_else(|| n.clone())),
+        Ex::Seq(xs) => LarkExpr::Seq(xs.iter().map(|x| to_lark_expr(x, names)).collect()),
+        Ex::Alt(xs) => LarkExpr::Alt(xs.iter().map(|x| to_lark_expr(x, names)).collect()),
+        Ex::Rep(x, min, max) => LarkExpr::Rep(Box::new(to_lark_expr(x, names)), *min, *max),
+    }
+}
+
+/// [`gbnf_to_lark`] as a structure (see [`LarkGrammar`]).
+pub fn gbnf_to_lark_grammar(gbnf: &str, root: &str) -> Result<LarkGrammar, LarkError> {
     let mut p = Parser {
         src: gbnf.as_bytes(),
         text: gbnf,
@@ -943,14 +1035,14 @@ pub fn gbnf_to_lark(gbnf: &str, root: &str) -> Result<String, LarkError> {
         }
         names.insert(name.clone(), candidate);
     }
-    let mut out = String::from(
-        "// Converted by dss from GBNF: Lark as llguidance reads it. Start rule: start.\n",
-    );
-    let _ = writeln!(out, "start: {}", names[root]);
+    let mut items = Vec::new();
     for (name, body) in &rules {
         let lark_name = &names[name];
         if !lexemes.contains(name) {
-            let _ = writeln!(out, "{lark_name}: {}", lark_expr(body, &names, 0));
+            items.push(LarkItem {
+                name: lark_name.clone(),
+                body: LarkBody::Rule(to_lark_expr(body, &names)),
+            });
             continue;
         }
         // A lexeme is written with its recursion solved (a grammar rule keeps its own): one
@@ -960,17 +1052,29 @@ pub fn gbnf_to_lark(gbnf: &str, root: &str) -> Result<String, LarkError> {
         let mut used = BTreeSet::new();
         refs(body, &mut used);
         if used.is_empty() && depth(body) <= HOIST_DEPTH {
-            let _ = writeln!(out, "{lark_name}: /{}/", regex(body, 0));
+            items.push(LarkItem {
+                name: lark_name.clone(),
+                body: LarkBody::Regex(regex(body, 0)),
+            });
             continue;
         }
         let mut parts = Vec::new();
         let top = hoist(body, lark_name, 0, &mut taken, &mut parts);
-        let _ = writeln!(out, "{lark_name}: {}", lark_expr(&top, &names, 0));
+        items.push(LarkItem {
+            name: lark_name.clone(),
+            body: LarkBody::Terminal(to_lark_expr(&top, &names)),
+        });
         for (part, e) in &parts {
-            let _ = writeln!(out, "{part}: {}", lark_expr(e, &names, 0));
+            items.push(LarkItem {
+                name: part.clone(),
+                body: LarkBody::Terminal(to_lark_expr(e, &names)),
+            });
         }
     }
-    Ok(out)
+    Ok(LarkGrammar {
+        start: names[root].clone(),
+        items,
+    })
 }
 
 /// A Lark string literal. Every control char (and DEL, which llguidance's string lexer
@@ -993,29 +1097,29 @@ fn rep_suffix(min: u32, max: Option<u32>) -> String {
 }
 
 /// Precedence: 0 alternatives, 1 sequence, 2 atom.
-fn lark_expr(e: &Ex, names: &HashMap<String, String>, prec: u8) -> String {
+fn lark_expr(e: &LarkExpr, prec: u8) -> String {
     let group = |s: String, at: u8| if prec > at { format!("({s})") } else { s };
     match e {
-        Ex::Lit(s) if s.is_empty() => "\"\"".into(),
-        Ex::Lit(s) => lark_lit(s),
-        Ex::Class(..) | Ex::Any => format!("/{}/", regex(e, 0)),
-        Ex::Ref(n) => names.get(n).cloned().unwrap_or_else(|| n.clone()),
-        Ex::Seq(xs) if xs.is_empty() => "\"\"".into(),
-        Ex::Seq(xs) => group(
+        LarkExpr::Lit(s) if s.is_empty() => "\"\"".into(),
+        LarkExpr::Lit(s) => lark_lit(s),
+        LarkExpr::Regex(rx) => format!("/{rx}/"),
+        LarkExpr::Ref(n) => n.clone(),
+        LarkExpr::Seq(xs) if xs.is_empty() => "\"\"".into(),
+        LarkExpr::Seq(xs) => group(
             xs.iter()
-                .map(|x| lark_expr(x, names, 2))
+                .map(|x| lark_expr(x, 2))
                 .collect::<Vec<_>>()
                 .join(" "),
             1,
         ),
-        Ex::Alt(xs) => group(
+        LarkExpr::Alt(xs) => group(
             xs.iter()
-                .map(|x| lark_expr(x, names, 1))
+                .map(|x| lark_expr(x, 1))
                 .collect::<Vec<_>>()
                 .join(" | "),
             0,
         ),
-        Ex::Rep(x, min, max) => format!("{}{}", lark_expr(x, names, 2), rep_suffix(*min, *max)),
+        LarkExpr::Rep(x, min, max) => format!("{}{}", lark_expr(x, 2), rep_suffix(*min, *max)),
     }
 }
 

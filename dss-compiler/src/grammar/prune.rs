@@ -48,6 +48,13 @@ pub struct Restriction {
     /// line holding; without it a small model ended `toppings [(lettuce) (tomato)]` early
     /// and wrote the skipped `pickle` as a second main dish of its own.
     pub hold_lists: bool,
+    /// Values named in one clause of the request (no comma, `and` or `then` between) at
+    /// two fields of one record, as pairs of (site path, value) readings, both ways: the
+    /// line that writes one of them is held until it has written the other
+    /// ([`crate::CompiledSpec::line_leaves`]). "flights from nashville to tacoma": the line
+    /// that writes `nashville` writes `tacoma` too, where a small model ended the call
+    /// after one city and wrote the other as a call of its own.
+    pub together: Vec<((String, Value), (String, Value))>,
 }
 
 impl Restriction {
