@@ -915,14 +915,15 @@ fn together(mentions: &[Mention], request: &str) -> Vec<((String, Value), (Strin
                 .is_some_and(|t| t.contains([',', ';', '.', '!', '?']))
     };
     // The clause of each word.
-    let mut clause = vec![0usize; n];
     let mut c = 0;
-    for i in 0..n {
-        if punct_before(i) || BREAKS.contains(&word(i)) {
-            c += 1;
-        }
-        clause[i] = c;
-    }
+    let clause: Vec<usize> = (0..n)
+        .map(|i| {
+            if punct_before(i) || BREAKS.contains(&word(i)) {
+                c += 1;
+            }
+            c
+        })
+        .collect();
     let groups = spreads(mentions, &words);
     let mut out = Vec::new();
     for (a, ga) in groups.iter().enumerate() {
