@@ -190,6 +190,12 @@ pub struct Analysis {
     /// span and its head's. The prompt's items list a modifier with its head.
     #[serde(skip)]
     pub anchors: Vec<(Range<usize>, Range<usize>)>,
+    /// Mentions (indices into [`mentions`](Self::mentions)) the prompt's items leave out: a
+    /// reading of a span at a field whose learned word ([`SpecIndex::learn_contexts`]) does
+    /// not precede it, where another reading's does ("from nashville" is listed as a
+    /// `departure_city`, not also as a `destination_city`). They stay candidates.
+    #[serde(skip)]
+    pub unfit: Vec<usize>,
 }
 
 impl Analysis {
@@ -212,7 +218,14 @@ impl Analysis {
     pub fn items(&self) -> Vec<String> {
         let mut seen = BTreeSet::new();
         let mut out = Vec::new();
-        let mut all: Vec<&Mention> = self.mentions.iter().chain(&self.cues).collect();
+        let mut all: Vec<&Mention> = self
+            .mentions
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| !self.unfit.contains(i))
+            .map(|(_, m)| m)
+            .chain(&self.cues)
+            .collect();
         all.sort_by_key(
             |m| match self.anchors.iter().find(|(span, _)| *span == m.span) {
                 Some((_, head)) => (head.start, usize::from(!m.value.is_number())),
@@ -429,9 +442,10 @@ impl SpecIndex {
 
     /// Learns from worked examples (request, output JSON) the word just before each value
     /// their requests name, per field (`from` before `departure_city`, `to` before
-    /// `destination_city`). Where a value found could go to several fields, the fields whose
-    /// word precedes it in the request come first among the items of the prompt (the
-    /// grammar is not changed). Returns how many (field, word) pairs were learned.
+    /// `destination_city`). Where a value found could go to several fields, the prompt's
+    /// items list it only at the fields whose word precedes it in the request, where there
+    /// are such ([`Analysis::unfit`]; the grammar is not changed). Returns how many (field,
+    /// word) pairs were learned.
     pub fn learn_contexts<'a>(
         &mut self,
         spec: &CompiledSpec,
@@ -538,6 +552,7 @@ impl SpecIndex {
             })
             .collect();
         let mut mentions = extraction.mentions.clone();
+        let mut unfit = Vec::new();
         if !self.contexts.is_empty() {
             // Readings of one span: those whose field's learned word precedes it first.
             let words = Normalized::new(request);
@@ -549,6 +564,15 @@ impl SpecIndex {
                 })
             };
             mentions.sort_by_cached_key(|m| (m.span.start, m.span.end, !fits(m)));
+            // The prompt lists only the fitting readings of such a span.
+            for (i, m) in mentions.iter().enumerate() {
+                let fitting_sibling = mentions
+                    .iter()
+                    .any(|o| o.span == m.span && o.site != m.site && fits(o));
+                if fitting_sibling && !fits(m) {
+                    unfit.push(i);
+                }
+            }
         }
         if !missing.is_empty() && nearest > 0 {
             let near: Vec<Mention> = self
@@ -583,6 +607,7 @@ impl SpecIndex {
             tier,
             cues,
             anchors,
+            unfit,
         }
     }
 
@@ -1223,6 +1248,42 @@ mod tests {
         );
         // A value is never paired with itself at two fields.
         assert!(a.restriction.together.iter().all(|((_, x), (_, y))| x != y));
+    }
+
+    #[test]
+    fn learned_context_words_choose_the_listed_field() {
+        let spec = compile(
+            &json!({"type": "array", "items": {"oneOf": [
+                {"type": "object", "properties": {"flight": {"type": "object", "properties": {
+                    "departure_city": {"enum": ["nashville", "tacoma", "boston", "denver"]},
+                    "destination_city": {"enum": ["nashville", "tacoma", "boston", "denver"]}
+                }, "additionalProperties": false}}, "required": ["flight"],
+                "additionalProperties": false}
+            ]}}),
+            &CompileOptions::default(),
+        )
+        .expect("compiles");
+        let mut ix = SpecIndex::build(&spec, &Catalogs::default()).expect("index");
+        let before = ix.analyze("flights from nashville to tacoma", ExtractMode::Full, 0);
+        assert_eq!(before.items().len(), 4, "{:?}", before.items());
+        let out = json!([{"flight": {"departure_city": "boston", "destination_city": "denver"}}]);
+        assert_eq!(
+            ix.learn_contexts(&spec, [("a flight from boston to denver", &out)]),
+            2
+        );
+        let a = ix.analyze("flights from nashville to tacoma", ExtractMode::Full, 0);
+        assert_eq!(
+            a.items(),
+            ["nashville (departure_city)", "tacoma (destination_city)"]
+        );
+        // Both readings stay candidates: the grammar is not changed.
+        assert!(a
+            .restriction
+            .at("/*/flight/destination_city")
+            .contains(&json!("nashville")));
+        // No learned word before a value: every reading is listed.
+        let b = ix.analyze("nashville or tacoma", ExtractMode::Full, 0);
+        assert_eq!(b.items().len(), 4, "{:?}", b.items());
     }
 
     #[test]
