@@ -71,6 +71,8 @@ pub(crate) struct TagCues {
     sites: Vec<CueSite>,
     /// The words of the spec's field names of two words or more (`fare_code`).
     fields: Vec<Vec<String>>,
+    /// Every field name and its words (`aircraft`, `departure_city`).
+    field_words: Vec<(String, Vec<String>)>,
 }
 
 /// The words of one name: split, lower case, abbreviations spelled out, singular.
@@ -101,11 +103,15 @@ impl TagCues {
     pub(crate) fn build(sites: &[Site], forms: &[FormSite]) -> Self {
         let mut out = Vec::new();
         let mut fields: Vec<Vec<String>> = Vec::new();
+        let mut field_words: Vec<(String, Vec<String>)> = Vec::new();
         for s in sites {
             let field = s.path.rsplit('/').next().unwrap_or_default();
             let words = name_words(field);
             if words.len() > 1 && !fields.contains(&words) {
-                fields.push(words);
+                fields.push(words.clone());
+            }
+            if !words.is_empty() && !field_words.iter().any(|(f, _)| f == field) {
+                field_words.push((field.to_string(), words));
             }
         }
         let tag_sites = sites.iter().filter_map(|s| match &s.kind {
@@ -140,7 +146,11 @@ impl TagCues {
                 });
             }
         }
-        TagCues { sites: out, fields }
+        TagCues {
+            sites: out,
+            fields,
+            field_words,
+        }
     }
 
     /// The records the request names by merged forms' keywords (see [`TagCues::find`], with
@@ -167,20 +177,39 @@ impl TagCues {
             .collect()
     }
 
-    /// The cues in `request`, by span start; words inside `taken` (the spans of the values
-    /// found) are not read as cues.
-    pub(crate) fn find(&self, request: &str, taken: &[Range<usize>]) -> Vec<Mention> {
+    /// The cues in `request`, by span start. `taken` are the values found: their spans and
+    /// the names of the fields they were found at. Words inside them are not read as cues.
+    ///
+    /// Two kinds of cue are not kept, as they name something other than a call:
+    /// - a field's name, all of it, right next to a value found at that field labels the
+    ///   value (`aircraft dh8`, where `aircraft` is a field as well as `atis_aircraft`'s
+    ///   word; but `departure times` still asks for `atis_flight_time`, of whose words the
+    ///   field `flight_time` is only partly said);
+    /// - a tag whose words all belong to other tags' names too (`atis_flight`: `flight` is
+    ///   in `atis_flight_no` and `atis_flight_time`) is only the clause's topic when the
+    ///   clause names no other tag of the union (`what day of the week do flights … fly
+    ///   on` asks for `atis_day_name`).
+    pub(crate) fn find(&self, request: &str, taken: &[(Range<usize>, String)]) -> Vec<Mention> {
         if self.sites.is_empty() {
             return Vec::new();
         }
         let n = Normalized::new(request);
+        let clause = n.clauses(request);
+        // A value found at field `f` starts right after token `i` / ends right before it.
+        let labels = |i: usize, f: &str| {
+            let after = n.tokens.get(i + 1).map(|t| t.orig_start);
+            let before = i.checked_sub(1).map(|j| n.tokens[j].orig_end);
+            taken
+                .iter()
+                .any(|(r, field)| field == f && (Some(r.start) == after || Some(r.end) == before))
+        };
         let words: Vec<Option<String>> = n
             .tokens
             .iter()
             .map(|t| {
                 let inside = taken
                     .iter()
-                    .any(|r| r.start <= t.orig_start && t.orig_end <= r.end);
+                    .any(|(r, _)| r.start <= t.orig_start && t.orig_end <= r.end);
                 (!inside).then(|| {
                     let mut s = String::new();
                     stem_into(&n.text[t.start..t.end], &mut s);
@@ -226,6 +255,8 @@ impl TagCues {
                 }
             }
             cands.sort_by_key(|&(lo, hi, _, _)| (lo, hi));
+            // (first word, last word, tag index, share of its words) of the cues kept.
+            let mut found: Vec<(usize, usize, usize, f64)> = Vec::new();
             // Overlapping candidates are one cue: the tags with the most words found, then
             // the largest share of their words, are kept.
             let mut i = 0;
@@ -250,18 +281,49 @@ impl TagCues {
                 for c in group {
                     let s = share(c);
                     if c.2 < n_tags && c.3 == most && s >= best && s >= 0.5 && kept.insert(c.2) {
-                        let span = n.tokens[c.0].orig_start..n.tokens[c.1].orig_end;
-                        out.push(Mention {
-                            text: request[span.clone()].to_string(),
-                            span,
-                            site: site.path.clone(),
-                            value: Value::String(site.tags[c.2].0.clone()),
-                            tier: Tier::Cue,
-                            score: s,
-                        });
+                        found.push((c.0, c.1, c.2, s));
                     }
                 }
                 i = j;
+            }
+            // A field's name labelling the value next to it.
+            found.retain(|&(lo, hi, k, share)| {
+                let cue_words = &site.tags[k].1;
+                share < 1.0
+                    || !self
+                        .field_words
+                        .iter()
+                        .any(|(f, fw)| fw == cue_words && (labels(hi, f) || labels(lo, f)))
+            });
+            // A tag made of other tags' words, where the clause names another tag.
+            let shared = |k: usize| {
+                site.tags[k].1.iter().all(|w| {
+                    site.tags
+                        .iter()
+                        .enumerate()
+                        .any(|(o, (_, ws))| o != k && ws.contains(w))
+                })
+            };
+            let kept: Vec<(usize, usize, usize, f64)> = found
+                .iter()
+                .copied()
+                .filter(|&(lo, _, k, _)| {
+                    !shared(k)
+                        || !found.iter().any(|&(lo2, _, k2, _)| {
+                            k2 != k && !shared(k2) && clause[lo2] == clause[lo]
+                        })
+                })
+                .collect();
+            for (lo, hi, k, s) in kept {
+                let span = n.tokens[lo].orig_start..n.tokens[hi].orig_end;
+                out.push(Mention {
+                    text: request[span.clone()].to_string(),
+                    span,
+                    site: site.path.clone(),
+                    value: Value::String(site.tags[k].0.clone()),
+                    tier: Tier::Cue,
+                    score: s,
+                });
             }
         }
         out.sort_by_key(|m| (m.span.start, m.span.end));
@@ -342,6 +404,72 @@ mod tests {
     }
 
     #[test]
+    fn field_labels_and_shared_words_are_not_call_cues() {
+        let tags = [
+            "atis_aircraft",
+            "atis_day_name",
+            "atis_flight",
+            "atis_flight_no",
+            "atis_quantity",
+        ];
+        let aircraft = Site {
+            path: "/*/atis_quantity/aircraft".into(),
+            kind: SiteKind::Choice { values: vec![] },
+            required: false,
+            required_in_record: false,
+        };
+        let c = TagCues::build(&[site(&tags), aircraft], &[]);
+        let tags_of = |request: &str, taken: &[(Range<usize>, String)]| -> Vec<String> {
+            c.find(request, taken)
+                .into_iter()
+                .filter_map(|m| m.value.as_str().map(str::to_string))
+                .collect()
+        };
+        // `aircraft` right before a value found at the field `aircraft` labels it.
+        let request = "how many flights use aircraft dh8";
+        let dh8 = vec![(30..33, "aircraft".to_string())];
+        assert_eq!(&request[30..33], "dh8");
+        assert!(!tags_of(request, &dh8).contains(&"atis_aircraft".to_string()));
+        // Not next to it, or next to a value of another field: a cue.
+        assert!(tags_of("the type of aircraft called an m80", &[])
+            .contains(&"atis_aircraft".to_string()));
+        let other = vec![(30..33, "flight_number".to_string())];
+        assert!(tags_of(request, &other).contains(&"atis_aircraft".to_string()));
+        // Part of a field's name next to its value is still a cue.
+        let c2 = TagCues::build(
+            &[
+                site(&["atis_flight_time", "atis_flight"]),
+                Site {
+                    path: "/*/atis_flight_time/flight_time".into(),
+                    kind: SiteKind::Choice { values: vec![] },
+                    required: false,
+                    required_in_record: false,
+                },
+            ],
+            &[],
+        );
+        let r = "the departure times from detroit";
+        let departure = vec![(4..13, "flight_time".to_string())];
+        assert_eq!(&r[4..13], "departure");
+        let found: Vec<String> = c2
+            .find(r, &departure)
+            .into_iter()
+            .filter_map(|m| m.value.as_str().map(str::to_string))
+            .collect();
+        assert_eq!(found, ["atis_flight_time"]);
+        // `flight` is a word of three tags: it yields to the clause's day.
+        assert_eq!(
+            tags_of("what day of the week do flights from boston fly on", &[]),
+            ["atis_day_name"]
+        );
+        // Alone in its clause it stays, and another clause does not take it away.
+        assert_eq!(
+            tags_of("list flights from memphis and what day is it", &[]),
+            ["atis_flight", "atis_day_name"]
+        );
+    }
+
+    #[test]
     fn camel_case_names_and_values_found_are_kept_apart() {
         let tags = [
             "AddToPlaylist",
@@ -359,7 +487,7 @@ mod tests {
         );
         // A word inside a value found (a playlist's name) is not a cue.
         let c = TagCues::build(&[site(&tags)], &[]);
-        let playlist = std::iter::once(13..29).collect::<Vec<_>>();
+        let playlist = vec![(13..29, "playlist".to_string())];
         let found = c.find("add it to my weather playlist", &playlist);
         let tags: Vec<&str> = found.iter().filter_map(|m| m.value.as_str()).collect();
         assert_eq!(tags, ["AddToPlaylist"], "{found:?}");

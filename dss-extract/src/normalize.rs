@@ -32,7 +32,29 @@ fn is_apostrophe(c: char) -> bool {
     matches!(c, '\'' | '\u{2019}' | '\u{2018}' | '\u{02BC}' | '`')
 }
 
+/// Words that end a phrase or clause: a modifier never reaches across them.
+pub(crate) const BREAKS: &[&str] = &["and", "then", "also", "plus"];
+
 impl Normalized {
+    /// The clause of each token of `input` (this text's original): a new clause starts at
+    /// punctuation (`,` `;` `.` `!` `?`) and at a [`BREAKS`] word.
+    pub(crate) fn clauses(&self, input: &str) -> Vec<usize> {
+        let mut c = 0;
+        (0..self.tokens.len())
+            .map(|i| {
+                let punct = i > 0
+                    && input
+                        .get(self.tokens[i - 1].orig_end..self.tokens[i].orig_start)
+                        .is_some_and(|t| t.contains([',', ';', '.', '!', '?']));
+                let t = &self.tokens[i];
+                if punct || BREAKS.contains(&&self.text[t.start..t.end]) {
+                    c += 1;
+                }
+                c
+            })
+            .collect()
+    }
+
     /// Normalises `input`.
     pub(crate) fn new(input: &str) -> Self {
         let chars: Vec<(usize, char)> = input.char_indices().collect();

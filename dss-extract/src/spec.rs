@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::cues::TagCues;
-use crate::normalize::{stem_into, Normalized};
+use crate::normalize::{stem_into, Normalized, BREAKS};
 use crate::{read_alias_tsv, read_alias_yaml, read_catalog, EntityIndex, Entry, ExtractError};
 use crate::{ExtractMode, Extraction, Mention, Tier};
 
@@ -190,10 +190,12 @@ pub struct Analysis {
     /// span and its head's. The prompt's items list a modifier with its head.
     #[serde(skip)]
     pub anchors: Vec<(Range<usize>, Range<usize>)>,
-    /// Mentions (indices into [`mentions`](Self::mentions)) the prompt's items leave out: a
-    /// reading of a span at a field whose learned word ([`SpecIndex::learn_contexts`]) does
-    /// not precede it, where another reading's does ("from nashville" is listed as a
-    /// `departure_city`, not also as a `destination_city`). They stay candidates.
+    /// Mentions (indices into [`mentions`](Self::mentions)) ruled out by a learned context
+    /// word: a reading of a span at a field whose learned word
+    /// ([`SpecIndex::learn_contexts`]) does not precede it, where another reading's does
+    /// ("from nashville" is a `departure_city`, not also a `destination_city`). They are
+    /// neither listed in the prompt's items nor candidates of the restriction; they stay
+    /// mentions (what extraction found).
     #[serde(skip)]
     pub unfit: Vec<usize>,
 }
@@ -442,9 +444,9 @@ impl SpecIndex {
 
     /// Learns from worked examples (request, output JSON) the word just before each value
     /// their requests name, per field (`from` before `departure_city`, `to` before
-    /// `destination_city`). Where a value found could go to several fields, the prompt's
-    /// items list it only at the fields whose word precedes it in the request, where there
-    /// are such ([`Analysis::unfit`]; the grammar is not changed). Returns how many (field,
+    /// `destination_city`). Where a value found could go to several fields, it is a
+    /// candidate (and an item of the prompt) only at the fields whose word precedes it in
+    /// the request, where there are such ([`Analysis::unfit`]). Returns how many (field,
     /// word) pairs were learned.
     pub fn learn_contexts<'a>(
         &mut self,
@@ -468,6 +470,36 @@ impl SpecIndex {
         }
         self.contexts = contexts;
         self.contexts.values().map(BTreeSet::len).sum()
+    }
+
+    /// The (span, site) of each reading whose field's learned context word does not precede
+    /// it where another reading of the same span's does ([`Analysis::unfit`]).
+    fn unfit_readings(
+        &self,
+        mentions: &[Mention],
+        request: &str,
+    ) -> BTreeSet<(usize, usize, String)> {
+        let mut out = BTreeSet::new();
+        if self.contexts.is_empty() {
+            return out;
+        }
+        let words = Normalized::new(request);
+        let fits = |m: &Mention| {
+            word_before(&words, m.span.start).is_some_and(|w| {
+                self.contexts
+                    .get(&field_of(&m.site))
+                    .is_some_and(|c| c.contains(&w))
+            })
+        };
+        for m in mentions {
+            let fitting_sibling = mentions
+                .iter()
+                .any(|o| o.span == m.span && o.site != m.site && fits(o));
+            if fitting_sibling && !fits(m) {
+                out.insert((m.span.start, m.span.end, m.site.clone()));
+            }
+        }
+        out
     }
 
     /// Each worked example that compresses and reads back: its request, the analysis of
@@ -524,12 +556,22 @@ impl SpecIndex {
         } else {
             PruneTier::Exact
         };
-        let mut restriction = restriction_of(&extraction, &self.bound);
+        // Readings a learned context word rules out ([`Analysis::unfit`]) are no candidates.
+        let unfit_readings = self.unfit_readings(&extraction.mentions, request);
+        let fitting = Extraction {
+            mentions: extraction
+                .mentions
+                .iter()
+                .filter(|m| !unfit_readings.contains(&(m.span.start, m.span.end, m.site.clone())))
+                .cloned()
+                .collect(),
+        };
+        let mut restriction = restriction_of(&fitting, &self.bound);
         if mode == ExtractMode::Full {
-            self.add_record_readings(&mut restriction, &extraction.mentions, request);
-            add_neighbour_readings(&mut restriction, &extraction.mentions, request);
-            restriction.ties = ties(&extraction.mentions, &anchors);
-            restriction.together = together(&extraction.mentions, request);
+            self.add_record_readings(&mut restriction, &fitting.mentions, request);
+            add_neighbour_readings(&mut restriction, &fitting.mentions, request);
+            restriction.ties = ties(&fitting.mentions, &anchors);
+            restriction.together = together(&fitting.mentions, request);
         }
         restriction.free = self.inferred.clone();
         for ((from, v), (to, w)) in &self.implies {
@@ -566,10 +608,7 @@ impl SpecIndex {
             mentions.sort_by_cached_key(|m| (m.span.start, m.span.end, !fits(m)));
             // The prompt lists only the fitting readings of such a span.
             for (i, m) in mentions.iter().enumerate() {
-                let fitting_sibling = mentions
-                    .iter()
-                    .any(|o| o.span == m.span && o.site != m.site && fits(o));
-                if fitting_sibling && !fits(m) {
+                if unfit_readings.contains(&(m.span.start, m.span.end, m.site.clone())) {
                     unfit.push(i);
                 }
             }
@@ -596,7 +635,10 @@ impl SpecIndex {
         // Cues (full extraction only: the paper's matcher has none).
         let cues = match mode {
             ExtractMode::Full => {
-                let taken: Vec<_> = mentions.iter().map(|m| m.span.clone()).collect();
+                let taken: Vec<_> = mentions
+                    .iter()
+                    .map(|m| (m.span.clone(), field_of(&m.site)))
+                    .collect();
                 self.cues.find(request, &taken)
             }
             ExtractMode::Paper => Vec::new(),
@@ -926,29 +968,12 @@ fn ties(
     out
 }
 
-/// The readings of values named in one clause (no punctuation or [`BREAKS`] word between)
+/// The readings of values named in one clause (no punctuation or `BREAKS` word between)
 /// that lie at two different fields of one record, both ways (see
 /// [`Restriction::together`]).
 fn together(mentions: &[Mention], request: &str) -> Vec<((String, Value), (String, Value))> {
     let words = Normalized::new(request);
-    let n = words.tokens.len();
-    let word = |i: usize| &words.text[words.tokens[i].start..words.tokens[i].end];
-    let punct_before = |i: usize| {
-        i > 0
-            && request
-                .get(words.tokens[i - 1].orig_end..words.tokens[i].orig_start)
-                .is_some_and(|t| t.contains([',', ';', '.', '!', '?']))
-    };
-    // The clause of each word.
-    let mut c = 0;
-    let clause: Vec<usize> = (0..n)
-        .map(|i| {
-            if punct_before(i) || BREAKS.contains(&word(i)) {
-                c += 1;
-            }
-            c
-        })
-        .collect();
+    let clause = words.clauses(request);
     let groups = spreads(mentions, &words);
     let mut out = Vec::new();
     for (a, ga) in groups.iter().enumerate() {
@@ -977,9 +1002,6 @@ fn together(mentions: &[Mention], request: &str) -> Vec<((String, Value), (Strin
     }
     out
 }
-
-/// Words that end a phrase: a modifier never reaches across them.
-const BREAKS: &[&str] = &["and", "then", "also", "plus"];
 
 /// A modifier goes with the value next to it: a mention whose readings lie in several
 /// records (`large` as a side's size and as a drink's) keeps only its readings in the record
@@ -1276,10 +1298,14 @@ mod tests {
             a.items(),
             ["nashville (departure_city)", "tacoma (destination_city)"]
         );
-        // Both readings stay candidates: the grammar is not changed.
-        assert!(a
+        // The reading the word rules out is no candidate either.
+        assert!(!a
             .restriction
             .at("/*/flight/destination_city")
+            .contains(&json!("nashville")));
+        assert!(a
+            .restriction
+            .at("/*/flight/departure_city")
             .contains(&json!("nashville")));
         // No learned word before a value: every reading is listed.
         let b = ix.analyze("nashville or tacoma", ExtractMode::Full, 0);
