@@ -472,6 +472,16 @@ impl SpecIndex {
         self.contexts.values().map(BTreeSet::len).sum()
     }
 
+    /// Whether a learned context word of `m`'s field comes right before it in `words` (the
+    /// normalised request).
+    fn fits_context(&self, words: &Normalized, m: &Mention) -> bool {
+        word_before(words, m.span.start).is_some_and(|w| {
+            self.contexts
+                .get(&field_of(&m.site))
+                .is_some_and(|c| c.contains(&w))
+        })
+    }
+
     /// The (span, site) of each reading whose field's learned context word does not precede
     /// it where another reading of the same span's does ([`Analysis::unfit`]).
     fn unfit_readings(
@@ -484,13 +494,7 @@ impl SpecIndex {
             return out;
         }
         let words = Normalized::new(request);
-        let fits = |m: &Mention| {
-            word_before(&words, m.span.start).is_some_and(|w| {
-                self.contexts
-                    .get(&field_of(&m.site))
-                    .is_some_and(|c| c.contains(&w))
-            })
-        };
+        let fits = |m: &Mention| self.fits_context(&words, m);
         for m in mentions {
             let fitting_sibling = mentions
                 .iter()
@@ -598,13 +602,7 @@ impl SpecIndex {
         if !self.contexts.is_empty() {
             // Readings of one span: those whose field's learned word precedes it first.
             let words = Normalized::new(request);
-            let fits = |m: &Mention| {
-                word_before(&words, m.span.start).is_some_and(|w| {
-                    self.contexts
-                        .get(&field_of(&m.site))
-                        .is_some_and(|c| c.contains(&w))
-                })
-            };
+            let fits = |m: &Mention| self.fits_context(&words, m);
             mentions.sort_by_cached_key(|m| (m.span.start, m.span.end, !fits(m)));
             // The prompt lists only the fitting readings of such a span.
             for (i, m) in mentions.iter().enumerate() {
