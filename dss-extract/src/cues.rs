@@ -63,6 +63,9 @@ struct CueSite {
     forms: bool,
     /// (tag, its words: normalised, singular, distinct).
     tags: Vec<(String, Vec<String>)>,
+    /// Per tag: whether each of its words is also another tag's (`atis_flight`'s `flight`
+    /// is in `atis_flight_no`): such a tag is cued only where its clause cues no other.
+    shared: Vec<bool>,
 }
 
 /// The cue words of a spec's union tags, built once.
@@ -139,10 +142,20 @@ impl TagCues {
             }
             tags.retain(|(_, ws)| !ws.is_empty());
             if !tags.is_empty() {
+                let shared = (0..tags.len())
+                    .map(|k| {
+                        tags[k].1.iter().all(|w| {
+                            tags.iter()
+                                .enumerate()
+                                .any(|(o, (_, ws))| o != k && ws.contains(w))
+                        })
+                    })
+                    .collect();
                 out.push(CueSite {
                     path: path.clone(),
                     forms: is_form,
                     tags,
+                    shared,
                 });
             }
         }
@@ -296,14 +309,7 @@ impl TagCues {
                         .any(|(f, fw)| fw == cue_words && (labels(hi, f) || labels(lo, f)))
             });
             // A tag made of other tags' words, where the clause names another tag.
-            let shared = |k: usize| {
-                site.tags[k].1.iter().all(|w| {
-                    site.tags
-                        .iter()
-                        .enumerate()
-                        .any(|(o, (_, ws))| o != k && ws.contains(w))
-                })
-            };
+            let shared = |k: usize| site.shared[k];
             let kept: Vec<(usize, usize, usize, f64)> = found
                 .iter()
                 .copied()
