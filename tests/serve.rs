@@ -35,10 +35,20 @@ fn unavailable(why: &str) -> Option<Prereqs> {
 struct Prereqs {
     server: PathBuf,
     model: PathBuf,
+    /// Held for the whole test: one test at a time runs servers and model processes.
+    /// On a 2-core machine, four tests each with a 2-thread llama-server made requests
+    /// slow enough to hit their timeouts before the event a test waits for.
+    _one_at_a_time: std::sync::MutexGuard<'static, ()>,
 }
+
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 /// The llama-server binary and the model, or why not.
 fn prereqs() -> Option<Prereqs> {
+    // A test that failed while holding the lock poisons it; the next still runs.
+    let guard = ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let out = Command::new(root.join("scripts/llama-server"))
         .stderr(Stdio::inherit())
@@ -67,7 +77,11 @@ fn prereqs() -> Option<Prereqs> {
             model.display()
         ));
     }
-    Some(Prereqs { server, model })
+    Some(Prereqs {
+        server,
+        model,
+        _one_at_a_time: guard,
+    })
 }
 
 /// A llama-server child process, killed on drop.
@@ -221,7 +235,7 @@ fn a_killed_server_turns_every_later_request_into_an_error_record_and_a_rerun_co
             "--errors",
             "inline",
             "--timeout",
-            "20",
+            "60",
         ])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -253,7 +267,9 @@ fn a_killed_server_turns_every_later_request_into_an_error_record_and_a_rerun_co
         .expect("requests after the kill fail");
     assert!(
         first_error >= 20,
-        "the first 20 were answered before the kill"
+        "the first 20 were answered before the kill, but line {} is {}",
+        first_error + 1,
+        lines[first_error]
     );
     let mut failed = Vec::new();
     for (i, l) in lines.iter().enumerate() {
