@@ -82,9 +82,7 @@ impl PruneArgs {
         examples: &[dss_compiler::prompt::Example],
     ) -> Result<Option<SpecIndex>> {
         let mut ix = self.index(spec_path, spec)?;
-        let pairs = || examples.iter().map(|e| (e.request.as_str(), &e.output));
-        ix.learn_inferred(spec, pairs());
-        ix.learn_contexts(spec, pairs());
+        teach(&mut ix, spec, examples);
         Ok((!ix.entities().is_empty()).then_some(ix))
     }
 
@@ -117,7 +115,42 @@ pub(crate) struct ExtractArgs {
     #[command(flatten)]
     pub prune: PruneArgs,
     #[command(flatten)]
+    pub learn: LearnArgs,
+    #[command(flatten)]
     pub(crate) requests: Requests,
+}
+
+/// The worked examples `dss extract` and `dss prune` learn from, as `dss generate` does
+/// (the fields inferred, the words before each field's values, whether a clause names one
+/// record), so that they show what generation prunes.
+#[derive(Args, Clone, Debug, Default)]
+pub(crate) struct LearnArgs {
+    /// Worked examples (JSONL of `{"request", "output"}`); default: `examples.jsonl` beside
+    /// spec.json.
+    #[arg(long, value_name = "FILE")]
+    pub examples: Option<PathBuf>,
+    /// Learn from no worked examples.
+    #[arg(long, conflicts_with = "examples")]
+    pub no_examples: bool,
+}
+
+impl LearnArgs {
+    /// The index of `spec` (at `spec_path`), taught by the worked examples.
+    fn index(&self, prune: &PruneArgs, spec_path: &Path, spec: &CompiledSpec) -> Result<SpecIndex> {
+        let examples =
+            crate::serve_cmd::spec_examples(spec_path, self.examples.as_deref(), self.no_examples)?;
+        let mut ix = prune.index(spec_path, spec)?;
+        teach(&mut ix, spec, &examples);
+        Ok(ix)
+    }
+}
+
+/// Teaches `ix` what the worked examples show: the sites they infer, the words before each
+/// field's values, and whether a clause names one record.
+fn teach(ix: &mut SpecIndex, spec: &CompiledSpec, examples: &[dss_compiler::prompt::Example]) {
+    let pairs = || examples.iter().map(|e| (e.request.as_str(), &e.output));
+    ix.learn_inferred(spec, pairs());
+    ix.learn_contexts(spec, pairs());
 }
 
 /// The requests a command reads: one on the command line, or one per line.
@@ -170,7 +203,7 @@ impl Requests {
 
 pub(crate) fn run_extract(args: &ExtractArgs) -> Result<ExitCode> {
     let spec = load_spec(&args.spec, None)?;
-    let index = args.prune.index(&args.spec, &spec)?;
+    let index = args.learn.index(&args.prune, &args.spec, &spec)?;
     let one = |request: &str| {
         let t = Instant::now();
         let a = args.prune.analyze(&index, request);
@@ -203,6 +236,8 @@ pub(crate) struct PruneCmdArgs {
     pub spec: PathBuf,
     #[command(flatten)]
     pub prune: PruneArgs,
+    #[command(flatten)]
+    pub learn: LearnArgs,
     /// The request.
     #[arg(value_name = "REQUEST")]
     pub request: String,
@@ -213,7 +248,7 @@ pub(crate) struct PruneCmdArgs {
 
 pub(crate) fn run_prune(args: &PruneCmdArgs) -> Result<ExitCode> {
     let spec = load_spec(&args.spec, None)?;
-    let index = args.prune.index(&args.spec, &spec)?;
+    let index = args.learn.index(&args.prune, &args.spec, &spec)?;
     let a = args.prune.analyze(&index, &args.request);
     let g = spec.pruned_grammar(&a.restriction, Resume::Start);
     let text = match args.format {

@@ -212,6 +212,75 @@ fn prune_writes_the_pruned_grammar_as_lark() {
     );
 }
 
+/// `dss prune` and `dss extract` learn from the spec's worked examples as `dss generate`
+/// does (here: that a clause names one call, so a clause's values go to the call that takes
+/// the most of them and the call its words name), and `--no-examples` learns nothing.
+#[test]
+fn prune_learns_from_the_worked_examples_as_generate_does() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let call = |fields: &[&str]| {
+        let props: serde_json::Map<String, Value> = fields
+            .iter()
+            .map(|f| {
+                let values = if *f == "airline" {
+                    json!(["delta", "united"])
+                } else {
+                    json!(["boston", "denver", "dallas"])
+                };
+                (f.to_string(), json!({ "enum": values }))
+            })
+            .collect();
+        json!({"type": "object", "properties": props, "additionalProperties": false})
+    };
+    let calls = [
+        ("flight", call(&["airline", "departure_city"])),
+        ("day_name", call(&["airline", "departure_city"])),
+        ("ground_service", call(&["city"])),
+    ];
+    let schema = json!({"type": "array", "maxItems": 3, "items": {"oneOf": calls
+        .iter()
+        .map(|(name, body)| json!({"type": "object", "properties": {*name: body},
+            "required": [name], "additionalProperties": false}))
+        .collect::<Vec<_>>()}});
+    let schema_path = dir.path().join("schema.json");
+    std::fs::write(&schema_path, schema.to_string()).expect("write schema");
+    let spec_dir = dir.path().join("spec");
+    run_ok(
+        &["compile", path_str(&schema_path), "-o", path_str(&spec_dir)],
+        None,
+    );
+    std::fs::write(
+        spec_dir.join("examples.jsonl"),
+        concat!(
+            r#"{"request": "united flights from dallas, and taxis in denver", "output": "#,
+            r#"[{"flight": {"airline": "united", "departure_city": "dallas"}}, "#,
+            r#"{"ground_service": {"city": "denver"}}]}"#,
+            "\n"
+        ),
+    )
+    .expect("write examples");
+    let spec = path_str(&spec_dir);
+    let request = "what day does delta leave from boston";
+    let learned = run_ok(&["prune", "--spec", spec, request], None).stdout;
+    assert!(learned.contains("\"day_name \""), "{learned}");
+    assert!(!learned.contains("\"flight \""), "{learned}");
+    let plain = run_ok(&["prune", "--spec", spec, request, "--no-examples"], None).stdout;
+    assert!(plain.contains("\"day_name \""), "{plain}");
+    assert!(plain.contains("\"flight \""), "{plain}");
+    // `dss extract` reports the same: the readings ruled out are not candidates.
+    let a: Value =
+        serde_json::from_str(&run_ok(&["extract", "--spec", spec, request], None).stdout)
+            .expect("extract prints JSON");
+    let at = |site: &str| {
+        a["candidates"][site]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+    };
+    assert_eq!(at("/*/day_name/airline"), [json!("delta")], "{a}");
+    assert!(at("/*/flight/airline").is_empty(), "{a}");
+}
+
 #[test]
 fn compile_writes_spec_and_grammars() {
     let f = Fixture::new();

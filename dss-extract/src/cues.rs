@@ -171,6 +171,18 @@ impl TagCues {
     /// (`/*/BookRestaurant` for `book` in "book a brasserie"; nothing for `book` in "rate
     /// the current book", where `RateBook` finds both its words and wins).
     pub(crate) fn records_named(&self, request: &str) -> Vec<(Range<usize>, String)> {
+        self.records_cued(request, &[], false)
+    }
+
+    /// The cues of [`TagCues::find`] (with the values found, `taken`) that name a record
+    /// of a form site: the cue's span and the record's path (`/*/atis_capacity`). With
+    /// `telling`, only cues that tell their tag from the others ([`TagCues::tells`]).
+    pub(crate) fn records_cued(
+        &self,
+        request: &str,
+        taken: &[(Range<usize>, String)],
+        telling: bool,
+    ) -> Vec<(Range<usize>, String)> {
         let forms: Vec<&str> = self
             .sites
             .iter()
@@ -180,14 +192,53 @@ impl TagCues {
         if forms.is_empty() {
             return Vec::new();
         }
-        self.find(request, &[])
+        self.find(request, taken)
             .into_iter()
             .filter(|m| forms.contains(&m.site.as_str()))
+            .filter(|m| !telling || self.tells(m, request))
             .filter_map(|m| {
                 let tag = m.value.as_str()?;
                 Some((m.span.clone(), FormSite::record_of(&m.site, tag)))
             })
             .collect()
+    }
+
+    /// Whether cue `m` (of `request`) tells its tag from the union's others: it says a
+    /// word of the tag's name that no other name holds, and every word of the name it
+    /// leaves unsaid is the tag's own too. `capacity` (`atis_capacity`), `flight numbers`
+    /// (`atis_flight_no`) and `day` (`atis_day_name`) do; `flights` does not (every
+    /// `flight`-named call has the word), nor `service` (`atis_ground_service`: the unsaid
+    /// `ground` is also `atis_ground_fare`'s, so the request has not said which of the two).
+    fn tells(&self, m: &Mention, request: &str) -> bool {
+        let Some(site) = self.sites.iter().find(|s| s.path == m.site) else {
+            return false;
+        };
+        let Some(k) = site.tags.iter().position(|(t, _)| m.value == t.as_str()) else {
+            return false;
+        };
+        let said: BTreeSet<String> = request
+            .get(m.span.clone())
+            .map(|t| {
+                let n = Normalized::new(t);
+                n.tokens
+                    .iter()
+                    .map(|tok| {
+                        let mut w = String::new();
+                        stem_into(&n.text[tok.start..tok.end], &mut w);
+                        w
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        let own = |w: &String| {
+            site.tags
+                .iter()
+                .enumerate()
+                .all(|(o, (_, ws))| o == k || !ws.contains(w))
+        };
+        let words = &site.tags[k].1;
+        words.iter().any(|w| said.contains(w) && own(w))
+            && words.iter().all(|w| said.contains(w) || own(w))
     }
 
     /// The cues in `request`, by span start. `taken` are the values found: their spans and

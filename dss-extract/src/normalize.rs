@@ -36,6 +36,12 @@ fn is_apostrophe(c: char) -> bool {
 pub(crate) const BREAKS: &[&str] = &["and", "then", "also", "plus"];
 
 impl Normalized {
+    /// How many tokens end at or before byte `pos` of the original text: the index of
+    /// the token a span starting at `pos` begins with.
+    pub(crate) fn words_before(&self, pos: usize) -> usize {
+        self.tokens.iter().take_while(|t| t.orig_end <= pos).count()
+    }
+
     /// The clause of each token of `input` (this text's original): a new clause starts at
     /// punctuation (`,` `;` `.` `!` `?`) and at a [`BREAKS`] word.
     pub(crate) fn clauses(&self, input: &str) -> Vec<usize> {

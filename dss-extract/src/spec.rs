@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
-use dss_compiler::{path_matches, CompiledSpec, Restriction, Site, SiteKind};
+use dss_compiler::{json_eq, path_matches, CompiledSpec, Restriction, Site, SiteKind};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -276,6 +276,8 @@ pub struct SpecIndex {
     /// Field name -> the words seen just before its values in worked examples' requests
     /// ([`SpecIndex::learn_contexts`]).
     contexts: BTreeMap<String, BTreeSet<String>>,
+    /// Whether a clause of a request names one record ([`SpecIndex::learn_clause_records`]).
+    clause_records: bool,
 }
 
 impl SpecIndex {
@@ -411,6 +413,7 @@ impl SpecIndex {
             inferred: BTreeSet::new(),
             cues,
             contexts: BTreeMap::new(),
+            clause_records: false,
         })
     }
 
@@ -448,11 +451,16 @@ impl SpecIndex {
     /// candidate (and an item of the prompt) only at the fields whose word precedes it in
     /// the request, where there are such ([`Analysis::unfit`]). Returns how many (field,
     /// word) pairs were learned.
+    ///
+    /// Also learns whether a clause of a request names one record
+    /// ([`SpecIndex::learn_clause_records`]).
     pub fn learn_contexts<'a>(
         &mut self,
         spec: &CompiledSpec,
         examples: impl IntoIterator<Item = (&'a str, &'a Value)>,
     ) -> usize {
+        let examples: Vec<(&str, &Value)> = examples.into_iter().collect();
+        self.learn_clause_records(examples.iter().copied());
         let mut contexts: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
         for (request, analysis, used) in self.read_examples(spec, examples) {
             let words = Normalized::new(request);
@@ -470,6 +478,61 @@ impl SpecIndex {
         }
         self.contexts = contexts;
         self.contexts.values().map(BTreeSet::len).sum()
+    }
+
+    /// Learns from worked examples (request, output JSON) whether each clause of a request
+    /// (no punctuation or `BREAKS` word between its words) names the values of one record:
+    /// yes when some example's clause names two values written in one record (object) of
+    /// its output and none names values written in two records apart (neither inside the
+    /// other). A flight-booking domain says "flights from memphis to milwaukee in april, and
+    /// what drinks are served on TK12": a clause per call. A food order says "a burger with
+    /// fries": two records in one clause. Where it holds, a value's readings in records that
+    /// take no other value of its clause are no candidates ([`Analysis::unfit`]). Returns
+    /// what was learned.
+    pub fn learn_clause_records<'a>(
+        &mut self,
+        examples: impl IntoIterator<Item = (&'a str, &'a Value)>,
+    ) -> bool {
+        let (mut one, mut apart) = (false, false);
+        for (request, output) in examples {
+            let mut records = Vec::new();
+            record_leaves(output, String::new(), &mut records);
+            let analysis = self.index.extract_with(request, ExtractMode::Full);
+            let words = Normalized::new(request);
+            let clause = words.clauses(request);
+            // Per clause, the record of each span whose value lies in exactly one record.
+            let mut placed: BTreeMap<usize, BTreeMap<(usize, usize), String>> = BTreeMap::new();
+            for m in &analysis.mentions {
+                let holders: Vec<&String> = records
+                    .iter()
+                    .filter(|(_, leaves)| leaves.iter().any(|l| json_eq(l, &m.value)))
+                    .map(|(at, _)| at)
+                    .collect();
+                let [at] = holders[..] else { continue };
+                let first = words.words_before(m.span.start);
+                let Some(&c) = clause.get(first) else {
+                    continue;
+                };
+                placed
+                    .entry(c)
+                    .or_default()
+                    .insert((m.span.start, m.span.end), at.clone());
+            }
+            for spans in placed.values() {
+                let ats: Vec<&String> = spans.values().collect();
+                for (i, a) in ats.iter().enumerate() {
+                    for b in &ats[i + 1..] {
+                        if a == b {
+                            one = true;
+                        } else if !a.starts_with(b.as_str()) && !b.starts_with(a.as_str()) {
+                            apart = true;
+                        }
+                    }
+                }
+            }
+        }
+        self.clause_records = one && !apart;
+        self.clause_records
     }
 
     /// Whether a learned context word of `m`'s field comes right before it in `words` (the
@@ -560,8 +623,38 @@ impl SpecIndex {
         } else {
             PruneTier::Exact
         };
-        // Readings a learned context word rules out ([`Analysis::unfit`]) are no candidates.
-        let unfit_readings = self.unfit_readings(&extraction.mentions, request);
+        // Readings a learned context word rules out ([`Analysis::unfit`]) are no candidates,
+        // nor those a value's clause partner rules out.
+        let mut unfit_readings = self.unfit_readings(&extraction.mentions, request);
+        if mode == ExtractMode::Full && self.clause_records {
+            let fitting: Vec<Mention> = extraction
+                .mentions
+                .iter()
+                .filter(|m| !unfit_readings.contains(&(m.span.start, m.span.end, m.site.clone())))
+                .cloned()
+                .collect();
+            let taken: Vec<_> = extraction
+                .mentions
+                .iter()
+                .map(|m| (m.span.clone(), field_of(&m.site)))
+                .collect();
+            let cued = self.cues.records_cued(request, &taken, true);
+            // Heads: the fields every instance of their record writes that name what it is
+            // (a dish's type; not its count).
+            let heads: BTreeSet<&str> = self
+                .sites
+                .iter()
+                .filter(|s| s.required_in_record && !is_count(s))
+                .map(|s| s.path.as_str())
+                .collect();
+            let headed: BTreeSet<String> = self
+                .sites
+                .iter()
+                .filter(|s| s.required_in_record)
+                .map(|s| record_of(&s.path))
+                .collect();
+            unfit_readings.extend(unpartnered(&fitting, &cued, (&heads, &headed), request));
+        }
         let fitting = Extraction {
             mentions: extraction
                 .mentions
@@ -599,7 +692,7 @@ impl SpecIndex {
             .collect();
         let mut mentions = extraction.mentions.clone();
         let mut unfit = Vec::new();
-        if !self.contexts.is_empty() {
+        if !self.contexts.is_empty() || !unfit_readings.is_empty() {
             // Readings of one span: those whose field's learned word precedes it first.
             let words = Normalized::new(request);
             let fits = |m: &Mention| self.fits_context(&words, m);
@@ -857,13 +950,7 @@ fn record_of(site: &str) -> String {
 
 /// The mentions' groups of overlapping readings, placed among `words` (the request's).
 fn spreads(mentions: &[Mention], words: &Normalized) -> Vec<Spread> {
-    let word_at = |pos: usize| {
-        words
-            .tokens
-            .iter()
-            .take_while(|t| t.orig_end <= pos)
-            .count()
-    };
+    let word_at = |pos: usize| words.words_before(pos);
     mention_groups(mentions)
         .iter()
         .map(|g| {
@@ -995,6 +1082,132 @@ fn together(mentions: &[Mention], request: &str) -> Vec<((String, Value), (Strin
                         }
                     }
                 }
+            }
+        }
+    }
+    out
+}
+
+/// Whether a site holds a count: a number (free, or a choice among numbers only).
+fn is_count(site: &Site) -> bool {
+    match &site.kind {
+        SiteKind::Number { .. } => true,
+        SiteKind::Choice { values } => !values.is_empty() && values.iter().all(Value::is_number),
+        SiteKind::Tag { .. } | SiteKind::Text { .. } => false,
+    }
+}
+
+/// Each object of `v` (its JSON pointer) with the scalars at its fields, directly or in
+/// arrays of scalars.
+fn record_leaves(v: &Value, at: String, out: &mut Vec<(String, Vec<Value>)>) {
+    match v {
+        Value::Object(map) => {
+            let mut leaves = Vec::new();
+            for (k, x) in map {
+                let here = format!("{at}/{}", k.replace('~', "~0").replace('/', "~1"));
+                match x {
+                    Value::Array(xs) if xs.iter().all(|x| !x.is_object() && !x.is_array()) => {
+                        leaves.extend(xs.iter().cloned());
+                    }
+                    Value::Object(_) | Value::Array(_) => record_leaves(x, here, out),
+                    _ => leaves.push(x.clone()),
+                }
+            }
+            out.push((at, leaves));
+        }
+        Value::Array(xs) => {
+            for (i, x) in xs.iter().enumerate() {
+                record_leaves(x, format!("{at}/{i}"), out);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The (span, site) of each reading that its clause partners rule out ([`Analysis::unfit`]):
+/// a value named in one clause (no punctuation or `BREAKS` word between) with others — the
+/// clause's other values, and the cues that tell a call ([`TagCues::tells`]) — keeps only
+/// its readings in the records that take the most of them (at fields other than its own),
+/// where some record takes one. "how many british airways flights use aircraft 320" asks for
+/// one call that takes both the airline and the aircraft; a small model wrote the airline
+/// in a call that has no aircraft, and the aircraft as a call of its own. "what **day** of
+/// the week do flights from nashville to tacoma fly on": any flight-like call takes both
+/// cities, `atis_day_name` takes the cue too.
+fn unpartnered(
+    mentions: &[Mention],
+    cued: &[(Range<usize>, String)],
+    (heads, headed): (&BTreeSet<&str>, &BTreeSet<String>),
+    request: &str,
+) -> BTreeSet<(usize, usize, String)> {
+    let words = Normalized::new(request);
+    let clause = words.clauses(request);
+    let groups = spreads(mentions, &words);
+    let word_at = |pos: usize| words.words_before(pos);
+    // A call's name said in the clause, where it tells the call from the others
+    // (`capacity`, `flight numbers`, `day`; not `flights`, nor `service` for
+    // `ground_service` where `ground_fare` is as near), is a partner in its record.
+    let cues: Vec<Spread> = cued
+        .iter()
+        .map(|(span, record)| Spread {
+            first: word_at(span.start),
+            end: word_at(span.end),
+            records: BTreeSet::from([record.clone()]),
+            spans: vec![span.clone()],
+            // At no field of the record (an empty last segment), so a partner of every one.
+            pairs: vec![(format!("{record}/"), Value::Null)],
+        })
+        .collect();
+    let mut out = BTreeSet::new();
+    for (a, g) in groups.iter().enumerate() {
+        let Some(&c) = clause.get(g.first) else {
+            continue;
+        };
+        // A modifier of a record's head (a size, a count: fields of records whose head,
+        // naming what the record is, every instance writes) goes with the head it
+        // modifies (`attach_modifiers`), not with whatever its clause names: "a large
+        // curly fry with a large sweet tea" names two records in one clause.
+        let modifier = g
+            .pairs
+            .iter()
+            .all(|(s, _)| !heads.contains(s.as_str()) && headed.contains(&record_of(s)));
+        if modifier {
+            continue;
+        }
+        let partners: Vec<&Spread> = groups
+            .iter()
+            .enumerate()
+            .filter(|&(b, _)| b != a)
+            .map(|(_, o)| o)
+            .chain(&cues)
+            .filter(|o| clause.get(o.first) == Some(&c))
+            .collect();
+        // Per record of this value's readings, how many partners lie in it at another
+        // field; the records with the most are kept.
+        let mut taken: BTreeMap<String, usize> = BTreeMap::new();
+        for (s, _) in &g.pairs {
+            let r = record_of(s);
+            if r.is_empty() {
+                continue;
+            }
+            let n = partners
+                .iter()
+                .filter(|p| p.pairs.iter().any(|(ps, _)| ps != s && record_of(ps) == r))
+                .count();
+            let e = taken.entry(r).or_default();
+            *e = (*e).max(n);
+        }
+        let most = taken.values().copied().max().unwrap_or(0);
+        if most == 0 {
+            continue;
+        }
+        let shared: BTreeSet<&String> = taken
+            .iter()
+            .filter(|&(_, &n)| n == most)
+            .map(|(r, _)| r)
+            .collect();
+        for m in mentions {
+            if g.spans.contains(&m.span) && !shared.contains(&record_of(&m.site)) {
+                out.insert((m.span.start, m.span.end, m.site.clone()));
             }
         }
     }
@@ -1308,6 +1521,168 @@ mod tests {
         // No learned word before a value: every reading is listed.
         let b = ix.analyze("nashville or tacoma", ExtractMode::Full, 0);
         assert_eq!(b.items().len(), 4, "{:?}", b.items());
+    }
+
+    #[test]
+    fn a_clause_of_one_record_keeps_its_values_in_a_record_that_takes_them_all() {
+        let call = |name: &str, fields: &[&str]| {
+            let props: serde_json::Map<String, Value> = fields
+                .iter()
+                .map(|f| {
+                    let values = match *f {
+                        "airline" => json!(["delta", "british airways"]),
+                        "aircraft" => json!(["320", "m80"]),
+                        _ => json!(["boston", "denver", "dallas"]),
+                    };
+                    (f.to_string(), json!({ "enum": values }))
+                })
+                .collect();
+            json!({"type": "object", "properties": {name: {"type": "object",
+                "properties": props, "additionalProperties": false}},
+                "required": [name], "additionalProperties": false})
+        };
+        let spec = compile(
+            &json!({"type": "array", "items": {"oneOf": [
+                call("flight_no", &["airline", "departure_city"]),
+                call("flight", &["airline"]),
+                call("quantity", &["airline", "aircraft"]),
+                call("capacity", &["aircraft"]),
+                call("ground_service", &["city"]),
+                call("ground_fare", &["city"]),
+                call("day_name", &["departure_city", "airline"]),
+                call("order", &["city", "airline"]),
+            ]}}),
+            &CompileOptions::default(),
+        )
+        .expect("compiles");
+        let mut ix = SpecIndex::build(&spec, &Catalogs::default()).expect("index");
+        let request = "how many british airways flights use aircraft 320 and a taxi in boston";
+        let airline_at = |a: &Analysis, call: &str| {
+            a.restriction
+                .at(&format!("/*/{call}/airline"))
+                .contains(&json!("british airways"))
+        };
+        // Nothing learned: every reading stays.
+        let before = ix.analyze(request, ExtractMode::Full, 0);
+        assert!(airline_at(&before, "flight_no") && airline_at(&before, "quantity"));
+        // Examples whose clauses each name one record teach it.
+        let one = json!([{"quantity": {"airline": "delta", "aircraft": "m80"}},
+                         {"ground_service": {"city": "dallas"}}]);
+        assert!(ix
+            .learn_clause_records([("how many delta flights use m80, and taxis in dallas", &one)]));
+        let a = ix.analyze(request, ExtractMode::Full, 0);
+        // The airline goes only where the aircraft of its clause can go too.
+        assert!(airline_at(&a, "quantity"), "{:?}", a.restriction);
+        assert!(!airline_at(&a, "flight_no"), "{:?}", a.restriction);
+        assert!(!airline_at(&a, "flight"), "{:?}", a.restriction);
+        assert!(!airline_at(&a, "order"), "{:?}", a.restriction);
+        assert!(a.restriction.at("/*/capacity/aircraft").is_empty());
+        // A value alone in its clause keeps every reading.
+        assert!(a
+            .restriction
+            .at("/*/ground_service/city")
+            .contains(&json!("boston")));
+        assert!(a.restriction.at("/*/order/city").contains(&json!("boston")));
+        // Of the records that take a partner, those that take the most: `day` tells
+        // `day_name`, which takes the city too.
+        let d = ix.analyze(
+            "what day do british airways flights from boston leave",
+            ExtractMode::Full,
+            0,
+        );
+        assert!(airline_at(&d, "day_name"), "{:?}", d.restriction);
+        assert!(!airline_at(&d, "flight_no"), "{:?}", d.restriction);
+        assert!(d
+            .restriction
+            .at("/*/day_name/departure_city")
+            .contains(&json!("boston")));
+        assert!(d.restriction.at("/*/flight_no/departure_city").is_empty());
+        // `service` does not tell `ground_service` from `ground_fare` (the unsaid `ground`
+        // is both's), nor `flights` `flight` from `flight_no`; `day` and `capacity` do.
+        let told = |r: &str| -> Vec<String> {
+            ix.cues
+                .records_cued(r, &[], true)
+                .into_iter()
+                .map(|(_, record)| record)
+                .collect()
+        };
+        assert_eq!(
+            told("the price of a limousine service"),
+            Vec::<String>::new()
+        );
+        assert_eq!(told("ground service"), ["/*/ground_service"]);
+        assert_eq!(told("flights"), Vec::<String>::new());
+        assert_eq!(told("what day"), ["/*/day_name"]);
+        assert_eq!(told("the capacity"), ["/*/capacity"]);
+        // A call's name said in the clause is a partner in its record; a word other
+        // calls' names share is not (`flights`: `flight_no` and `flight`).
+        let c = ix.analyze("what is the capacity of an m80", ExtractMode::Full, 0);
+        assert!(c
+            .restriction
+            .at("/*/capacity/aircraft")
+            .contains(&json!("m80")));
+        assert!(c.restriction.at("/*/quantity/aircraft").is_empty());
+        // An example whose clause names two records apart unlearns it.
+        let two = json!([{"quantity": {"airline": "delta", "aircraft": "m80"}},
+                         {"ground_service": {"city": "dallas"}}]);
+        assert!(!ix.learn_clause_records([
+            ("how many delta flights use m80, and taxis in dallas", &one),
+            ("delta m80 taxis in dallas", &two),
+        ]));
+        let b = ix.analyze(request, ExtractMode::Full, 0);
+        assert!(airline_at(&b, "flight_no"));
+    }
+
+    #[test]
+    fn a_modifier_of_a_head_is_left_to_its_head_not_to_its_clause() {
+        let item = |name: &str, head: &str, kinds: Value| {
+            json!({"type": "object", "properties": {name: {"type": "object", "properties": {
+                "number": {"enum": [1, 2, 3]},
+                head: {"enum": kinds}, "size": {"enum": ["small", "large"]}},
+                "required": ["number", head], "additionalProperties": false}},
+                "required": [name], "additionalProperties": false})
+        };
+        let spec = compile(
+            &json!({"type": "array", "items": {"oneOf": [
+                item("drink", "drink_type", json!(["coke", "root beer"])),
+                item("side", "side_type", json!(["curly fries", "onion rings"])),
+            ]}}),
+            &CompileOptions::default(),
+        )
+        .expect("compiles");
+        let mut ix = SpecIndex::build(&spec, &Catalogs::default()).expect("index");
+        // The examples say a clause names one record...
+        let out = json!([{"drink": {"number": 2, "drink_type": "coke", "size": "small"}},
+                         {"side": {"number": 1, "side_type": "onion rings"}}]);
+        assert!(ix.learn_clause_records([("2 small cokes and 1 onion rings", &out)]));
+        // ...but a size, optional in records whose type every instance writes, stays
+        // with what it modifies: `sweet tea` is no drink found, and its `large` keeps the
+        // drink's reading although the clause's curly fries are a side.
+        // A count is no head: the tea's `1` keeps its drink reading too.
+        let a = ix.analyze(
+            "1 large curly fries with 1 large sweet tea",
+            ExtractMode::Full,
+            0,
+        );
+        let kept = |value: Value| {
+            a.mentions
+                .iter()
+                .enumerate()
+                .filter(|(i, m)| m.value == value && m.span.start > 10 && !a.unfit.contains(i))
+                .map(|(_, m)| m.site.as_str())
+                .collect::<BTreeSet<_>>()
+        };
+        assert!(
+            kept(json!("large")).contains("/*/drink/size"),
+            "{:?}",
+            a.mentions
+        );
+        assert!(
+            kept(json!(1)).contains("/*/drink/number"),
+            "{:?}",
+            a.mentions
+        );
+        assert!(a.restriction.at("/*/drink/size").contains(&json!("large")));
     }
 
     #[test]
