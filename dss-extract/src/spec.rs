@@ -640,7 +640,7 @@ impl SpecIndex {
                 .collect();
             let cued = self.cues.records_cued(request, &taken, true);
             // Heads: the fields every instance of their record writes that name what it is
-            // (a dish's type; not its count).
+            // (a dish's type; not its count); and the records that require some field.
             let heads: BTreeSet<&str> = self
                 .sites
                 .iter()
@@ -1162,10 +1162,11 @@ fn unpartnered(
         let Some(&c) = clause.get(g.first) else {
             continue;
         };
-        // A modifier of a record's head (a size, a count: fields of records whose head,
-        // naming what the record is, every instance writes) goes with the head it
-        // modifies (`attach_modifiers`), not with whatever its clause names: "a large
-        // curly fry with a large sweet tea" names two records in one clause.
+        // A modifier (a size, a count: a value at a field of records every instance of
+        // which must write something, an order's items, other than a required field that
+        // names what the record is) goes with the value it modifies (`attach_modifiers`),
+        // not with whatever its clause names: "a large curly fry with a large sweet tea"
+        // names two records in one clause.
         let modifier = g
             .pairs
             .iter()
