@@ -205,7 +205,9 @@ mod runner {
     //! writes (the `used` pairs of `CompiledSpec::progress` over the gold's shorthand) is
     //! among the restriction's candidates at that site, or sits at a site the restriction
     //! leaves unrestricted: a site with no candidate that is free (not bound by a catalog)
-    //! or required (where nothing would remain, the pruner keeps the full set). Union
+    //! or required (where nothing would remain, the pruner keeps the full set), and any
+    //! site the worked examples show is inferred, not read (`Restriction::free`: left
+    //! unpruned, candidates or not). Union
     //! variants left out because none of their sites has a candidate are not modelled.
     //!
     //! **NER pairs**: the predicted pairs are the extraction's mentions at catalog sites of
@@ -794,6 +796,10 @@ mod runner {
             return false;
         };
         progress.used.iter().all(|(path, v)| {
+            // A site the writer infers is left unpruned ([`Restriction::free`]).
+            if r.free.contains(path) {
+                return true;
+            }
             let candidates = r.at(path);
             if !candidates.is_empty() {
                 return candidates.iter().any(|c| same_value(c, v));
@@ -868,5 +874,14 @@ mod tests {
         ));
         // A gold that does not compress is not reachable.
         assert!(!is_reachable(&spec, &sites, &json!({"r": 3}), &r));
+        // A site left unpruned as inferred takes any of its values, candidates or not.
+        let mut inferred = r.clone();
+        inferred.free.insert("/a".into());
+        assert!(is_reachable(
+            &spec,
+            &sites,
+            &json!({"a": "y", "r": "q"}),
+            &inferred
+        ));
     }
 }
