@@ -403,6 +403,16 @@ mod tests {
         }
     }
 
+    /// An optional enum field at `path`.
+    fn field(path: &str) -> Site {
+        Site {
+            path: path.into(),
+            kind: SiteKind::Choice { values: vec![] },
+            required: false,
+            required_in_record: false,
+        }
+    }
+
     fn cues(tags: &[&str], request: &str) -> Vec<(String, String)> {
         TagCues::build(&[site(tags)], &[])
             .find(request, &[])
@@ -447,12 +457,7 @@ mod tests {
         // One word of two each: both are offered.
         assert_eq!(cues(&tags, "ground transportation").len(), 2);
         // A field named in full (`fare code`) outweighs one word of a tag.
-        let fare_code = Site {
-            path: "/*/atis_abbreviation/fare_code".into(),
-            kind: SiteKind::Choice { values: vec![] },
-            required: false,
-            required_in_record: false,
-        };
+        let fare_code = field("/*/atis_abbreviation/fare_code");
         let c = TagCues::build(&[site(&tags), fare_code], &[]);
         assert!(c.find("what does fare code f mean", &[]).is_empty());
         assert_eq!(c.find("the fare to boston", &[]).len(), 1);
@@ -469,12 +474,7 @@ mod tests {
             "atis_flight_no",
             "atis_quantity",
         ];
-        let aircraft = Site {
-            path: "/*/atis_quantity/aircraft".into(),
-            kind: SiteKind::Choice { values: vec![] },
-            required: false,
-            required_in_record: false,
-        };
+        let aircraft = field("/*/atis_quantity/aircraft");
         let c = TagCues::build(&[site(&tags), aircraft], &[]);
         let tags_of = |request: &str, taken: &[(Range<usize>, String)]| -> Vec<String> {
             c.find(request, taken)
@@ -496,12 +496,7 @@ mod tests {
         let c2 = TagCues::build(
             &[
                 site(&["atis_flight_time", "atis_flight"]),
-                Site {
-                    path: "/*/atis_flight_time/flight_time".into(),
-                    kind: SiteKind::Choice { values: vec![] },
-                    required: false,
-                    required_in_record: false,
-                },
+                field("/*/atis_flight_time/flight_time"),
             ],
             &[],
         );
