@@ -203,12 +203,14 @@ mod runner {
     //! **Reachability** (`ner.reachable`) is approximated without building the pruned
     //! grammar's language: a gold counts as reachable when every (site, value) pair it
     //! writes (the `used` pairs of `CompiledSpec::progress` over the gold's shorthand) is
-    //! among the restriction's candidates at that site, or sits at a site the restriction
-    //! leaves unrestricted: a site with no candidate that is free (not bound by a catalog)
-    //! or required (where nothing would remain, the pruner keeps the full set), and any
-    //! site the worked examples show is inferred, not read (`Restriction::free`: left
-    //! unpruned, candidates or not). Union
-    //! variants left out because none of their sites has a candidate are not modelled.
+    //! among the candidates at that site, or sits at a site the restriction leaves
+    //! unrestricted: a site with no candidate that is free (not bound by a catalog) or
+    //! that its record requires (where nothing would remain, the pruner keeps the full
+    //! set, however optional the record), and any site the worked examples show is
+    //! inferred, not read (`Restriction::free`: left unpruned, candidates or not). The
+    //! candidates are those left when the line is written: the pairs of the gold's lines
+    //! before it are consumed first, as `gp` decodes. Union variants left out because none
+    //! of their sites has a candidate are not modelled.
     //!
     //! **NER pairs**: the predicted pairs are the extraction's mentions at catalog sites of
     //! the suite, as (site path, value text), the gold pairs those of
@@ -779,7 +781,9 @@ mod runner {
     }
 
     /// Whether the gold is writable under the grammar pruned to `r` (the approximation of
-    /// the module docs). A gold that does not compress is not reachable.
+    /// the module docs), line by line as generation prunes: each line's pairs are checked
+    /// against `r` less the pairs the lines before it wrote ([`Consume::Class`], as `gp`
+    /// decodes). A gold that does not compress is not reachable.
     pub(super) fn is_reachable(
         spec: &CompiledSpec,
         sites: &[Site],
@@ -792,25 +796,40 @@ mod runner {
         if !text.ends_with('\n') {
             text.push('\n');
         }
-        let Ok(progress) = spec.progress(&text, sites) else {
-            return false;
-        };
-        progress.used.iter().all(|(path, v)| {
-            // A site the writer infers is left unpruned ([`Restriction::free`]).
-            if r.free.contains(path) {
-                return true;
-            }
-            let candidates = r.at(path);
-            if !candidates.is_empty() {
-                return candidates.iter().any(|c| same_value(c, v));
-            }
-            let Some(site) = sites.iter().find(|s| &s.path == path) else {
-                return true;
+        let mut now = r.clone();
+        let mut before = 0usize;
+        for (end, _) in text.match_indices('\n') {
+            let Ok(progress) = spec.progress(&text[..=end], sites) else {
+                return false;
             };
-            let free = matches!(site.kind, SiteKind::Text { .. } | SiteKind::Number { .. })
-                && !r.bound.contains(path);
-            free || site.required
-        })
+            let line = progress.used.get(before..).unwrap_or_default();
+            if !line.iter().all(|(path, v)| writable(sites, &now, path, v)) {
+                return false;
+            }
+            before = progress.used.len();
+            now = r.consumed(&progress.used, Consume::Class);
+        }
+        true
+    }
+
+    /// Whether the grammar pruned to `r` lets `v` be written at the site `path`.
+    fn writable(sites: &[Site], r: &Restriction, path: &str, v: &Value) -> bool {
+        // A site the writer infers is left unpruned ([`Restriction::free`]).
+        if r.free.contains(path) {
+            return true;
+        }
+        let candidates = r.at(path);
+        if !candidates.is_empty() {
+            return candidates.iter().any(|c| same_value(c, v));
+        }
+        let Some(site) = sites.iter().find(|s| s.path == path) else {
+            return true;
+        };
+        let free = matches!(site.kind, SiteKind::Text { .. } | SiteKind::Number { .. })
+            && !r.bound.contains(path);
+        // A field its record requires keeps its full set when nothing was found for it,
+        // however optional the record (a side's count).
+        free || site.required_in_record
     }
 
     fn same_value(a: &Value, b: &Value) -> bool {
@@ -883,5 +902,64 @@ mod tests {
             &json!({"a": "y", "r": "q"}),
             &inferred
         ));
+    }
+
+    #[test]
+    fn reachability_follows_consumption_and_required_fields_of_optional_records() {
+        // An order of items, each one record of an optional form (as FoodOrdering's
+        // `side`): its count is a field the record requires, bound (a number catalog).
+        let schema = json!({
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "side": {
+                        "type": "object",
+                        "properties": {
+                            "number": {"type": "integer"},
+                            "kind": {"enum": ["fries", "salad"]}
+                        },
+                        "required": ["number"],
+                        "additionalProperties": false
+                    }
+                },
+                "additionalProperties": false
+            }
+        });
+        let spec = dss_compiler::compile(&schema, &Default::default()).unwrap();
+        let sites = spec.sites();
+        let number = sites
+            .iter()
+            .find(|s| s.path.ends_with("/side/number"))
+            .expect("the count's site")
+            .clone();
+        assert!(!number.required && number.required_in_record, "{number:?}");
+        let kind = sites
+            .iter()
+            .find(|s| s.path.ends_with("/side/kind"))
+            .expect("the kind's site")
+            .path
+            .clone();
+        let mut r = Restriction::default();
+        r.bound.insert(number.path.clone());
+        r.candidates
+            .insert(kind.clone(), vec![json!("fries"), json!("salad")]);
+        // Nothing found for the count: the pruner keeps its full set, optional record or not.
+        let one = json!([{"side": {"number": 1, "kind": "fries"}}]);
+        assert!(is_reachable(&spec, &sites, &one, &r));
+        // A count found once: the first line takes it; the second line's count, with the
+        // found one consumed, is free again.
+        r.candidates.insert(number.path.clone(), vec![json!(2)]);
+        let two_then_one = json!([
+            {"side": {"number": 2, "kind": "fries"}},
+            {"side": {"number": 1, "kind": "salad"}}
+        ]);
+        assert!(is_reachable(&spec, &sites, &two_then_one, &r));
+        // Before it is used, the found count is the only one offered.
+        let one_then_two = json!([
+            {"side": {"number": 1, "kind": "fries"}},
+            {"side": {"number": 2, "kind": "salad"}}
+        ]);
+        assert!(!is_reachable(&spec, &sites, &one_then_two, &r));
     }
 }

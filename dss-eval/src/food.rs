@@ -69,6 +69,8 @@ struct SlotDecl {
 struct AliasList {
     values: Vec<String>,
     phrases: BTreeMap<String, Vec<String>>,
+    /// Lines read leniently, for the suite's notes.
+    notes: Vec<String>,
 }
 
 /// One occurrence of a slot in an order.
@@ -113,6 +115,199 @@ struct IntentPlan {
 
 const MODIFIERS: [&str; 3] = ["NUMBER", "QUANTITY", "NOT"];
 
+/// One case as read from the venue's cases file.
+struct Parsed {
+    /// Line (`dev.json`) or record (`processed_dev.json`) number, from 1.
+    no: usize,
+    request: String,
+    /// Where the case comes from, as the case's `source`.
+    source: Value,
+    orders: Vec<ParsedOrder>,
+}
+
+/// The Grammar Pruning authors' cases: a JSON array of `{"SRC": request, "TOPALIAS":
+/// "[BurgerOrder(number=1, main_dish_type='x', toppings=[Topping(name='y',
+/// qualifier='light', negation=True)])]"}` (their `processed_dev.json`). An order class
+/// is read as the intent that declares every slot its arguments name (an argument is a
+/// slot's name, lower-cased, or its plural for a list: `toppings` for `TOPPING`;
+/// `qualifier` is the item's `QUANTITY`, `negation=True` its `NOT`), the class name
+/// breaking a tie (`DrinkOrder` is `DRINK_ORDER`).
+fn read_processed(path: &Path, decl: &VenueSchema) -> Result<Vec<Parsed>> {
+    let text = crate::suite::read(path)?;
+    let records: Vec<Value> = serde_json::from_str(&text).map_err(|e| {
+        EvalError::format(
+            path,
+            Some(format!("{}:{}", e.line(), e.column())),
+            e.to_string(),
+        )
+    })?;
+    let mut out = Vec::new();
+    for (i, rec) in records.iter().enumerate() {
+        let no = i + 1;
+        let at = Some(format!("record {no}"));
+        let src = rec.get("SRC").and_then(Value::as_str);
+        let top = rec.get("TOPALIAS").and_then(Value::as_str);
+        let (Some(src), Some(top)) = (src, top) else {
+            return Err(EvalError::format(
+                path,
+                at,
+                "expected string fields SRC and TOPALIAS",
+            ));
+        };
+        let fail =
+            |m: String| EvalError::format(path, at.clone(), format!("TOPALIAS: {m}: {top:?}"));
+        let v = crate::pycall::parse(top).map_err(|e| fail(e.to_string()))?;
+        let PyValue::List(calls) = &v else {
+            return Err(fail("expected a list of orders".into()));
+        };
+        let orders = calls
+            .iter()
+            .map(|c| paper_order(c, decl))
+            .collect::<std::result::Result<Vec<_>, String>>()
+            .map_err(fail)?;
+        if orders.is_empty() {
+            return Err(fail("no order".into()));
+        }
+        out.push(Parsed {
+            no,
+            request: src.to_string(),
+            source: json!({"file": "processed_dev.json", "record": no, "TOPALIAS": top}),
+            orders,
+        });
+    }
+    Ok(out)
+}
+
+/// The slot an argument of the authors' notation names (`toppings` -> `TOPPING`).
+fn slot_of_arg<'a>(arg: &str, slots: &'a [SlotDecl]) -> Option<&'a str> {
+    let up = arg.to_uppercase();
+    slots
+        .iter()
+        .map(|s| s.slot_name.as_str())
+        .filter(|s| !MODIFIERS.contains(s))
+        .find(|s| *s == up || format!("{s}S") == up || format!("{s}ES") == up)
+}
+
+/// One order call of the authors' notation as an order of the venue.
+fn paper_order(call: &PyValue, decl: &VenueSchema) -> std::result::Result<ParsedOrder, String> {
+    let PyValue::Call { name, args } = call else {
+        return Err(format!("expected an order call, found {call}"));
+    };
+    let mut number = None;
+    let mut occs = Vec::new();
+    let mut named: Vec<&str> = Vec::new();
+    let all: Vec<SlotDecl> = decl.intents.iter().flat_map(|i| i.slots.clone()).collect();
+    for (k, v) in args {
+        if k == "number" {
+            match v {
+                PyValue::Int(n) => number = Some(*n),
+                PyValue::None => {}
+                other => return Err(format!("`number` of {name} is {other}, not an integer")),
+            }
+            continue;
+        }
+        if matches!(v, PyValue::None | PyValue::Bool(false)) {
+            continue;
+        }
+        let slot = slot_of_arg(k, &all)
+            .ok_or_else(|| format!("`{k}` of {name} names no slot of this venue's schema.json"))?;
+        named.push(slot);
+        match v {
+            PyValue::Str(s) => occs.push(Occ {
+                slot: slot.to_string(),
+                values: vec![s.clone()],
+                quantity: None,
+                negated: false,
+            }),
+            PyValue::Int(n) => occs.push(Occ {
+                slot: slot.to_string(),
+                values: vec![n.to_string()],
+                quantity: None,
+                negated: false,
+            }),
+            PyValue::List(items) => {
+                for it in items {
+                    occs.push(paper_item(it, slot)?);
+                }
+            }
+            PyValue::Call { .. } => occs.push(paper_item(v, slot)?),
+            other => return Err(format!("`{k}` of {name} is {other}")),
+        }
+    }
+    // The intent: one that declares every slot named, the class name breaking a tie.
+    let fits: Vec<&IntentDecl> = decl
+        .intents
+        .iter()
+        .filter(|i| {
+            named
+                .iter()
+                .all(|n| i.slots.iter().any(|s| s.slot_name == *n))
+        })
+        .collect();
+    let class = name.to_uppercase();
+    let class = class.strip_suffix("ORDER").unwrap_or(&class);
+    let intent = match fits.as_slice() {
+        [one] => *one,
+        [] => {
+            return Err(format!(
+                "no intent of this venue's schema.json declares every slot of {name} ({})",
+                named.join(", ")
+            ))
+        }
+        many => {
+            let by_name: Vec<&&IntentDecl> = many
+                .iter()
+                .filter(|i| i.name.replace('_', "").starts_with(&class.replace('_', "")))
+                .collect();
+            match by_name.as_slice() {
+                [one] => **one,
+                _ => {
+                    let names: Vec<&str> = many.iter().map(|i| i.name.as_str()).collect();
+                    return Err(format!(
+                        "{name} could be any of the intents {}",
+                        names.join(", ")
+                    ));
+                }
+            }
+        }
+    };
+    Ok(ParsedOrder {
+        intent: intent.name.clone(),
+        number,
+        occs,
+    })
+}
+
+/// One item of a list argument: a value, or `Topping(name='x', qualifier='light',
+/// negation=True)`.
+fn paper_item(item: &PyValue, slot: &str) -> std::result::Result<Occ, String> {
+    let mut occ = Occ {
+        slot: slot.to_string(),
+        values: Vec::new(),
+        quantity: None,
+        negated: false,
+    };
+    match item {
+        PyValue::Str(s) => occ.values.push(s.clone()),
+        PyValue::Call { name, args } => {
+            for (k, v) in args {
+                match (k.as_str(), v) {
+                    (_, PyValue::None) | ("negation", PyValue::Bool(false)) => {}
+                    ("name", PyValue::Str(s)) => occ.values.push(s.clone()),
+                    ("qualifier" | "quantity", PyValue::Str(q)) => occ.quantity = Some(q.clone()),
+                    ("negation", PyValue::Bool(true)) => occ.negated = true,
+                    _ => return Err(format!("unexpected argument `{k}={v}` of {name}")),
+                }
+            }
+            if occ.values.is_empty() {
+                return Err(format!("{name} has no `name`"));
+            }
+        }
+        other => return Err(format!("unexpected item {other} of a {slot} list")),
+    }
+    Ok(occ)
+}
+
 /// Imports a FoodOrdering venue folder into a suite folder `out`. Without `dev.json` the
 /// suite has the schema, catalogs and aliases and no case. Checks with dss that the schema
 /// compiles and every gold compresses and expands back equal.
@@ -146,10 +341,14 @@ pub fn import_food_ordering(venue_dir: &Path, out: &Path) -> Result<ImportSummar
     let mut notes = vec![
         "Shape: an array of orders, each {INTENT: {number, slots}}; qualified/negatable slots are lists of {name, quantity?, negation?}; see dss_eval::food.".to_string(),
     ];
+    notes.extend(alias_files.values().flat_map(|a| a.notes.iter().cloned()));
 
-    // The cases.
+    // The cases: Amazon's `dev.json` (S-expressions), else the Grammar Pruning authors'
+    // `processed_dev.json` (their Python order notation).
     let dev_path = venue_dir.join("dev.json");
-    let mut parsed: Vec<(usize, String, String, Vec<ParsedOrder>)> = Vec::new();
+    let processed_path = venue_dir.join("processed_dev.json");
+    let mut parsed: Vec<Parsed> = Vec::new();
+    let mut cases_file = "dev.json";
     if dev_path.exists() {
         let text = crate::suite::read(&dev_path)?;
         for (n, line) in text.lines().enumerate() {
@@ -181,11 +380,19 @@ pub fn import_food_ordering(venue_dir: &Path, out: &Path) -> Result<ImportSummar
             if orders.is_empty() {
                 return Err(EvalError::format(&dev_path, at(None), "EXR holds no order"));
             }
-            parsed.push((lineno, src.to_string(), exr.to_string(), orders));
+            parsed.push(Parsed {
+                no: lineno,
+                request: src.to_string(),
+                source: json!({"file": "dev.json", "line": lineno, "EXR": exr}),
+                orders,
+            });
         }
+    } else if processed_path.exists() {
+        cases_file = "processed_dev.json";
+        parsed = read_processed(&processed_path, &decl)?;
     } else {
         notes.push(
-            "No dev.json: the suite has the schema, catalogs and aliases, and no case.".into(),
+            "No dev.json or processed_dev.json: the suite has the schema, catalogs and aliases, and no case.".into(),
         );
     }
 
@@ -239,7 +446,10 @@ pub fn import_food_ordering(venue_dir: &Path, out: &Path) -> Result<ImportSummar
             number_path: modifier("NUMBER"),
         });
     }
-    for (lineno, _, _, orders) in &parsed {
+    for Parsed {
+        no: lineno, orders, ..
+    } in &parsed
+    {
         for o in orders {
             let Some(plan) = plans.iter_mut().find(|p| p.name == o.intent) else {
                 continue;
@@ -247,7 +457,7 @@ pub fn import_food_ordering(venue_dir: &Path, out: &Path) -> Result<ImportSummar
             if o.number.is_none() && plan.number_required {
                 plan.number_required = false;
                 notes.push(format!(
-                    "dev.json:{lineno}: a {} order has no NUMBER: `number` is optional there.",
+                    "{cases_file}:{lineno}: a {} order has no NUMBER: `number` is optional there.",
                     o.intent
                 ));
             }
@@ -263,7 +473,7 @@ pub fn import_food_ordering(venue_dir: &Path, out: &Path) -> Result<ImportSummar
                         .as_ref()
                         .map(|p| alias_files[p].values.clone())
                         .unwrap_or_default();
-                    notes.push(format!("dev.json:{lineno}: {} uses slot {}, which the layout declares only for other intents: added.", o.intent, occ.slot));
+                    notes.push(format!("{cases_file}:{lineno}: {} uses slot {}, which the layout declares only for other intents: added.", o.intent, occ.slot));
                     plan.slots.push(SlotPlan {
                         slot: occ.slot.clone(),
                         values,
@@ -279,7 +489,7 @@ pub fn import_food_ordering(venue_dir: &Path, out: &Path) -> Result<ImportSummar
                     if !*flag {
                         *flag = true;
                         notes.push(format!(
-                            "dev.json:{lineno}: {} {} {what}.",
+                            "{cases_file}:{lineno}: {} {} {what}.",
                             o.intent, occ.slot
                         ));
                     }
@@ -315,14 +525,14 @@ pub fn import_food_ordering(venue_dir: &Path, out: &Path) -> Result<ImportSummar
                 }
                 for v in &occ.values {
                     if !slot.values.contains(v) {
-                        notes.push(format!("dev.json:{lineno}: {} {} value `{v}` is in no alias file: added to the enum.", o.intent, occ.slot));
+                        notes.push(format!("{cases_file}:{lineno}: {} {} value `{v}` is in no alias file: added to the enum.", o.intent, occ.slot));
                         slot.values.push(v.clone());
                     }
                 }
                 if let Some(q) = &occ.quantity {
                     if !plan.quantity_values.contains(q) {
                         notes.push(format!(
-                            "dev.json:{lineno}: {} quantity `{q}` is in no alias file: added.",
+                            "{cases_file}:{lineno}: {} quantity `{q}` is in no alias file: added.",
                             o.intent
                         ));
                         plan.quantity_values.push(q.clone());
@@ -421,16 +631,13 @@ pub fn import_food_ordering(venue_dir: &Path, out: &Path) -> Result<ImportSummar
 
     // Golds.
     let mut cases = Vec::new();
-    for (lineno, src, exr, orders) in &parsed {
-        let gold: Vec<Value> = orders.iter().map(|o| order_json(o, &plans)).collect();
+    for p in &parsed {
+        let gold: Vec<Value> = p.orders.iter().map(|o| order_json(o, &plans)).collect();
         let mut extra = Map::new();
-        extra.insert(
-            "source".into(),
-            json!({"file": "dev.json", "line": lineno, "EXR": exr}),
-        );
+        extra.insert("source".into(), p.source.clone());
         cases.push(Case {
-            id: format!("{venue}-{lineno:03}"),
-            request: src.clone(),
+            id: format!("{venue}-{:03}", p.no),
+            request: p.request.clone(),
             gold: Value::Array(gold),
             extra,
         });
@@ -449,7 +656,7 @@ pub fn import_food_ordering(venue_dir: &Path, out: &Path) -> Result<ImportSummar
         meta: SuiteMeta {
             name: format!("food-ordering-{venue}"),
             source: format!(
-                "Amazon FoodOrdering venue `{venue}` (schema.json, alias/*.txt, dev.json)"
+                "FoodOrdering venue `{venue}` (schema.json, alias/*.txt, {cases_file})"
             ),
             license,
             notes,
@@ -489,7 +696,26 @@ fn read_alias_file(path: &Path, numeric: bool) -> Result<AliasList> {
             continue;
         }
         let at = Some((n + 1).to_string());
-        let Some((phrase, label)) = line.split_once('\t') else {
+        // `phrase<TAB>LABEL(value)`; a line whose phrase and label a space separates (the
+        // Grammar Pruning authors' Coffee `toppings.txt:18`, `cinamon TOPPING(cinnamon)`)
+        // is read at its last space before a `LABEL(`, and noted.
+        let split = line.split_once('\t').or_else(|| {
+            let (phrase, label) = line.trim_end().rsplit_once(char::is_whitespace)?;
+            let head = &label[..label.find('(')?];
+            (!phrase.trim().is_empty()
+                && !head.is_empty()
+                && head.chars().all(|c| c.is_ascii_uppercase() || c == '_'))
+            .then(|| {
+                out.notes.push(format!(
+                    "{}:{}: phrase and label separated by a space, not a tab: read as {:?} -> {label}.",
+                    path.file_name().map_or_else(String::new, |f| format!("alias/{}", f.to_string_lossy())),
+                    n + 1,
+                    phrase.trim()
+                ));
+                (phrase, label)
+            })
+        });
+        let Some((phrase, label)) = split else {
             return Err(EvalError::format(
                 path,
                 at,
@@ -959,11 +1185,31 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("dev.json:1"), "{e}");
-        std::fs::write(v.path().join("alias/base.txt"), "rice bowl BASE(rice)\n").unwrap();
+        std::fs::write(v.path().join("alias/base.txt"), "rice bowl\n").unwrap();
         let e = import_food_ordering(v.path(), out.path())
             .unwrap_err()
             .to_string();
-        assert!(e.contains("base.txt:1"), "{e}");
+        assert!(
+            e.contains("base.txt:1") && e.contains("phrase<TAB>LABEL"),
+            "{e}"
+        );
+        // A space where the tab belongs (as a line of the authors' Coffee toppings): read
+        // at the last space before the label, and noted in the suite.
+        std::fs::remove_file(v.path().join("dev.json")).unwrap();
+        std::fs::write(v.path().join("alias/base.txt"), "rice bowl BASE(rice)\n").unwrap();
+        import_food_ordering(v.path(), out.path()).unwrap();
+        let suite = Suite::load(out.path()).unwrap();
+        assert!(
+            suite
+                .meta
+                .notes
+                .iter()
+                .any(|n| n.contains("alias/base.txt:1") && n.contains("\"rice bowl\"")),
+            "{:?}",
+            suite.meta.notes
+        );
+        let phrases = &suite.aliases.values().find_map(|m| m.get("rice")).unwrap();
+        assert!(phrases.contains(&"rice bowl".to_string()), "{phrases:?}");
     }
 
     #[test]
@@ -1004,6 +1250,129 @@ mod tests {
             }
         }
         Some(suite)
+    }
+
+    /// The Grammar Pruning authors' layout (`processed_dev.json`, their Python order
+    /// notation, their modified alias files) imports to the same cases as Amazon's
+    /// `dev.json`: the same requests, and golds equal under the suite's scoring.
+    #[test]
+    fn imports_the_authors_processed_cases_as_amazons() {
+        let Some(data) = data_dir() else { return };
+        let Some(amazon) = import_venue("burger") else {
+            return;
+        };
+        let out = tempfile::tempdir().unwrap();
+        let summary = import_food_ordering(
+            &data.join("FoodOrdering_grammar_pruning/data/burger"),
+            out.path(),
+        )
+        .unwrap();
+        let theirs = Suite::load(out.path()).unwrap();
+        assert_golds_round_trip(&theirs);
+        assert_eq!(theirs.cases.len(), amazon.cases.len(), "{summary:?}");
+        assert!(theirs.meta.source.contains("processed_dev.json"));
+        for (a, b) in amazon.cases.iter().zip(&theirs.cases) {
+            assert_eq!(a.request, b.request, "{}", b.id);
+            assert!(
+                em(&b.gold, &a.gold, &amazon.meta.scoring),
+                "{}: {} vs {}",
+                b.id,
+                b.gold,
+                a.gold
+            );
+        }
+    }
+
+    #[test]
+    fn processed_cases_name_intents_by_their_slots_and_report_bad_records() {
+        let v = tempfile::tempdir().unwrap();
+        let dir = v.path();
+        std::fs::create_dir(dir.join("alias")).unwrap();
+        std::fs::write(
+            dir.join("schema.json"),
+            r#"{"intents": [
+                {"name": "DRINK_ORDER", "slots": [
+                    {"slotName": "DRINK_TYPE", "path": "alias/drinks.txt"},
+                    {"slotName": "SIZE", "path": "alias/sizes.txt"},
+                    {"slotName": "TOPPING", "path": "alias/toppings.txt", "qualified": true, "negatable": true},
+                    {"slotName": "QUANTITY", "path": "alias/q.txt"},
+                    {"slotName": "NUMBER", "path": "alias/n.txt"}]},
+                {"name": "SIDE_ORDER", "slots": [
+                    {"slotName": "SIDE_TYPE", "path": "alias/sides.txt"},
+                    {"slotName": "SIZE", "path": "alias/sizes.txt"},
+                    {"slotName": "NUMBER", "path": "alias/n.txt"}]}]}"#,
+        )
+        .unwrap();
+        for (f, body) in [
+            ("drinks.txt", "latte\tDRINK_TYPE(latte)\n"),
+            ("sizes.txt", "large\tSIZE(large)\n"),
+            ("toppings.txt", "oat milk\tTOPPING(oat_milk)\n"),
+            ("q.txt", "extra\tQUANTITY(extra)\n"),
+            ("n.txt", "two\tNUMBER(2)\n"),
+            ("sides.txt", "fries\tSIDE_TYPE(fries)\n"),
+        ] {
+            std::fs::write(dir.join("alias").join(f), body).unwrap();
+        }
+        let record = |top: &str| {
+            format!(
+                "[{}]",
+                json!({"SRC": "two large lattes with extra oat milk and fries", "TOPALIAS": top})
+            )
+        };
+        std::fs::write(
+            dir.join("processed_dev.json"),
+            record("[DrinkOrder(number=2, drink_type='latte', size='large', toppings=[Topping(name='oat_milk', qualifier='extra')]), SideOrder(number=1, side_type='fries', size=None)]"),
+        )
+        .unwrap();
+        let out = tempfile::tempdir().unwrap();
+        import_food_ordering(dir, out.path()).unwrap();
+        let suite = Suite::load(out.path()).unwrap();
+        assert_eq!(
+            suite.cases[0].gold,
+            json!([
+                {"drink": {"number": 2, "drink_type": "latte", "size": "large",
+                           "toppings": [{"name": "oat_milk", "quantity": "extra"}]}},
+                {"side": {"number": 1, "side_type": "fries"}}
+            ])
+        );
+        // A size alone fits both intents: the class name decides.
+        std::fs::write(
+            dir.join("processed_dev.json"),
+            record("[SideOrder(number=1, size='large')]"),
+        )
+        .unwrap();
+        import_food_ordering(dir, out.path()).unwrap();
+        let suite = Suite::load(out.path()).unwrap();
+        assert_eq!(
+            suite.cases[0].gold,
+            json!([{"side": {"number": 1, "size": "large"}}])
+        );
+        // Bad records: an error naming the file, the record and what was expected.
+        for (top, want) in [
+            (
+                "[DrinkOrder(number=1, flavour='x')]",
+                "`flavour` of DrinkOrder names no slot",
+            ),
+            (
+                "[DrinkOrder(drink_type='latte', side_type='fries')]",
+                "no intent",
+            ),
+            (
+                "[Order(number=1, size='large')]",
+                "could be any of the intents",
+            ),
+            ("[DrinkOrder(number=1", "TOPALIAS"),
+            ("[]", "no order"),
+        ] {
+            std::fs::write(dir.join("processed_dev.json"), record(top)).unwrap();
+            let e = import_food_ordering(dir, out.path())
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.contains("processed_dev.json") && e.contains("record 1") && e.contains(want),
+                "{top}: {e}"
+            );
+        }
     }
 
     #[test]
@@ -1092,6 +1461,21 @@ mod tests {
         );
         assert!(s.catalogs.contains_key("/*/drink/drink_type"));
         assert!(!s.aliases["/*/drink/drink_type"].is_empty());
+        // The authors' Coffee (their modified alias files, one line with a space for its
+        // tab) imports too.
+        let Some(data) = data_dir() else { return };
+        let out = tempfile::tempdir().unwrap();
+        import_food_ordering(
+            &data.join("FoodOrdering_grammar_pruning/data/coffee"),
+            out.path(),
+        )
+        .unwrap();
+        let theirs = Suite::load(out.path()).unwrap();
+        assert!(theirs.cases.is_empty());
+        let cinnamon = theirs.aliases["/*/drink/toppings/*/name"]
+            .get("cinnamon")
+            .expect("cinnamon's phrases");
+        assert!(cinnamon.contains(&"cinamon".to_string()), "{cinnamon:?}");
     }
 
     /// The authors' Burger outputs, re-scored over the paper's first 131 items with the
