@@ -493,6 +493,50 @@ mod tests {
     }
 
     #[test]
+    fn a_required_bound_site_with_nothing_found_offers_its_known_values() {
+        // Orders whose count is required in its record (however optional the order).
+        let spec = crate::compile(
+            &json!({"type": "array", "items": {"oneOf": [
+                {"type": "object", "required": ["pizza"], "additionalProperties": false,
+                 "properties": {"pizza": {"type": "object", "required": ["number"],
+                    "additionalProperties": false,
+                    "properties": {"number": {"type": "integer", "minimum": 1},
+                                   "size": {"enum": ["small", "large"]}}}}}]}}),
+            &CompileOptions::default(),
+        )
+        .expect("compiles");
+        let order = |n: u64| {
+            spec.compress(&json!([{"pizza": {"number": n, "size": "large"}}]))
+                .expect("compresses")
+        };
+        let mut r = restriction(&[("/*/pizza/size", "large")]);
+        r.bound.insert("/*/pizza/number".into());
+        // Without known values, any count stays (the schema's range).
+        let pruned = spec.pruned_grammar(&r, Resume::Start).to_pest();
+        assert!(accepts(&pruned, &order(100)), "{pruned}");
+        // With them, the count is one of them; the full grammar still takes any.
+        r.known
+            .insert("/*/pizza/number".into(), vec![json!(1), json!(2), json!(3)]);
+        let pruned = spec.pruned_grammar(&r, Resume::Start).to_pest();
+        for n in [1, 2, 3] {
+            assert!(accepts(&pruned, &order(n)), "{pruned}\n{}", order(n));
+        }
+        assert!(!accepts(&pruned, &order(100)), "{pruned}");
+        assert!(accepts(&spec.grammar_pest(), &order(100)));
+        // A count found is the one offered, known values or not.
+        r.candidates
+            .insert("/*/pizza/number".into(), vec![json!(5)]);
+        let pruned = spec.pruned_grammar(&r, Resume::Start).to_pest();
+        assert!(accepts(&pruned, &order(5)), "{pruned}");
+        assert!(!accepts(&pruned, &order(2)), "{pruned}");
+        // A site the worked examples show is inferred stays whole.
+        r.candidates.remove("/*/pizza/number");
+        r.free.insert("/*/pizza/number".into());
+        let pruned = spec.pruned_grammar(&r, Resume::Start).to_pest();
+        assert!(accepts(&pruned, &order(100)), "{pruned}");
+    }
+
+    #[test]
     fn pruning_keeps_the_found_values_and_the_variants_that_use_them() {
         let spec = calls();
         let gold = json!([{"weather": {"city": "oslo"}}]);

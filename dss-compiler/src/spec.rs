@@ -474,9 +474,9 @@ pub fn compile(schema: &Value, opts: &CompileOptions) -> Result<CompiledSpec, Co
         )),
         (_, n) => n.clone(),
     };
-    // A call always writes its tool's name.
+    // A call always writes its tool's name (an edit may ask it of any schema).
     let config = config.map(|mut c| {
-        c.name_calls = tools.is_some();
+        c.name_calls |= tools.is_some();
         c
     });
     let notation = notation::design(&shapes, config.as_ref())?;
@@ -735,7 +735,8 @@ impl CompiledSpec {
              #   const (required, single value: not written), keyed (`keyword value`), flag (optional,\n\
              #   single value: `keyword` alone), keyless (value alone; only when its first word cannot\n\
              #   start anything after it). abbrev: enum value -> written word. style: compact (default)\n\
-             #   | explicit (the fields not listed are all written `keyword value`).\n\
+             #   | explicit (the fields not listed are all written `keyword value`). name_calls: true\n\
+             #   writes an object of one required property `name` as `name …`, as tool calls are.\n\
              {body}"
         ))
     }

@@ -435,6 +435,17 @@ pub fn import_food_ordering(venue_dir: &Path, out: &Path) -> Result<ImportSummar
                 ..Default::default()
             });
         }
+        // The slot naming what the order is (`DRINK_TYPE` of `DRINK_ORDER`) is written
+        // first, after the count, as the venues list it but Coffee (`SIZE` … `DRINK_TYPE`):
+        // a model then writes each drink's modifiers after the drink they go with.
+        let head = tag.replace('_', "") + "type";
+        if let Some(k) = slots
+            .iter()
+            .position(|p| p.slot.to_lowercase().replace('_', "") == head)
+        {
+            let s = slots.remove(k);
+            slots.insert(0, s);
+        }
         plans.push(IntentPlan {
             name: i.name.clone(),
             tag,
@@ -652,12 +663,23 @@ pub fn import_food_ordering(venue_dir: &Path, out: &Path) -> Result<ImportSummar
     .find(|l| l != "unknown")
     .unwrap_or_else(|| "unknown".into());
     let suite = Suite {
-        notation: Some(crate::suite::EXPLICIT_NOTATION.into()),
+        notation: Some(if plans.len() == 1 {
+            // One kind of order: written with its name (`drink 1 size large …`), as the
+            // orders of a venue with several kinds are, not as a bare `(1 size large …)`.
+            format!(
+                "{}# The venue's one kind of order is named on its line, as several kinds are.\nname_calls: true\n",
+                crate::suite::EXPLICIT_NOTATION
+            )
+        } else {
+            crate::suite::EXPLICIT_NOTATION.into()
+        }),
         meta: SuiteMeta {
             name: format!("food-ordering-{venue}"),
-            source: format!(
-                "FoodOrdering venue `{venue}` (schema.json, alias/*.txt, {cases_file})"
-            ),
+            source: if parsed.is_empty() {
+                format!("FoodOrdering venue `{venue}` (schema.json, alias/*.txt)")
+            } else {
+                format!("FoodOrdering venue `{venue}` (schema.json, alias/*.txt, {cases_file})")
+            },
             license,
             notes,
             scoring: Scoring {
@@ -1461,6 +1483,26 @@ mod tests {
         );
         assert!(s.catalogs.contains_key("/*/drink/drink_type"));
         assert!(!s.aliases["/*/drink/drink_type"].is_empty());
+        // Its one kind of order is written with its name, as a venue with several writes
+        // each, not as a bare `(1 size large …)`.
+        let notation: dss_compiler::NotationConfig =
+            serde_yaml::from_str(s.notation.as_deref().expect("a notation")).unwrap();
+        let spec = dss_compiler::compile(
+            &s.schema,
+            &dss_compiler::CompileOptions {
+                notation: Some(notation),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        let order = json!([{"drink": {"number": 2, "size": "large", "drink_type": "latte"}}]);
+        let text = spec.compress(&order).unwrap();
+        // The order's type comes first, before its modifiers.
+        assert_eq!(text.trim_end(), "drink 2 drink_type latte size large");
+        assert_eq!(spec.expand(&text).unwrap(), order);
+        // A venue of several kinds keeps the plain explicit notation.
+        let burger = import_venue("burger").unwrap();
+        assert!(!burger.notation.unwrap_or_default().contains("name_calls"));
         // The authors' Coffee (their modified alias files, one line with a space for its
         // tab) imports too.
         let Some(data) = data_dir() else { return };

@@ -290,6 +290,20 @@ fn is_stopword(w: &str) -> bool {
     STOPWORDS.binary_search(&w).is_ok()
 }
 
+/// Whether the words `a..b` are a modal verb before its subject (`can i`, `will you`): a
+/// question's verb, not the value `can` (a container) or `will`. The words of a value are
+/// read as the value everywhere else.
+fn modal_verb(n: &Normalized, a: usize, b: usize) -> bool {
+    const MODALS: [&str; 9] = [
+        "can", "could", "may", "might", "must", "shall", "should", "will", "would",
+    ];
+    const SUBJECTS: [&str; 7] = ["he", "i", "she", "they", "u", "we", "you"];
+    b == a + 1
+        && b < n.tokens.len()
+        && MODALS.contains(&n.words(a, b))
+        && SUBJECTS.contains(&n.words(b, b + 1))
+}
+
 /// The typo budget of a surface of `chars` characters.
 fn max_edits(chars: usize) -> usize {
     match chars {
@@ -297,6 +311,19 @@ fn max_edits(chars: usize) -> usize {
         4..=7 => 1,
         _ => 2,
     }
+}
+
+/// Whether the edits between a window and a value of as many words fall as typos do, word
+/// by word: at most one in a word of up to 7 characters, two in a longer one. Two edits in
+/// one short word make another word (`olives pie` is not `olive oil`: `pie` is no typo of
+/// `oil`). Windows and values of different word counts (a space lost or added) are left to
+/// the whole-window budget.
+fn typos_by_word(query: &str, surface: &str) -> bool {
+    let (q, s): (Vec<&str>, Vec<&str>) = (query.split(' ').collect(), surface.split(' ').collect());
+    q.len() != s.len()
+        || q.iter()
+            .zip(&s)
+            .all(|(a, b)| strsim::osa_distance(a, b) <= max_edits(b.chars().count()).max(1))
 }
 
 /// A candidate mention, in token coordinates.
@@ -614,7 +641,9 @@ impl EntityIndex {
         let exact: Vec<Cand> = exact
             .into_iter()
             .filter(|c| {
-                (c.tier != Tier::Stem || !inside_strong(c.a, c.b)) && !strictly_inside(c.a, c.b)
+                (c.tier != Tier::Stem || !inside_strong(c.a, c.b))
+                    && !strictly_inside(c.a, c.b)
+                    && !modal_verb(&n, c.a, c.b)
             })
             .collect();
         for c in &exact {
@@ -737,6 +766,7 @@ impl EntityIndex {
                             // is not `wind`).
                             len.abs_diff(plen) <= k && (k > 1 || *c == first)
                         })
+                        .filter(|(query, _, _)| typos_by_word(query, surface))
                         .map(|(query, _, _)| strsim::osa_distance(query, surface))
                         .min();
                     let Some(d) = d else { continue };
@@ -991,6 +1021,49 @@ mod tests {
         let ix = index(&[("c", json!("la"), &[]), ("c", json!("rome"), &[])]);
         assert!(found(&ix, "lax and rom").is_empty());
         assert_eq!(found(&ix, "rime").len(), 1);
+    }
+
+    #[test]
+    fn a_modal_verb_before_its_subject_is_no_value() {
+        let ix = index(&[
+            ("container", json!("can"), &["cans"]),
+            ("d", json!("coke"), &[]),
+        ]);
+        let f = found(&ix, "can i get a coke in a can? could you make it two cans");
+        let got: Vec<(&str, &Value)> = f
+            .iter()
+            .filter(|m| m.1 != NUMBER_SITE)
+            .map(|m| (m.0.as_str(), &m.2))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("coke", &json!("coke")),
+                ("can", &json!("can")),
+                ("cans", &json!("can"))
+            ]
+        );
+    }
+
+    #[test]
+    fn typos_fall_word_by_word() {
+        let ix = index(&[
+            ("t", json!("olives"), &[]),
+            ("t", json!("olive oil"), &[]),
+            ("d", json!("iced tea"), &[]),
+        ]);
+        // Two edits in one short word make another word: `pie` is no typo of `oil`.
+        let f = found(&ix, "a mushrooms and olives pie");
+        let values: Vec<&Value> = f.iter().map(|m| &m.2).collect();
+        assert_eq!(values, [&json!("olives")], "{f:?}");
+        // One edit per word is a typo, in a short word too.
+        for (request, value) in [("olivr oil", "olive oil"), ("an iced tee", "iced tea")] {
+            let f = found(&ix, request);
+            assert!(
+                f.iter().any(|m| m.2 == json!(value) && m.3 == Tier::Fuzzy),
+                "{request}: {f:?}"
+            );
+        }
     }
 
     #[test]

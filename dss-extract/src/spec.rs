@@ -259,6 +259,11 @@ impl Analysis {
     }
 }
 
+/// A bound site's catalog of at most this many values is offered whole where the site must
+/// be written and nothing was found for it ([`Restriction::known`]); a longer one leaves
+/// the schema's range there (a grammar of 100,000 alternatives would cost every rebuild).
+pub const KNOWN_MAX: usize = 256;
+
 /// The entities of a spec and its catalogs, built once; [`SpecIndex::analyze`] per request.
 #[derive(Debug)]
 pub struct SpecIndex {
@@ -268,6 +273,9 @@ pub struct SpecIndex {
     implies: Vec<((String, Value), (String, Value))>,
     /// Free sites a catalog binds.
     bound: BTreeSet<String>,
+    /// A bound site's catalog when it has at most [`KNOWN_MAX`] values
+    /// ([`Restriction::known`]).
+    known: BTreeMap<String, Vec<Value>>,
     /// Sites left unpruned: the worked examples fill them with values their requests do not
     /// name ([`SpecIndex::learn_inferred`]).
     inferred: BTreeSet<String>,
@@ -291,6 +299,7 @@ impl SpecIndex {
         let sites = spec.sites();
         let mut entries: Vec<Entry> = Vec::new();
         let mut bound = BTreeSet::new();
+        let mut known: BTreeMap<String, Vec<Value>> = BTreeMap::new();
         for site in &sites {
             match &site.kind {
                 SiteKind::Choice { values } => {
@@ -325,17 +334,26 @@ impl SpecIndex {
                 // A number site's catalog may list its values as text (`"1"`): they are the
                 // numbers, so that they compare and consume as the written values do.
                 let is_number = matches!(s.kind, SiteKind::Number { .. });
-                entries.extend(values.iter().map(|v| {
-                    let v = match v {
+                let values: Vec<Value> = values
+                    .iter()
+                    .map(|v| match v {
                         Value::String(t) if is_number => {
                             serde_json::from_str::<serde_json::Number>(t.trim())
                                 .map(Value::Number)
                                 .unwrap_or_else(|_| v.clone())
                         }
                         _ => v.clone(),
-                    };
-                    Entry::new(&s.path, v)
-                }));
+                    })
+                    .collect();
+                if values.len() <= KNOWN_MAX {
+                    let k = known.entry(s.path.clone()).or_default();
+                    for v in &values {
+                        if !k.contains(v) {
+                            k.push(v.clone());
+                        }
+                    }
+                }
+                entries.extend(values.into_iter().map(|v| Entry::new(&s.path, v)));
             }
         }
         // Aliases of a number site's values name the numbers (see above).
@@ -378,6 +396,18 @@ impl SpecIndex {
             .collect();
         attach_aliases(&mut entries, &aliases);
         if !catalogs.withheld.is_empty() {
+            for (site, values) in &mut known {
+                values.retain(|v| {
+                    let text = match v {
+                        Value::String(s) => s.clone(),
+                        v => v.to_string(),
+                    };
+                    !catalogs
+                        .withheld
+                        .iter()
+                        .any(|(p, w)| *w == text && path_matches(p, site))
+                });
+            }
             entries.retain(|e| {
                 let text = match &e.value {
                     Value::String(s) => s.clone(),
@@ -410,6 +440,7 @@ impl SpecIndex {
             sites,
             implies,
             bound,
+            known,
             inferred: BTreeSet::new(),
             cues,
             contexts: BTreeMap::new(),
@@ -664,6 +695,7 @@ impl SpecIndex {
                 .collect(),
         };
         let mut restriction = restriction_of(&fitting, &self.bound);
+        restriction.known = self.known.clone();
         if mode == ExtractMode::Full {
             self.add_record_readings(&mut restriction, &fitting.mentions, request);
             add_neighbour_readings(&mut restriction, &fitting.mentions, request);
@@ -1411,6 +1443,46 @@ mod tests {
         c.aliases
             .push(Entry::new("*", json!("mean")).with_aliases(["average"]));
         c
+    }
+
+    #[test]
+    fn a_short_catalog_is_known_to_the_restriction_and_a_long_one_is_not() {
+        let spec = compile(
+            &json!({"type": "object", "properties": {
+                "number": {"type": "integer", "minimum": 1},
+                "drink": {"enum": ["iced_tea", "milk"]},
+                "note": {"type": "string"}
+            }, "required": ["number"], "additionalProperties": false}),
+            &CompileOptions::default(),
+        )
+        .expect("compiles");
+        let mut c = Catalogs::default();
+        c.values
+            .insert("/number".into(), vec![json!("1"), json!("2"), json!("3")]);
+        c.values.insert(
+            "/note".into(),
+            (0..=KNOWN_MAX).map(|i| json!(format!("n{i}"))).collect(),
+        );
+        let ix = SpecIndex::build(&spec, &c).expect("index");
+        let a = ix.analyze("milk", ExtractMode::Full, 0);
+        // Numbers as numbers; the long catalog is bound, and not offered whole.
+        assert_eq!(
+            a.restriction.known.get("/number"),
+            Some(&vec![json!(1), json!(2), json!(3)])
+        );
+        assert!(a.restriction.bound.contains("/note"));
+        assert!(!a.restriction.known.contains_key("/note"));
+        // Nothing found for the count: the pruned grammar writes one of the known counts.
+        let g = spec.pruned_grammar(&a.restriction, Resume::Start).to_gbnf();
+        assert!(g.contains(r#""3""#) && !g.contains("[1-9]"), "{g}");
+        // Values withheld (leave-one-out) are not known either.
+        c.withheld = vec![("/number".into(), "2".into())];
+        let ix = SpecIndex::build(&spec, &c).expect("index");
+        let a = ix.analyze("milk", ExtractMode::Full, 0);
+        assert_eq!(
+            a.restriction.known.get("/number"),
+            Some(&vec![json!(1), json!(3)])
+        );
     }
 
     #[test]

@@ -1495,13 +1495,29 @@ impl Builder<'_> {
     }
 
     /// A free string or number at a bound site with candidates: the candidates it admits,
-    /// as written here (checked with the decoder, so each reads back as its value).
+    /// as written here (checked with the decoder, so each reads back as its value). With
+    /// none, its known values ([`Restriction::known`]) the same way.
     fn free_literals(&self, expr: ExprId, p: &Parts, quoted: bool) -> Option<Vec<String>> {
-        let found = self.candidates()?;
         let prune = self.prune.as_ref()?;
         if !prune.restriction.bound.contains(&self.path) {
             return None;
         }
+        // With no candidate, the site's known values ([`Restriction::known`]) where it is
+        // written at all (an optional site with nothing found is left out before this).
+        let found = match self.candidates() {
+            Some(found) => found,
+            None if prune.prefixes.contains(&self.path)
+                && !prune.restriction.free.contains(&self.path) =>
+            {
+                prune
+                    .restriction
+                    .known
+                    .get(&self.path)
+                    .filter(|k| !k.is_empty())?
+                    .clone()
+            }
+            None => return None,
+        };
         let free_string = p.string.as_ref().is_some_and(|s| s.values.is_none());
         let free_number = p.number.as_ref().is_some_and(|n| n.values.is_none());
         let mut lits: Vec<String> = Vec::new();

@@ -24,6 +24,13 @@ pub struct Restriction {
     /// no candidate they count as "nothing found", like an `enum`. Other free sites are left
     /// alone.
     pub bound: BTreeSet<String>,
+    /// The values a bound free site may take at all (its catalog, when it is short, see
+    /// `dss_extract::SpecIndex`): where nothing was found for the site and it must still be
+    /// written (a field its record requires), these are offered in place of the schema's
+    /// whole range, so that an order's count is one of the venue's counts, not any integer
+    /// (a small model, offered `[1-9][0-9]*`, wrote `pizza 1000000…` until it ran out).
+    /// Never candidates: they neither keep an optional part nor ask for a line.
+    pub known: BTreeMap<String, Vec<Value>>,
     /// Sites left unpruned although their values are known: values a request does not name
     /// but the writer infers (a field's role or data type). See `SpecIndex::learn_inferred`.
     pub free: BTreeSet<String>,

@@ -23,10 +23,12 @@ pub struct NotationConfig {
     /// Object forms by name (their schema location); fields in the order they are written.
     #[serde(default)]
     pub(crate) objects: BTreeMap<String, ObjectConfig>,
-    /// Tool calls (set by `compile` when it read tool definitions, never by an edit): a
-    /// call `{"name": {…}}` writes its tool's name also when there is one tool, as it does
-    /// when the name selects among several (see `design::design_object`).
-    #[serde(skip)]
+    /// Name the only call: a record `{"name": {…}}` (one required property, closed) writes
+    /// its property's name as a keyword, as it would if it chose among several such records
+    /// (see `design::design_object`). `compile` sets it when it read tool definitions; an
+    /// edit sets it for any schema (`name_calls: true`): an order list of one kind of order
+    /// reads `drink 1 size large …` as a venue with several kinds does.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub(crate) name_calls: bool,
 }
 
