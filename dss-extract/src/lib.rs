@@ -766,8 +766,10 @@ impl EntityIndex {
                             // is not `wind`).
                             len.abs_diff(plen) <= k && (k > 1 || *c == first)
                         })
-                        .filter(|(query, _, _)| typos_by_word(query, surface))
-                        .map(|(query, _, _)| strsim::osa_distance(query, surface))
+                        .map(|(query, _, _)| (strsim::osa_distance(query, surface), *query))
+                        // Word by word only where it decides (a match within budget).
+                        .filter(|&(d, query)| d == 0 || d > k || typos_by_word(query, surface))
+                        .map(|(d, _)| d)
                         .min();
                     let Some(d) = d else { continue };
                     if d == 0 || d > k {
