@@ -396,28 +396,20 @@ impl SpecIndex {
             .collect();
         attach_aliases(&mut entries, &aliases);
         if !catalogs.withheld.is_empty() {
-            for (site, values) in &mut known {
-                values.retain(|v| {
-                    let text = match v {
-                        Value::String(s) => s.clone(),
-                        v => v.to_string(),
-                    };
-                    !catalogs
-                        .withheld
-                        .iter()
-                        .any(|(p, w)| *w == text && path_matches(p, site))
-                });
-            }
-            entries.retain(|e| {
-                let text = match &e.value {
+            let withheld = |site: &str, v: &Value| {
+                let text = match v {
                     Value::String(s) => s.clone(),
                     v => v.to_string(),
                 };
-                !catalogs
+                catalogs
                     .withheld
                     .iter()
-                    .any(|(p, v)| *v == text && path_matches(p, &e.site))
-            });
+                    .any(|(p, w)| *w == text && path_matches(p, site))
+            };
+            for (site, values) in &mut known {
+                values.retain(|v| !withheld(site, v));
+            }
+            entries.retain(|e| !withheld(&e.site, &e.value));
         }
         let resolve = |p: &str| -> Vec<String> {
             sites
