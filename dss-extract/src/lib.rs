@@ -313,6 +313,49 @@ fn max_edits(chars: usize) -> usize {
     }
 }
 
+/// The optimal string alignment distance of `a` and `b` (`strsim::osa_distance`) when it is
+/// at most `k`, else `k + 1`. Typo matching asks only whether a value is within 1 or 2
+/// edits, and most candidates are not: rows stop as soon as every cell of one exceeds `k`
+/// (a transposition reaches back two rows, but never below the row between, so the stop
+/// is exact). ASCII strings under 64 bytes are compared without allocating; others by
+/// strsim.
+fn osa_within(a: &str, b: &str, k: usize) -> usize {
+    const N: usize = 64;
+    let (x, y) = (a.as_bytes(), b.as_bytes());
+    if !(x.is_ascii() && y.is_ascii()) || x.len() >= N || y.len() >= N {
+        return strsim::osa_distance(a, b).min(k + 1);
+    }
+    if x.len().abs_diff(y.len()) > k {
+        return k + 1;
+    }
+    let m = y.len();
+    let mut rows = [[0usize; N]; 3];
+    for (j, cell) in rows[0].iter_mut().enumerate().take(m + 1) {
+        *cell = j;
+    }
+    // Row i is rows[i % 3]: row i - 1 is rows[(i + 2) % 3], row i - 2 rows[(i + 1) % 3].
+    for i in 1..=x.len() {
+        let (cur, prev, prev2) = (i % 3, (i + 2) % 3, (i + 1) % 3);
+        rows[cur][0] = i;
+        let mut row_min = i;
+        for j in 1..=m {
+            let cost = usize::from(x[i - 1] != y[j - 1]);
+            let mut v = (rows[prev][j] + 1)
+                .min(rows[cur][j - 1] + 1)
+                .min(rows[prev][j - 1] + cost);
+            if i > 1 && j > 1 && x[i - 1] == y[j - 2] && x[i - 2] == y[j - 1] {
+                v = v.min(rows[prev2][j - 2] + 1);
+            }
+            rows[cur][j] = v;
+            row_min = row_min.min(v);
+        }
+        if row_min > k {
+            return k + 1;
+        }
+    }
+    rows[x.len() % 3][m].min(k + 1)
+}
+
 /// Whether the edits between a window and a value of as many words fall as typos do, word
 /// by word: at most one in a word of up to 7 characters, two in a longer one. Two edits in
 /// one short word make another word (`olives pie` is not `olive oil`: `pie` is no typo of
@@ -321,9 +364,10 @@ fn max_edits(chars: usize) -> usize {
 fn typos_by_word(query: &str, surface: &str) -> bool {
     let (q, s): (Vec<&str>, Vec<&str>) = (query.split(' ').collect(), surface.split(' ').collect());
     q.len() != s.len()
-        || q.iter()
-            .zip(&s)
-            .all(|(a, b)| strsim::osa_distance(a, b) <= max_edits(b.chars().count()).max(1))
+        || q.iter().zip(&s).all(|(a, b)| {
+            let budget = max_edits(b.chars().count()).max(1);
+            osa_within(a, b, budget) <= budget
+        })
 }
 
 /// A candidate mention, in token coordinates.
@@ -766,7 +810,7 @@ impl EntityIndex {
                             // is not `wind`).
                             len.abs_diff(plen) <= k && (k > 1 || *c == first)
                         })
-                        .map(|(query, _, _)| (strsim::osa_distance(query, surface), *query))
+                        .map(|(query, _, _)| (osa_within(query, surface, k), *query))
                         // Word by word only where it decides (a match within budget).
                         .filter(|&(d, query)| d == 0 || d > k || typos_by_word(query, surface))
                         .map(|(d, _)| d)
@@ -1045,6 +1089,45 @@ mod tests {
                 ("cans", &json!("can"))
             ]
         );
+    }
+
+    #[test]
+    fn bounded_edit_distance_is_strsims_up_to_its_bound() {
+        // Every pair of strings over a small alphabet up to 5 letters long, and a few
+        // longer and non-ASCII ones, against strsim.
+        let mut words: Vec<String> = vec![String::new()];
+        for len in 1..=4 {
+            let mut next = Vec::new();
+            for w in words.iter().filter(|w| w.len() == len - 1) {
+                for c in ['a', 'b', 'c'] {
+                    next.push(format!("{w}{c}"));
+                }
+            }
+            words.extend(next);
+        }
+        words.extend(
+            [
+                "seattle",
+                "seatle",
+                "las vegas",
+                "las veas",
+                "café",
+                "cafe",
+                "ab ba",
+                "ba ab",
+            ]
+            .map(String::from),
+        );
+        words.push("x".repeat(70));
+        words.push(format!("{}y", "x".repeat(69)));
+        for a in &words {
+            for b in &words {
+                let d = strsim::osa_distance(a, b);
+                for k in 0..=3 {
+                    assert_eq!(osa_within(a, b, k), d.min(k + 1), "{a:?} {b:?} k={k}");
+                }
+            }
+        }
     }
 
     #[test]
