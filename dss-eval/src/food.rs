@@ -179,10 +179,11 @@ fn read_processed(path: &Path, decl: &VenueSchema) -> Result<Vec<Parsed>> {
 }
 
 /// The slot an argument of the authors' notation names (`toppings` -> `TOPPING`).
-fn slot_of_arg<'a>(arg: &str, slots: &'a [SlotDecl]) -> Option<&'a str> {
+fn slot_of_arg<'a>(arg: &str, decl: &'a VenueSchema) -> Option<&'a str> {
     let up = arg.to_uppercase();
-    slots
+    decl.intents
         .iter()
+        .flat_map(|i| &i.slots)
         .map(|s| s.slot_name.as_str())
         .filter(|s| !MODIFIERS.contains(s))
         .find(|s| *s == up || format!("{s}S") == up || format!("{s}ES") == up)
@@ -196,7 +197,6 @@ fn paper_order(call: &PyValue, decl: &VenueSchema) -> std::result::Result<Parsed
     let mut number = None;
     let mut occs = Vec::new();
     let mut named: Vec<&str> = Vec::new();
-    let all: Vec<SlotDecl> = decl.intents.iter().flat_map(|i| i.slots.clone()).collect();
     for (k, v) in args {
         if k == "number" {
             match v {
@@ -209,7 +209,7 @@ fn paper_order(call: &PyValue, decl: &VenueSchema) -> std::result::Result<Parsed
         if matches!(v, PyValue::None | PyValue::Bool(false)) {
             continue;
         }
-        let slot = slot_of_arg(k, &all)
+        let slot = slot_of_arg(k, decl)
             .ok_or_else(|| format!("`{k}` of {name} names no slot of this venue's schema.json"))?;
         named.push(slot);
         match v {
