@@ -30,6 +30,10 @@ pub(crate) struct PruneArgs {
     /// (`/fields/*/fieldName=columns.txt`), FILE one value a line or a JSON array. Repeatable.
     #[arg(long = "catalog", value_name = "PATH=FILE")]
     pub catalogs: Vec<String>,
+    /// A complete catalog (PATH=FILE as for `--catalog`): the site takes only its values,
+    /// never a span of the request's words. Repeatable.
+    #[arg(long = "closed-catalog", value_name = "PATH=FILE")]
+    pub closed_catalogs: Vec<String>,
     /// Aliases: YAML `site: {value: [phrase, …]}` (`*` as site: any site with that value), or
     /// FoodOrdering's `phrase<TAB>LABEL(value)` (.txt). Repeatable.
     #[arg(long = "aliases", value_name = "FILE")]
@@ -66,6 +70,9 @@ impl PruneArgs {
         };
         for c in &self.catalogs {
             catalogs.add_arg(c)?;
+        }
+        for c in &self.closed_catalogs {
+            catalogs.add_closed_arg(c)?;
         }
         for a in &self.aliases {
             catalogs.add_aliases(a)?;

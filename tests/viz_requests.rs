@@ -66,11 +66,11 @@ fn viz_requests_name_the_columns_they_ask_for() {
     let settings: [(&str, &[&str]); 2] = [
         ("grammars/viz-sales", &["--spec", "grammars/viz-sales"]),
         (
-            "grammars/viz --catalog /fields/*/fieldName=examples/superstore-columns.txt",
+            "grammars/viz --closed-catalog /fields/*/fieldName=examples/superstore-columns.txt",
             &[
                 "--spec",
                 "grammars/viz",
-                "--catalog",
+                "--closed-catalog",
                 "/fields/*/fieldName=examples/superstore-columns.txt",
             ],
         ),

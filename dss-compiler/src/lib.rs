@@ -63,7 +63,7 @@ pub use codec::EncodeError;
 pub use error::{CompileError, CompressError, ExpandError, ExpandIntoError, SpecError};
 pub use gaps::GrammarGap;
 pub use grammar::lark;
-pub use grammar::{quote_lit, Consume, Grammar, Restriction, Resume};
+pub use grammar::{quote_lit, Consume, Grammar, Restriction, Resume, SpanWord, Spans};
 pub use lint::SchemaWarning;
 pub use notation::{NotationConfig, NotationStyle};
 pub use request::Progress;

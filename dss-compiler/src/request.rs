@@ -1351,4 +1351,113 @@ mod tests {
             }
         }
     }
+
+    /// A tool as people write them: free strings and numbers, nothing listed.
+    fn painter() -> CompiledSpec {
+        compile(
+            &json!({"type": "array", "minItems": 1, "items": {"type": "object",
+            "additionalProperties": false, "required": ["paint_wall"],
+            "properties": {"paint_wall": {"type": "object", "additionalProperties": false,
+                "required": ["width", "height"],
+                "properties": {
+                    "width": {"type": "integer", "minimum": 1},
+                    "height": {"type": "number"},
+                    "coats": {"type": "integer", "minimum": 1},
+                    "finish": {"type": "string"},
+                    "color": {"type": "string", "minLength": 1},
+                    "date": {"type": "string", "format": "date"}
+                }}}}}),
+            &CompileOptions::default(),
+        )
+        .expect("compiles")
+    }
+
+    fn open_restriction(spec: &CompiledSpec, request: &str, numbers: &[Value]) -> Restriction {
+        let mut r = Restriction {
+            spans: crate::Spans::of(request),
+            numbers: numbers.to_vec(),
+            ..Restriction::default()
+        };
+        for site in spec.sites() {
+            match site.kind {
+                crate::SiteKind::Text { .. } => r.span_sites.insert(site.path),
+                crate::SiteKind::Number { .. } => r.number_sites.insert(site.path),
+                _ => false,
+            };
+        }
+        r
+    }
+
+    #[test]
+    fn open_sites_take_the_request_s_spans_and_numbers() {
+        let spec = painter();
+        let request =
+            "paint the north wall 12 feet wide and 2.5 m high in Forest Green with a satin finish";
+        let r = open_restriction(&spec, request, &[json!(12), json!(2.5)]);
+        let gbnf = spec.pruned_grammar(&r, Resume::Start).to_gbnf();
+        // Numbers are the request's, each where its type allows: 2.5 is no integer.
+        assert!(gbnf.contains("\"12\""), "{gbnf}");
+        assert!(gbnf.contains("\"2.5\""), "{gbnf}");
+        assert!(
+            !gbnf.contains("integer") && !gbnf.contains("number ::="),
+            "{gbnf}"
+        );
+        // No date in the request: the optional date is left out; the spans are offered.
+        assert!(!gbnf.contains("\"date "), "{gbnf}");
+        // Every sentence of the pruned grammar is valid under the full schema, writes
+        // the request's own words, and never half of the name `Forest Green`.
+        let g = spec.pruned_grammar(&r, Resume::Start);
+        let mut seen_span = false;
+        for seed in 1..300u64 {
+            let text = crate::grammar::sample::Sampler::new(&g, seed).sentence();
+            let v = spec
+                .expand_any_order(&text)
+                .unwrap_or_else(|e| panic!("{text:?}: {e}"));
+            let call = &v[0]["paint_wall"];
+            for field in ["finish", "color"] {
+                if let Some(s) = call.get(field).and_then(Value::as_str) {
+                    seen_span = true;
+                    assert!(request.contains(s), "{s:?} is no span of the request");
+                    assert!(s != "Forest" && s != "Green", "{text:?}");
+                }
+            }
+            for field in ["width", "height", "coats"] {
+                if let Some(n) = call.get(field) {
+                    assert!(*n == json!(12) || *n == json!(2.5), "{text:?}");
+                }
+            }
+        }
+        assert!(seen_span);
+    }
+
+    #[test]
+    fn a_required_number_with_none_given_is_bounded_and_dates_come_from_the_request() {
+        let spec = painter();
+        let mut r = open_restriction(&spec, "paint it on 2024-05-01", &[]);
+        r.dates = vec![json!("2024-05-01")];
+        let g = spec.pruned_grammar(&r, Resume::Start);
+        let gbnf = g.to_gbnf();
+        assert!(gbnf.contains("2024-05-01"), "{gbnf}");
+        for seed in 1..300u64 {
+            let text = crate::grammar::sample::Sampler::new(&g, seed).sentence();
+            let v = spec
+                .expand_any_order(&text)
+                .unwrap_or_else(|e| panic!("{text:?}: {e}"));
+            let call = &v[0]["paint_wall"];
+            assert!(call.get("coats").is_none(), "no number: no optional one");
+            if let Some(d) = call.get("date") {
+                assert_eq!(d, "2024-05-01");
+            }
+            // Required numbers keep a range, bounded in digits.
+            for field in ["width", "height"] {
+                let t = call[field].to_string();
+                let digits = t
+                    .trim_start_matches('-')
+                    .split('.')
+                    .next()
+                    .map_or(0, str::len);
+                assert!(digits <= 15, "{t}");
+            }
+        }
+    }
 }

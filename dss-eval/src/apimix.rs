@@ -23,9 +23,26 @@ use crate::{read_license, ImportSummary};
 use serde_json::{json, Map, Value};
 use std::path::{Path, PathBuf};
 
-/// Imports an APIMix folder into a suite folder `out`; checks the schema compiles with dss
-/// and every gold compresses and expands back equal.
+/// How an imported APIMix suite's schema writes the slots.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Slots {
+    /// Every slot a free string; the dataset's values are the slots' catalogs (open: a
+    /// value no catalog lists may be copied from the request). As a user's API is.
+    #[default]
+    Open,
+    /// Every slot an `enum` of the dataset's values (the Grammar Pruning paper's setting:
+    /// the schema lists every value an answer may hold).
+    Enum,
+}
+
+/// Imports an APIMix folder into a suite folder `out` with open slots ([`Slots::Open`]);
+/// checks the schema compiles with dss and every gold compresses and expands back equal.
 pub fn import_apimix(dir: &Path, out: &Path) -> Result<ImportSummary> {
+    import_apimix_with(dir, out, Slots::Open)
+}
+
+/// [`import_apimix`] with the slots written as `slots` says.
+pub fn import_apimix_with(dir: &Path, out: &Path, slots: Slots) -> Result<ImportSummary> {
     let (data_path, schema_path) = find_files(dir)?;
     let stem = data_path
         .file_name()
@@ -104,7 +121,7 @@ pub fn import_apimix(dir: &Path, out: &Path) -> Result<ImportSummary> {
             extra,
         });
     }
-    let schema = build_schema(&functions);
+    let schema = build_schema(&functions, slots);
     let mut catalogs = Catalogs::new();
     for (f, slots) in &functions {
         for (slot, values) in slots {
@@ -115,7 +132,11 @@ pub fn import_apimix(dir: &Path, out: &Path) -> Result<ImportSummary> {
         }
     }
     let mut notes = vec![
-        "Shape: an array of 1-3 calls, each {FUNCTION: {slot: value}}; slots are enums of the *_data_schema.json values; no slot is required.".to_string(),
+        match slots {
+            Slots::Open => "Shape: an array of 1-3 calls, each {FUNCTION: {slot: value}}; slots are free strings, the *_data_schema.json values their catalogs (open: spans of the request too); no slot is required.",
+            Slots::Enum => "Shape: an array of 1-3 calls, each {FUNCTION: {slot: value}}; slots are enums of the *_data_schema.json values; no slot is required.",
+        }
+        .to_string(),
         "A `slot=None` argument in a gold string means the slot is absent.".to_string(),
         "Case ids are `<set>-<record index>` (0-based index into the *_data.json array).".to_string(),
         "The schema lists exactly the gold values: evaluate with --catalog-mode loo as well.".to_string(),
@@ -250,11 +271,20 @@ fn read_functions(path: &Path) -> Result<Functions> {
     Ok(out)
 }
 
-fn build_schema(functions: &Functions) -> Value {
+fn build_schema(functions: &Functions, form: Slots) -> Value {
     let branches: Vec<Value> = functions
         .iter()
         .map(|(f, slots)| {
-            let props: Map<String, Value> = slots.iter().map(|(s, v)| (s.clone(), json!({"enum": v}))).collect();
+            let props: Map<String, Value> = slots
+                .iter()
+                .map(|(s, v)| {
+                    let slot = match form {
+                        Slots::Open => json!({"type": "string", "minLength": 1}),
+                        Slots::Enum => json!({"enum": v}),
+                    };
+                    (s.clone(), slot)
+                })
+                .collect();
             json!({
                 "type": "object",
                 "additionalProperties": false,

@@ -39,7 +39,7 @@ pub mod score;
 pub mod sexpr;
 pub mod suite;
 
-pub use apimix::import_apimix;
+pub use apimix::{import_apimix, import_apimix_with, Slots};
 pub use error::{EvalError, Result};
 pub use food::import_food_ordering;
 

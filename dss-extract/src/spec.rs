@@ -32,10 +32,14 @@ pub struct Catalogs {
     /// evaluation: the values only the evaluated request uses), wherever they come from
     /// (the schema's enums, catalogs, aliases).
     pub withheld: Vec<(String, String)>,
+    /// Site path patterns whose catalogs are complete: a free string there takes only the
+    /// catalog's values, never a span of the request ([`Restriction::spans`]).
+    pub closed: Vec<String>,
 }
 
 /// A spec directory's `catalogs.yaml`: site path -> a file (relative to the directory) or
-/// the list of values.
+/// the list of values; `{values: …, closed: true}` (or `closed: true` beside `by`/`groups`)
+/// marks a catalog complete ([`Catalogs::closed`]).
 #[derive(Debug, Deserialize)]
 #[serde(untagged)]
 enum CatalogSource {
@@ -46,6 +50,15 @@ enum CatalogSource {
     Grouped {
         by: String,
         groups: BTreeMap<String, ListSource>,
+        #[serde(default)]
+        closed: bool,
+    },
+    /// A catalog that says whether it is complete: `{values: FILE or [values], closed:
+    /// true}`.
+    Marked {
+        values: ListSource,
+        #[serde(default)]
+        closed: bool,
     },
 }
 
@@ -63,6 +76,19 @@ impl Catalogs {
     /// # Errors
     /// A malformed argument, or the file cannot be read ([`ExtractError`] names it).
     pub fn add_arg(&mut self, arg: &str) -> Result<(), ExtractError> {
+        self.add(arg, false)
+    }
+
+    /// Adds a complete catalog `PATH=FILE` (the form of `--closed-catalog`): the site
+    /// takes only these values, never a span of the request.
+    ///
+    /// # Errors
+    /// A malformed argument, or the file cannot be read ([`ExtractError`] names it).
+    pub fn add_closed_arg(&mut self, arg: &str) -> Result<(), ExtractError> {
+        self.add(arg, true)
+    }
+
+    fn add(&mut self, arg: &str, closed: bool) -> Result<(), ExtractError> {
         let Some((path, file)) = arg.split_once('=') else {
             return Err(ExtractError::File {
                 path: PathBuf::from(arg),
@@ -76,6 +102,9 @@ impl Catalogs {
             .entry(path.to_string())
             .or_default()
             .extend(values);
+        if closed {
+            self.closed.push(path.to_string());
+        }
         Ok(())
     }
 
@@ -119,7 +148,10 @@ impl Catalogs {
                 let values = match source {
                     CatalogSource::File(f) => read_catalog(dir.join(f))?,
                     CatalogSource::Values(v) => v,
-                    CatalogSource::Grouped { by, groups } => {
+                    CatalogSource::Grouped { by, groups, closed } => {
+                        if closed {
+                            c.closed.push(site.clone());
+                        }
                         let mut all = Vec::new();
                         for (key, l) in groups {
                             for v in list(l)? {
@@ -131,6 +163,12 @@ impl Catalogs {
                             }
                         }
                         all
+                    }
+                    CatalogSource::Marked { values, closed } => {
+                        if closed {
+                            c.closed.push(site.clone());
+                        }
+                        list(values)?
                     }
                 };
                 c.values.entry(site).or_default().extend(values);
@@ -286,6 +324,12 @@ pub struct SpecIndex {
     contexts: BTreeMap<String, BTreeSet<String>>,
     /// Whether a clause of a request names one record ([`SpecIndex::learn_clause_records`]).
     clause_records: bool,
+    /// Free-string sites whose values may be spans of the request: no catalog there says
+    /// it is complete ([`Restriction::span_sites`]).
+    span_sites: BTreeSet<String>,
+    /// Free number sites no catalog binds: they take the request's numbers
+    /// ([`Restriction::number_sites`]).
+    number_sites: BTreeSet<String>,
 }
 
 impl SpecIndex {
@@ -427,7 +471,20 @@ impl SpecIndex {
             }
         }
         let cues = TagCues::build(&sites, &spec.form_sites());
+        let closed = |path: &str| catalogs.closed.iter().any(|p| path_matches(p, path));
+        let span_sites = sites
+            .iter()
+            .filter(|s| matches!(s.kind, SiteKind::Text { .. }) && !closed(&s.path))
+            .map(|s| s.path.clone())
+            .collect();
+        let number_sites = sites
+            .iter()
+            .filter(|s| matches!(s.kind, SiteKind::Number { .. }) && !bound.contains(&s.path))
+            .map(|s| s.path.clone())
+            .collect();
         Ok(SpecIndex {
+            span_sites,
+            number_sites,
             index: EntityIndex::build(entries)?,
             sites,
             implies,
@@ -695,6 +752,9 @@ impl SpecIndex {
             restriction.together = together(&fitting.mentions, request);
         }
         restriction.free = self.inferred.clone();
+        if mode == ExtractMode::Full {
+            self.open_values(&mut restriction, request, &fitting.mentions);
+        }
         for ((from, v), (to, w)) in &self.implies {
             if restriction.at(from).contains(v) && !restriction.at(to).contains(w) {
                 restriction
@@ -810,10 +870,45 @@ impl SpecIndex {
         }
     }
 
+    /// What the open sites of a request take from its own words: spans at free strings no
+    /// complete catalog binds, its numbers at free numbers, its dates (ISO `YYYY-MM-DD`)
+    /// at date strings (see [`Restriction::spans`]).
+    fn open_values(&self, r: &mut Restriction, request: &str, mentions: &[Mention]) {
+        r.spans = dss_compiler::Spans::of(request);
+        r.span_sites = self.span_sites.clone();
+        r.number_sites = self.number_sites.clone();
+        let mut seen = Vec::new();
+        for m in mentions {
+            // One number per span of the request (`a dozen` is 12 once).
+            if seen.contains(&(m.span.start, m.span.end, m.site.as_str())) {
+                continue;
+            }
+            if m.site == crate::NUMBER_SITE && m.value.is_number() {
+                r.numbers.push(m.value.clone());
+            } else if m.site == crate::DATE_SITE && m.value.as_str().is_some_and(is_full_date) {
+                r.dates.push(m.value.clone());
+            } else {
+                continue;
+            }
+            seen.push((m.span.start, m.span.end, m.site.as_str()));
+        }
+    }
+
     fn is_bound(&self, s: &Site) -> bool {
         matches!(s.kind, SiteKind::Choice { .. } | SiteKind::Tag { .. })
             || self.bound.contains(&s.path)
     }
+}
+
+/// Whether `s` is a calendar date `YYYY-MM-DD`.
+fn is_full_date(s: &str) -> bool {
+    let b = s.as_bytes();
+    b.len() == 10
+        && b[4] == b'-'
+        && b[7] == b'-'
+        && b.iter()
+            .enumerate()
+            .all(|(i, c)| i == 4 || i == 7 || c.is_ascii_digit())
 }
 
 /// A mention's readings as (site, value) pairs.
@@ -1435,6 +1530,44 @@ mod tests {
         c.aliases
             .push(Entry::new("*", json!("mean")).with_aliases(["average"]));
         c
+    }
+
+    #[test]
+    fn open_sites_take_spans_numbers_and_dates_and_closed_catalogs_only_their_values() {
+        let spec = compile(
+            &json!({"type": "object", "properties": {
+                "city": {"type": "string"},
+                "airline": {"type": "string"},
+                "seats": {"type": "integer", "minimum": 1},
+                "day": {"type": "string", "format": "date"}
+            }, "additionalProperties": false}),
+            &CompileOptions::default(),
+        )
+        .expect("compiles");
+        let mut c = Catalogs::default();
+        c.values.insert("/city".into(), vec![json!("lisbon")]);
+        c.values.insert("/airline".into(), vec![json!("tap")]);
+        c.closed.push("/airline".into());
+        let ix = SpecIndex::build(&spec, &c).expect("index");
+        let request = "three seats to porto on 2025-03-14 with easyjet";
+        let a = ix.analyze(request, ExtractMode::Full, 0);
+        let r = &a.restriction;
+        assert!(
+            r.span_sites.contains("/city"),
+            "an open catalog takes spans too"
+        );
+        assert!(!r.span_sites.contains("/airline"), "a closed one does not");
+        assert!(r.number_sites.contains("/seats"));
+        assert_eq!(r.numbers, vec![json!(3)]);
+        assert_eq!(r.dates, vec![json!("2025-03-14")]);
+        let g = spec.pruned_grammar(r, Resume::Start).to_gbnf();
+        assert!(g.contains("\"porto\""), "{g}");
+        assert!(g.contains("2025-03-14"), "{g}");
+        // The closed airline found nothing: it is left out, easyjet never offered there.
+        assert!(!g.contains("airline"), "{g}");
+        // The paper's matcher keeps the closed world.
+        let p = ix.analyze(request, ExtractMode::Paper, 0);
+        assert!(p.restriction.span_sites.is_empty() && p.restriction.numbers.is_empty());
     }
 
     #[test]

@@ -14,7 +14,7 @@ use crate::shape::{ArrPart, ExprId, Lexical, NumPart, Parts, Shapes, StrPart};
 use crate::sites::escape_segment;
 use crate::stack::deep;
 use serde_json::Value;
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 fn seq(items: Vec<G>) -> G {
     let mut flat = Vec::new();
@@ -230,15 +230,45 @@ impl Builder<'_> {
         };
         let found = self.found_here();
         let mut choice: Vec<Value> = Vec::new();
+        let unpruned = restriction.free.contains(&self.path);
         if let Some(s) = &parts.string {
             match &s.values {
                 Some(vs) => choice.extend(vs.iter().cloned().map(Value::String)),
+                None if !unpruned && restriction.span_sites.contains(&self.path) => {
+                    // Spans of the request keep an optional field (nothing tells whether
+                    // the request means one); only found values ask for more.
+                    let spans = match &s.lexical {
+                        None | Some(Lexical::NonEmpty) => !restriction.spans.is_empty(),
+                        Some(_) => !self.formed_spans(canon).is_empty(),
+                    };
+                    // With nothing to offer, the site is as a bound one that found
+                    // nothing: an optional field there is left out.
+                    let offers = spans || !found.is_empty();
+                    st = st.or(Status {
+                        bound: bound_here || !offers,
+                        candidate: bound_here && !found.is_empty(),
+                        free: offers,
+                        open: !bound_here && offers,
+                    })
+                }
                 None => st = st.or(free_site(bound_here, !found.is_empty())),
             }
         }
         if let Some(n) = &parts.number {
             match &n.values {
                 Some(vs) => choice.extend(vs.iter().cloned().map(Value::Number)),
+                None if !unpruned
+                    && !bound_here
+                    && restriction.number_sites.contains(&self.path) =>
+                {
+                    // The request's numbers are this site's values.
+                    st = st.or(Status {
+                        bound: true,
+                        candidate: !self.request_numbers(n).is_empty(),
+                        free: false,
+                        open: false,
+                    })
+                }
                 None => st = st.or(free_site(bound_here, !found.is_empty())),
             }
         }
@@ -319,12 +349,231 @@ impl Builder<'_> {
 
     /// The expression of a free number: the rules of its integer range, or its terminal.
     fn free_number(&mut self, n: &NumPart) -> G {
+        if self.at_open_site(|r| &r.number_sites) {
+            return self.bounded_number(n);
+        }
         match n.range.and_then(|r| r.regex()) {
             Some(x) => self
                 .regular_rules(&[x.as_str()], false, "int_range")
                 .unwrap_or(G::Term(Terminal::of_number(n))),
             None => G::Term(Terminal::of_number(n)),
         }
+    }
+
+    /// Whether the current path is one of the open sites `which` selects, pruned here (not
+    /// left unpruned, [`Restriction::free`]).
+    fn at_open_site(&self, which: impl Fn(&Restriction) -> &BTreeSet<String>) -> bool {
+        self.prune.as_ref().is_some_and(|p| {
+            p.prefixes.contains(&self.path)
+                && which(p.restriction).contains(&self.path)
+                && !p.restriction.free.contains(&self.path)
+        })
+    }
+
+    /// A number a model cannot run on for ever: at most [`MAX_INT_DIGITS`] digits before
+    /// the point and [`MAX_FRACTION_DIGITS`] after it, within the schema's own range and
+    /// sign (a sublanguage of the number terminal).
+    fn bounded_number(&mut self, n: &NumPart) -> G {
+        let sign = if n.lower.is_some() { "" } else { "-?" };
+        let int = match n.lower {
+            Some(crate::shape::Lower::Positive) if n.integer => {
+                format!("[1-9][0-9]{{0,{}}}", MAX_INT_DIGITS - 1)
+            }
+            _ => format!("(0|[1-9][0-9]{{0,{}}})", MAX_INT_DIGITS - 1),
+        };
+        let frac = if n.integer {
+            String::new()
+        } else {
+            format!("(\\.[0-9]{{1,{MAX_FRACTION_DIGITS}}})?")
+        };
+        let bounded = format!("{sign}{int}{frac}");
+        let range = n.range.and_then(|r| r.regex());
+        let mut regexes = vec![bounded.as_str()];
+        regexes.extend(range.as_deref());
+        self.regular_rules(&regexes, false, "bounded_number")
+            .unwrap_or(G::Term(Terminal::of_number(n)))
+    }
+
+    /// The numbers of the request ([`Restriction::numbers`]) a free number here takes:
+    /// of its type (an integer site takes whole numbers only) and within what the grammar
+    /// says of its bounds.
+    fn request_numbers(&self, n: &NumPart) -> Vec<Value> {
+        let Some(p) = self.prune.as_ref() else {
+            return Vec::new();
+        };
+        let mut out: Vec<Value> = Vec::new();
+        for v in &p.restriction.numbers {
+            let Some(x) = v.as_f64() else { continue };
+            let whole = x.fract() == 0.0;
+            if n.integer && !whole {
+                continue;
+            }
+            match n.lower {
+                Some(crate::shape::Lower::Positive) if x < 1.0 => continue,
+                Some(_) if x < 0.0 => continue,
+                _ => {}
+            }
+            if let Some(r) = n.range {
+                if x < r.min as f64 || r.max.is_some_and(|m| x > m as f64) {
+                    continue;
+                }
+            }
+            // An integer site writes `5` for the `5.0` a request may give.
+            let v = if n.integer && whole && x.abs() < 1e15 {
+                Value::from(x as i64)
+            } else {
+                v.clone()
+            };
+            if !out.iter().any(|o| same_value(o, &v)) {
+                out.push(v);
+            }
+        }
+        out
+    }
+
+    /// The spans of the request a free string here may be (see [`Spans`](super::prune::Spans)): quoted, any
+    /// run of whole words (one rule per word, shared by every such site); bare, the single
+    /// words the notation writes bare here. `None` where the site takes no spans, or none
+    /// is left.
+    fn span_value(&mut self, expr: ExprId, s: &StrPart, quoted: bool) -> Option<G> {
+        if !self.at_open_site(|r| &r.span_sites) {
+            return None;
+        }
+        let p = self.prune.as_ref()?;
+        if !matches!(s.lexical, None | Some(Lexical::NonEmpty)) {
+            // A date, a date-time or a regular form: only the request's values of that form.
+            let lits = self.formed_spans(expr);
+            return (!lits.is_empty()).then(|| lit_alts(lits));
+        }
+        let spans = &p.restriction.spans;
+        if spans.is_empty() {
+            return None;
+        }
+        let mut alts = Vec::new();
+        if !quoted {
+            let mut bare = Vec::new();
+            for (i, w) in spans.words.iter().enumerate() {
+                if !w.joined && spans.starts_at(i) && render_word(&w.text) == w.text {
+                    let v = Value::String(w.text.clone());
+                    if Decoder::reads_as(
+                        &w.text,
+                        self.shapes,
+                        self.notation,
+                        p.tables,
+                        expr,
+                        false,
+                        &v,
+                    ) && !bare.contains(&w.text)
+                    {
+                        bare.push(w.text.clone());
+                    }
+                }
+            }
+            if !bare.is_empty() {
+                alts.push(lit_alts(bare));
+            }
+        }
+        alts.push(self.quoted_spans()?);
+        Some(if alts.len() == 1 {
+            alts.remove(0)
+        } else {
+            G::Alt(alts)
+        })
+    }
+
+    /// At a span site whose strings have a form (a date, a `pattern`, a length): the
+    /// request's dates ([`Restriction::dates`]) and spans (of at most
+    /// [`MAX_CHECKED_SPAN_WORDS`] words) that are of that form, each checked with the
+    /// decoder, as quoted literals.
+    fn formed_spans(&self, expr: ExprId) -> Vec<String> {
+        let Some(p) = self.prune.as_ref() else {
+            return Vec::new();
+        };
+        let r = p.restriction;
+        let dates = r
+            .dates
+            .iter()
+            .filter_map(|d| d.as_str().map(str::to_string));
+        let mut lits = Vec::new();
+        for t in dates.chain(r.spans.texts(MAX_CHECKED_SPAN_WORDS)) {
+            let text = serde_json::to_string(&t).unwrap_or_default();
+            if !lits.contains(&text)
+                && Decoder::reads_as(
+                    &text,
+                    self.shapes,
+                    self.notation,
+                    p.tables,
+                    expr,
+                    true,
+                    &Value::String(t),
+                )
+            {
+                lits.push(text);
+            }
+            if lits.len() >= MAX_CHECKED_SPANS {
+                break;
+            }
+        }
+        lits
+    }
+
+    /// The rule of every span of the request in quotes: `"` S_i `"` over the words a span
+    /// may start at, with `S_i ::= w_i (gap_i S_i+1)?` (the gap taken where the next word
+    /// belongs to the same name). Shared by every span site of the grammar.
+    fn quoted_spans(&mut self) -> Option<G> {
+        const KEY: &str = "spans:quoted";
+        if let Some(n) = self.done.get(KEY) {
+            return Some(G::Rule(n.clone()));
+        }
+        let spans = self.prune.as_ref()?.restriction.spans.clone();
+        let name = self.fresh("span");
+        let names: Vec<String> = (0..spans.words.len())
+            .map(|i| self.fresh(&format!("span_{i}")))
+            .collect();
+        let escape = |t: &str| {
+            let q = serde_json::to_string(t).unwrap_or_default();
+            q[1..q.len() - 1].to_string()
+        };
+        let starts: Vec<G> = (0..spans.words.len())
+            .filter(|&i| spans.starts_at(i))
+            .map(|i| G::Rule(names[i].clone()))
+            .collect();
+        if starts.is_empty() {
+            return None;
+        }
+        // The rules reached from the starts.
+        let mut reach = vec![false; spans.words.len()];
+        for i in 0..spans.words.len() {
+            reach[i] = spans.starts_at(i) || (i > 0 && reach[i - 1] && spans.continues(i - 1));
+        }
+        for (i, w) in spans.words.iter().enumerate() {
+            if !reach[i] {
+                continue;
+            }
+            let word = G::Text(escape(&w.text));
+            let body = if spans.continues(i) {
+                let more = G::Seq(vec![
+                    G::Text(escape(w.gap.as_deref().unwrap_or(" "))),
+                    G::Rule(names[i + 1].clone()),
+                ]);
+                if w.joined {
+                    G::Seq(vec![word, more])
+                } else {
+                    G::Seq(vec![word, G::Opt(Box::new(more))])
+                }
+            } else {
+                word
+            };
+            self.add(names[i].clone(), body, None);
+        }
+        self.done.insert(KEY.to_string(), name.clone());
+        let body = G::Seq(vec![
+            G::Text("\"".into()),
+            G::Alt(starts),
+            G::Text("\"".into()),
+        ]);
+        self.add(name.clone(), body, None);
+        Some(G::Rule(name))
     }
 
     /// The expression of a free string: the rules of its regular form, or its terminal.
@@ -407,6 +656,10 @@ impl Builder<'_> {
             return G::Term(Terminal::JsonValue);
         }
         let literals = self.free_literals(expr, &p, quoted);
+        let spans = match &p.string {
+            Some(s) if s.values.is_none() => self.span_value(expr, s, quoted),
+            _ => None,
+        };
         // A scalar that is just one terminal is written in place (`number`, `string`).
         if p.array.is_none()
             && p.object.is_none()
@@ -415,10 +668,14 @@ impl Builder<'_> {
             && !p.bool_true
             && !p.bool_false
         {
-            match (&p.number, &p.string, &literals) {
-                (_, _, Some(lits)) => return lit_alts(lits.clone()),
-                (Some(n), None, _) if n.values.is_none() => return self.free_number(n),
-                (None, Some(s), _) if s.values.is_none() => return self.free_string(s, quoted),
+            match (&p.number, &p.string, &literals, &spans) {
+                (_, _, Some(lits), Some(g)) => {
+                    return G::Alt(vec![lit_alts(lits.clone()), g.clone()])
+                }
+                (_, _, Some(lits), None) => return lit_alts(lits.clone()),
+                (None, Some(_), None, Some(g)) => return g.clone(),
+                (Some(n), None, _, _) if n.values.is_none() => return self.free_number(n),
+                (None, Some(s), _, _) if s.values.is_none() => return self.free_string(s, quoted),
                 _ => {}
             }
         }
@@ -438,17 +695,22 @@ impl Builder<'_> {
         let name = self.fresh(&self.expr_name(expr));
         self.done.insert(key, name.clone());
         let found = self.candidates();
+        let spans_offered = spans.is_some();
         let free = Free {
             number: p
                 .number
                 .as_ref()
                 .filter(|n| n.values.is_none())
                 .map(|n| self.free_number(n)),
-            string: p
-                .string
-                .as_ref()
-                .filter(|s| s.values.is_none())
-                .map(|s| self.free_string(s, quoted)),
+            string: match spans {
+                Some(g) => Some(g),
+                None => p
+                    .string
+                    .as_ref()
+                    .filter(|s| s.values.is_none())
+                    .map(|s| self.free_string(s, quoted)),
+            },
+            spans: spans_offered,
         };
         let mut alts = scalar_alts(&p, abbrev, free, found.as_deref(), literals);
         // Recursive (a field's value may be an object with fields…): on a growing stack.
@@ -1499,25 +1761,36 @@ impl Builder<'_> {
     /// none, its known values ([`Restriction::known`]) the same way.
     fn free_literals(&self, expr: ExprId, p: &Parts, quoted: bool) -> Option<Vec<String>> {
         let prune = self.prune.as_ref()?;
-        if !prune.restriction.bound.contains(&self.path) {
+        let mut found = if prune.restriction.bound.contains(&self.path) {
+            // With no candidate, the site's known values ([`Restriction::known`]) where it
+            // is written at all (an optional site with nothing found is left out before
+            // this).
+            match self.candidates() {
+                Some(found) => found,
+                None if prune.prefixes.contains(&self.path)
+                    && !prune.restriction.free.contains(&self.path) =>
+                {
+                    prune
+                        .restriction
+                        .known
+                        .get(&self.path)
+                        .cloned()
+                        .unwrap_or_default()
+                }
+                None => return None,
+            }
+        } else {
+            Vec::new()
+        };
+        // The request's own numbers at open number sites.
+        if let Some(n) = p.number.as_ref().filter(|n| n.values.is_none()) {
+            if self.at_open_site(|r| &r.number_sites) {
+                found.extend(self.request_numbers(n));
+            }
+        }
+        if found.is_empty() {
             return None;
         }
-        // With no candidate, the site's known values ([`Restriction::known`]) where it is
-        // written at all (an optional site with nothing found is left out before this).
-        let found = match self.candidates() {
-            Some(found) => found,
-            None if prune.prefixes.contains(&self.path)
-                && !prune.restriction.free.contains(&self.path) =>
-            {
-                prune
-                    .restriction
-                    .known
-                    .get(&self.path)
-                    .filter(|k| !k.is_empty())?
-                    .clone()
-            }
-            None => return None,
-        };
         let free_string = p.string.as_ref().is_some_and(|s| s.values.is_none());
         let free_number = p.number.as_ref().is_some_and(|n| n.values.is_none());
         let mut lits: Vec<String> = Vec::new();
@@ -1575,6 +1848,9 @@ fn free_site(bound: bool, found: bool) -> Status {
 struct Free {
     number: Option<G>,
     string: Option<G>,
+    /// The string is the request's spans ([`Builder::span_value`]): offered beside the
+    /// literals found, not replaced by them.
+    spans: bool,
 }
 
 fn scalar_alts(
@@ -1615,7 +1891,12 @@ fn scalar_alts(
         }
     }
     match literals {
-        Some(lits) => words.extend(lits),
+        Some(lits) => {
+            words.extend(lits);
+            if given.spans {
+                alts.extend(given.string);
+            }
+        }
         None => alts.extend(free),
     }
     // Listed arrays and objects: their compact JSON, each a literal (none is a prefix of
@@ -1653,6 +1934,17 @@ fn offered<'v, T>(
         kept
     }
 }
+
+/// Digits a number written at an open site may have before its point when nothing the
+/// request gives fits there ([`Builder::bounded_number`]).
+const MAX_INT_DIGITS: usize = 15;
+/// Digits after the point of such a number.
+const MAX_FRACTION_DIGITS: usize = 6;
+/// Spans of at most this many words are checked one by one at a site whose strings have a
+/// form (a date, a `pattern`, a length), up to [`MAX_CHECKED_SPANS`] of them.
+const MAX_CHECKED_SPAN_WORDS: usize = 8;
+/// See [`MAX_CHECKED_SPAN_WORDS`].
+const MAX_CHECKED_SPANS: usize = 256;
 
 /// Found optional fields of one record read in any order under pruning, up to this many
 /// (`2^n` rules); more keep the notation's order.

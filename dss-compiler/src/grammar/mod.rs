@@ -29,12 +29,12 @@ pub(crate) mod prune;
 mod readable;
 mod regular;
 #[cfg(test)]
-mod sample;
+pub(crate) mod sample;
 pub(crate) mod terminal;
 
 pub(crate) use build::{build, build_pruned};
 pub use print::quote_lit;
-pub use prune::{Consume, Restriction, Resume};
+pub use prune::{Consume, Restriction, Resume, SpanWord, Spans};
 pub(crate) use readable::readable;
 pub(crate) use terminal::Terminal;
 

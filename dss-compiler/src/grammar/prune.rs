@@ -62,6 +62,237 @@ pub struct Restriction {
     /// that writes `nashville` writes `tacoma` too, where a small model ended the call
     /// after one city and wrote the other as a call of its own.
     pub together: Vec<((String, Value), (String, Value))>,
+    /// The request's words, for the free-string sites in [`Restriction::span_sites`]: a
+    /// value there may be any span of them (a run of whole words, as the request spells
+    /// it), besides the candidates found. Each word is written once
+    /// ([`Restriction::consumed`]).
+    pub spans: Spans,
+    /// Free-string sites whose values may be copied from the request ([`Spans`]): no
+    /// catalog says it is complete. With candidates found they are offered beside the
+    /// spans; an optional field there is kept while the request has words left.
+    pub span_sites: BTreeSet<String>,
+    /// The numbers the request gives (digits or words: `12`, `2.5`, `a dozen`), each
+    /// written once, offered at the number sites in [`Restriction::number_sites`] (within
+    /// each site's own type and bounds). Where none fits, an optional number field is left
+    /// out and a required one keeps its whole (bounded) range.
+    pub numbers: Vec<Value>,
+    /// Number sites that take the request's [`numbers`](Restriction::numbers): those no
+    /// catalog binds.
+    pub number_sites: BTreeSet<String>,
+    /// The dates the request gives (ISO 8601 `YYYY-MM-DD`), offered the same way at free
+    /// string sites whose format is `date`.
+    pub dates: Vec<Value>,
+}
+
+/// The words of a request, as span sites take them (see [`Restriction::spans`]).
+///
+/// A span is a run of whole words with the text between them as the request has it
+/// (`Boston, MA`). It never crosses a bracket, a quotation mark or the end of a sentence,
+/// and never splits a name: capitalized words in a row inside a sentence (`Golden State
+/// Warriors`) and the words of a quoted phrase are taken whole or not at all, so a value
+/// of several words cannot be written half in one field and half in the next.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Spans {
+    /// The words in request order.
+    pub words: Vec<SpanWord>,
+}
+
+/// One word of [`Spans`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct SpanWord {
+    /// The word as the request spells it (leading and trailing punctuation left out).
+    pub text: String,
+    /// The text between this word and the next, when a span may run on into the next
+    /// word (`None`: a span ends here).
+    pub gap: Option<String>,
+    /// Whether this word and the next belong to one name: a span that takes this word
+    /// takes the next one too.
+    pub joined: bool,
+    /// Whether a line written so far took this word.
+    pub used: bool,
+}
+
+impl Spans {
+    /// The words of `request` (see [`Spans`]).
+    pub fn of(request: &str) -> Spans {
+        // (start, end) byte offsets of each word, and whether its raw token opened or
+        // closed a quotation.
+        let mut raw: Vec<(usize, usize, bool, bool)> = Vec::new();
+        let mut at = 0;
+        for token in request.split_inclusive(char::is_whitespace) {
+            let start = at;
+            at += token.len();
+            let token = token.trim_end();
+            let inner = token.trim_matches(|c: char| !keeps_edge(c));
+            if inner.is_empty() {
+                continue;
+            }
+            let lead = token.len() - token.trim_start_matches(|c: char| !keeps_edge(c)).len();
+            let s = start + lead;
+            let opens = token[..lead].contains(is_quote);
+            let closes = token[lead + inner.len()..].contains(is_quote);
+            raw.push((s, s + inner.len(), opens, closes));
+        }
+        let mut words = Vec::with_capacity(raw.len());
+        let mut quoted = false;
+        for (i, &(s, e, opens, closes)) in raw.iter().enumerate() {
+            let text = request[s..e].to_string();
+            if opens {
+                quoted = true;
+            }
+            let next = raw.get(i + 1);
+            let gap = next.map(|&(ns, _, _, _)| &request[e..ns]);
+            let crosses = gap.is_none_or(|g| {
+                g.contains(['(', ')', '[', ']', '{', '}', '?', '!', '\n'])
+                    || g.contains(is_quote)
+                    || g.contains(". ")
+            });
+            let sentence_start = i == 0 || words_end_sentence(&request[..s]);
+            let inside_quote = quoted && !closes;
+            let capitalized = |t: &str| {
+                let mut cs = t.chars();
+                cs.next().is_some_and(char::is_uppercase) && t.chars().any(char::is_lowercase)
+            };
+            let joined = !crosses
+                && (inside_quote
+                    || (!sentence_start
+                        && gap.is_some_and(|g| g.trim().is_empty())
+                        && capitalized(&text)
+                        && next.is_some_and(|&(ns, ne, _, _)| capitalized(&request[ns..ne]))));
+            if closes {
+                quoted = false;
+            }
+            words.push(SpanWord {
+                text,
+                gap: (!crosses).then(|| gap.unwrap_or_default().to_string()),
+                joined,
+                used: false,
+            });
+        }
+        Spans { words }
+    }
+
+    /// Whether no word is left to take.
+    pub fn is_empty(&self) -> bool {
+        self.words.iter().all(|w| w.used)
+    }
+
+    /// Whether a span may start at word `i` (unused, and not inside a name begun before).
+    pub fn starts_at(&self, i: usize) -> bool {
+        let Some(w) = self.words.get(i) else {
+            return false;
+        };
+        !w.used
+            && (i == 0 || {
+                let p = &self.words[i - 1];
+                p.used || !p.joined
+            })
+            && self.ends_from(i)
+    }
+
+    /// Whether a span from word `i` can end somewhere (a name is not cut by a used word).
+    fn ends_from(&self, mut i: usize) -> bool {
+        while let Some(w) = self.words.get(i) {
+            if w.used {
+                return false;
+            }
+            if !w.joined {
+                return true;
+            }
+            if w.gap.is_none() {
+                return false;
+            }
+            i += 1;
+        }
+        false
+    }
+
+    /// Whether a span may continue from word `i` into word `i + 1`.
+    pub fn continues(&self, i: usize) -> bool {
+        self.words[i].gap.is_some()
+            && self.words.get(i + 1).is_some_and(|n| !n.used)
+            && self.ends_from(i + 1)
+    }
+
+    /// The spans themselves, in request order, of at most `max_words` words each, as text.
+    pub fn texts(&self, max_words: usize) -> Vec<String> {
+        let mut out = Vec::new();
+        for i in 0..self.words.len() {
+            if !self.starts_at(i) {
+                continue;
+            }
+            let mut text = String::new();
+            let mut j = i;
+            while j < self.words.len() && j - i < max_words {
+                let w = &self.words[j];
+                text.push_str(&w.text);
+                if !w.joined {
+                    out.push(text.clone());
+                }
+                if !self.continues(j) {
+                    break;
+                }
+                text.push_str(w.gap.as_deref().unwrap_or(" "));
+                j += 1;
+            }
+        }
+        out
+    }
+
+    /// Marks the words of the first unused span that spells `value` as used; whether one
+    /// did.
+    pub fn consume(&mut self, value: &str) -> bool {
+        let n = self.words.len();
+        for i in 0..n {
+            let mut rest = value;
+            let mut j = i;
+            while j < n && !self.words[j].used {
+                let w = &self.words[j].text;
+                let Some(after) = strip_prefix_ci(rest, w) else {
+                    break;
+                };
+                if after.is_empty() {
+                    for k in i..=j {
+                        self.words[k].used = true;
+                    }
+                    return true;
+                }
+                let Some(gap) = self.words[j].gap.as_deref() else {
+                    break;
+                };
+                match strip_prefix_ci(after, gap) {
+                    Some(r) => rest = r,
+                    None => break,
+                }
+                j += 1;
+            }
+        }
+        false
+    }
+}
+
+/// Characters a word keeps at its edges (others are punctuation around it).
+fn keeps_edge(c: char) -> bool {
+    c.is_alphanumeric() || matches!(c, '%' | '$' | '#' | '@' | '&' | '+')
+}
+
+fn is_quote(c: char) -> bool {
+    matches!(
+        c,
+        '"' | '\'' | '\u{201c}' | '\u{201d}' | '\u{2018}' | '\u{2019}' | '`'
+    )
+}
+
+/// Whether the text before a word ends a sentence.
+fn words_end_sentence(before: &str) -> bool {
+    let t = before.trim_end();
+    t.is_empty() || t.ends_with(['.', '?', '!', ':', '\n'])
+}
+
+/// `s` without the prefix `p` (compared ignoring ASCII case).
+fn strip_prefix_ci<'s>(s: &'s str, p: &str) -> Option<&'s str> {
+    (s.len() >= p.len() && s.is_char_boundary(p.len()) && s[..p.len()].eq_ignore_ascii_case(p))
+        .then(|| &s[p.len()..])
 }
 
 impl Restriction {
@@ -224,8 +455,31 @@ impl Restriction {
                 }
                 Consume::Off => {}
             }
+            if how != Consume::Off {
+                r.consume_open(site, v);
+            }
         }
         r
+    }
+
+    /// Uses up what a value written at an open site took from the request: its words
+    /// ([`Restriction::spans`]), its number or its date.
+    fn consume_open(&mut self, site: &str, v: &Value) {
+        match v {
+            Value::String(s) if self.span_sites.contains(site) => {
+                if let Some(i) = self.dates.iter().position(|d| d == v) {
+                    self.dates.remove(i);
+                } else {
+                    self.spans.consume(s);
+                }
+            }
+            Value::Number(_) if self.number_sites.contains(site) => {
+                if let Some(i) = self.numbers.iter().position(|n| same_value(n, v)) {
+                    self.numbers.remove(i);
+                }
+            }
+            _ => {}
+        }
     }
 }
 
@@ -324,5 +578,79 @@ pub(crate) fn same_value(a: &Value, b: &Value) -> bool {
     match (a, b) {
         (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
         _ => a == b,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn spans_are_whole_words_and_never_split_a_name() {
+        let s =
+            Spans::of("Ask Mary Ann Smith (the editor) about the \"Spring Sale\" in Boston, MA.");
+        let words: Vec<&str> = s.words.iter().map(|w| w.text.as_str()).collect();
+        assert_eq!(
+            words,
+            [
+                "Ask", "Mary", "Ann", "Smith", "the", "editor", "about", "the", "Spring", "Sale",
+                "in", "Boston", "MA"
+            ]
+        );
+        let texts = s.texts(4);
+        // A name is taken whole, a quoted phrase too; a span keeps the request's text.
+        assert!(texts.contains(&"Mary Ann Smith".to_string()));
+        assert!(texts.contains(&"Spring Sale".to_string()));
+        assert!(texts.contains(&"Boston, MA".to_string()));
+        assert!(
+            texts.contains(&"Ask".to_string()),
+            "a sentence's first word is no name"
+        );
+        for cut in ["Mary", "Ann", "Ann Smith", "Mary Ann", "Spring", "Sale"] {
+            assert!(!texts.contains(&cut.to_string()), "{cut}");
+        }
+        // Brackets end a span.
+        assert!(!texts.iter().any(|t| t.contains("Smith the")));
+        assert!(!texts.iter().any(|t| t.contains("editor about")));
+    }
+
+    #[test]
+    fn a_consumed_span_leaves_the_words_around_it() {
+        let mut s = Spans::of("copy the file notes.txt to the backup folder");
+        assert!(s.consume("notes.txt"));
+        assert!(s.consume("backup folder"));
+        assert!(!s.consume("backup"), "each word once");
+        let texts = s.texts(8);
+        assert!(texts.contains(&"copy the file".to_string()));
+        assert!(texts.contains(&"to the".to_string()));
+        assert!(!texts
+            .iter()
+            .any(|t| t.contains("notes") || t.contains("folder")));
+    }
+
+    #[test]
+    fn writing_a_value_uses_its_span_number_or_date() {
+        let r = Restriction {
+            spans: Spans::of("rename the report weekly summary"),
+            span_sites: ["/title".to_string()].into(),
+            numbers: vec![json!(2), json!(2.5)],
+            number_sites: ["/n".to_string()].into(),
+            ..Restriction::default()
+        };
+        let used = [
+            ("/title".to_string(), json!("weekly summary")),
+            ("/n".to_string(), json!(2.5)),
+            ("/other".to_string(), json!(2)),
+        ];
+        let after = r.consumed(&used, Consume::Class);
+        assert_eq!(after.numbers, vec![json!(2)], "only a number site's number");
+        let texts = after.spans.texts(8);
+        assert!(texts.contains(&"rename the report".to_string()));
+        assert!(!texts
+            .iter()
+            .any(|t| t.contains("weekly") || t.contains("summary")));
+        // Consumption off: nothing is used.
+        assert_eq!(r.consumed(&used, Consume::Off), r);
     }
 }
