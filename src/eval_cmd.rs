@@ -40,9 +40,12 @@ pub(crate) enum ImportSource {
         #[arg(short = 'o', long = "out", value_name = "SUITE")]
         out: PathBuf,
         /// Worked examples for the prompt (JSON Lines of `{"id", "request", "gold"}`),
-        /// written for the domain: none may be one of the evaluated cases.
+        /// written for the domain: none may be one of the evaluated cases, nor near one.
         #[arg(long, value_name = "FILE")]
         examples: Option<PathBuf>,
+        /// Accept worked examples near an evaluated case (see `dss eval --allow-similar`).
+        #[arg(long, requires = "examples")]
+        allow_similar: bool,
     },
     /// A venue in Amazon's FoodOrdering layout (`schema.json`, `alias/*.txt`, `dev.json`).
     FoodOrdering {
@@ -52,9 +55,12 @@ pub(crate) enum ImportSource {
         #[arg(short = 'o', long = "out", value_name = "SUITE")]
         out: PathBuf,
         /// Worked examples for the prompt (JSON Lines of `{"id", "request", "gold"}`),
-        /// written for the domain: none may be one of the evaluated cases.
+        /// written for the domain: none may be one of the evaluated cases, nor near one.
         #[arg(long, value_name = "FILE")]
         examples: Option<PathBuf>,
+        /// Accept worked examples near an evaluated case (see `dss eval --allow-similar`).
+        #[arg(long, requires = "examples")]
+        allow_similar: bool,
     },
 }
 
@@ -93,10 +99,15 @@ pub(crate) struct EvalRunArgs {
     pub(crate) max_tokens: Option<u32>,
     /// `closed`: extraction knows every catalog and enum value. `loo`: for each case, the
     /// values no other case's gold uses are withheld from extraction (the honest setting
-    /// when a schema lists exactly its cases' values, as APIMix's do); the grammar is not
-    /// changed.
-    #[arg(long, default_value = "closed", value_parser = ["closed", "loo"])]
+    /// when a schema lists exactly its cases' values, as APIMix's do). `open`: every
+    /// catalog is withheld (its values and their aliases): extraction knows only the
+    /// schema's enums. The grammar is not changed.
+    #[arg(long, default_value = "closed", value_parser = ["closed", "loo", "open"])]
     pub(crate) catalog_mode: String,
+    /// Run although a worked example is near an evaluated case (normalized token
+    /// similarity >= 0.8, see `dss_eval::similar`); the report's suite name then says so.
+    #[arg(long)]
+    pub(crate) allow_similar: bool,
     /// `typo:SEED`: one seeded typo in every mention of a gold value of 5+ characters in
     /// each request (see `dss_extract::perturb`).
     #[arg(long, value_name = "typo:SEED", value_parser = parse_perturb)]
@@ -142,13 +153,31 @@ pub(crate) fn run(args: &EvalArgs) -> Result<ExitCode> {
 }
 
 fn run_import(source: &ImportSource) -> Result<ExitCode> {
-    let (summary, dir, out, examples) = match source {
-        ImportSource::Apimix { dir, out, examples } => {
-            (dss_eval::import_apimix(dir, out), dir, out, examples)
-        }
-        ImportSource::FoodOrdering { dir, out, examples } => {
-            (dss_eval::import_food_ordering(dir, out), dir, out, examples)
-        }
+    let (summary, dir, out, examples, allow_similar) = match source {
+        ImportSource::Apimix {
+            dir,
+            out,
+            examples,
+            allow_similar,
+        } => (
+            dss_eval::import_apimix(dir, out),
+            dir,
+            out,
+            examples,
+            *allow_similar,
+        ),
+        ImportSource::FoodOrdering {
+            dir,
+            out,
+            examples,
+            allow_similar,
+        } => (
+            dss_eval::import_food_ordering(dir, out),
+            dir,
+            out,
+            examples,
+            *allow_similar,
+        ),
     };
     let summary = summary.with_context(|| format!("importing {}", dir.display()))?;
     let mut text = format!(
@@ -159,9 +188,15 @@ fn run_import(source: &ImportSource) -> Result<ExitCode> {
     );
     match examples {
         Some(file) => {
-            let n = dss_eval::attach_examples(out, file)
+            let n = dss_eval::attach_examples(out, file, allow_similar)
                 .with_context(|| format!("adding the worked examples of {}", file.display()))?;
             text.push_str(&format!("worked examples: {n} from {}\n", file.display()));
+            if allow_similar {
+                let suite = dss_eval::Suite::load(out)?;
+                for line in similar_lines(&suite) {
+                    text.push_str(&format!("allowed: {line}\n"));
+                }
+            }
         }
         None => text.push_str(
             "worked examples: none (add up to 3 written for the domain with --examples FILE)\n",
@@ -181,6 +216,33 @@ fn run_import(source: &ImportSource) -> Result<ExitCode> {
     }
     write_stdout(&text)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Each worked example of the suite near an evaluated case, as a line.
+fn similar_lines(suite: &dss_eval::Suite) -> Vec<String> {
+    dss_eval::similar::similar_pairs(&suite.cases, &suite.examples, dss_eval::similar::THRESHOLD)
+        .iter()
+        .map(ToString::to_string)
+        .collect()
+}
+
+/// Refuses a suite whose worked examples are near its cases, unless `allow`; with `allow`,
+/// the setting for the report's suite name when some are (`allow-similar: N`), each pair
+/// on stderr.
+fn check_similar(
+    suite: &dss_eval::Suite,
+    dir: &std::path::Path,
+    allow: bool,
+) -> Result<Option<String>> {
+    if !allow {
+        dss_eval::similar::check(&suite.cases, &suite.examples, &dir.join("examples.jsonl"))?;
+        return Ok(None);
+    }
+    let lines = similar_lines(suite);
+    for l in &lines {
+        eprintln!("warning (--allow-similar): {l}");
+    }
+    Ok((!lines.is_empty()).then(|| format!("allow-similar: {} near pairs", lines.len())))
 }
 
 #[cfg(not(feature = "runtime"))]
@@ -289,12 +351,14 @@ mod runner {
     /// The suite's catalogs and aliases; catalog entries for sites the schema already
     /// enumerates (APIMix lists its enum slots as catalogs too) are left to the schema.
     /// The worked examples teach the words before each field's values
-    /// ([`SpecIndex::learn_contexts`]), as in `dss generate`.
+    /// ([`SpecIndex::learn_contexts`]), as in `dss generate`. With `open`, every catalog
+    /// value left is withheld too (with its aliases): only the schema's enums are known.
     fn index(
         dir: &Path,
         spec: &CompiledSpec,
         withheld: Vec<(String, String)>,
         examples: &[Example],
+        open: bool,
     ) -> Result<SpecIndex> {
         let mut catalogs = Catalogs::from_dir(dir)?;
         catalogs.withheld = withheld;
@@ -305,6 +369,14 @@ mod runner {
                     && matches!(s.kind, SiteKind::Text { .. } | SiteKind::Number { .. })
             })
         });
+        if open {
+            let all: Vec<(String, String)> = catalogs
+                .values
+                .iter()
+                .flat_map(|(p, vs)| vs.iter().map(|v| (p.clone(), value_text(v))))
+                .collect();
+            catalogs.withheld.extend(all);
+        }
         let mut ix = SpecIndex::build(spec, &catalogs)?;
         ix.learn_contexts(
             spec,
@@ -315,6 +387,7 @@ mod runner {
 
     pub(super) fn run(dir: &Path, args: &EvalRunArgs) -> Result<ExitCode> {
         let suite = Suite::load(dir)?;
+        let similar_setting = check_similar(&suite, dir, args.allow_similar)?;
         let mut conditions: Vec<&str> = Vec::new();
         for c in CONDITIONS {
             if args.conditions.iter().any(|x| x == c) {
@@ -331,7 +404,8 @@ mod runner {
                 output: e.gold.clone(),
             })
             .collect();
-        let index = index(dir, &spec, Vec::new(), &examples)?;
+        let open = args.catalog_mode == "open";
+        let index = index(dir, &spec, Vec::new(), &examples, open)?;
         let site_paths: Vec<String> = spec.sites().into_iter().map(|s| s.path).collect();
         // Leave-one-out: how many cases' golds use each (site, value).
         let mut uses: std::collections::HashMap<(String, String), usize> = Default::default();
@@ -480,7 +554,7 @@ mod runner {
                     .into_iter()
                     .filter(|p| uses.get(p).copied().unwrap_or(0) <= 1)
                     .collect();
-                own_index = self::index(dir, &spec, withheld, &examples)?;
+                own_index = self::index(dir, &spec, withheld, &examples, false)?;
                 &own_index
             } else {
                 &index
@@ -595,9 +669,10 @@ mod runner {
         // The setting is part of the suite's name in every format.
         let mut name = suite.meta.name.clone();
         let mut setting = Vec::new();
-        if args.catalog_mode == "loo" {
-            setting.push("loo".to_string());
+        if args.catalog_mode != "closed" {
+            setting.push(args.catalog_mode.clone());
         }
+        setting.extend(similar_setting);
         if let Some(seed) = args.perturb {
             setting.push(format!("typo:{seed}"));
         }
@@ -961,5 +1036,54 @@ mod tests {
             {"side": {"number": 2, "kind": "salad"}}
         ]);
         assert!(!is_reachable(&spec, &sites, &one_then_two, &r));
+    }
+}
+
+#[cfg(test)]
+mod similar_tests {
+    use super::check_similar;
+    use dss_eval::{Case, Suite};
+    use serde_json::json;
+
+    fn suite(example: &str) -> Suite {
+        let case = |id: &str, request: &str| Case {
+            id: id.into(),
+            request: request.into(),
+            gold: json!(null),
+            extra: Default::default(),
+        };
+        Suite {
+            meta: dss_eval::SuiteMeta {
+                name: "t".into(),
+                source: String::new(),
+                license: String::new(),
+                notes: Vec::new(),
+                scoring: Default::default(),
+            },
+            schema: json!({}),
+            catalogs: Default::default(),
+            aliases: Default::default(),
+            cases: vec![case("c1", "list flights from oslo to bergen on monday")],
+            examples: vec![case("e1", example)],
+            notation: None,
+        }
+    }
+
+    #[test]
+    fn a_near_example_stops_the_run_unless_allowed_and_then_is_named() {
+        let dir = std::path::Path::new("suites/t");
+        let near = suite("list the flights from oslo to bergen on monday");
+        let e = check_similar(&near, dir, false).unwrap_err().to_string();
+        assert!(
+            e.contains("suites/t/examples.jsonl") && e.contains("`e1`") && e.contains("`c1`"),
+            "{e}"
+        );
+        assert_eq!(
+            check_similar(&near, dir, true).unwrap().as_deref(),
+            Some("allow-similar: 1 near pairs")
+        );
+        let far = suite("what is a fare code");
+        assert_eq!(check_similar(&far, dir, false).unwrap(), None);
+        assert_eq!(check_similar(&far, dir, true).unwrap(), None);
     }
 }

@@ -701,7 +701,7 @@ mod tests {
 
     #[test]
     fn a_value_written_uses_the_mention_with_the_fewest_readings() {
-        // "a large pink lemonade as well as a side order of large garlic fries": the first
+        // "a lemonade, large, plus a side order of onion rings": the first
         // `a` is the drink's (by its head), the second any order's. The drink's line uses
         // the drink's own `a`; the other stays for the side (before, the drink's line used
         // it, and the drink's own `a` was left to write `drink 1` after the orders).

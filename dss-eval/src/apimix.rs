@@ -12,7 +12,7 @@
 //!
 //! Gold strings are parsed with [`crate::pycall`]; `slot=None` means the slot is absent (the
 //! data has none). A gold string followed only by stray `"` and `,` characters (one line of
-//! APIMixSNIPS, `...playlist='this is mozart')",`) is repaired by dropping them; each repair
+//! APIMixSNIPS, a call's closing `)` followed by `",`) is repaired by dropping them; each repair
 //! is returned in [`ImportSummary::repairs`] and listed in the suite's notes. Anything else
 //! that does not parse is an error naming the file and the record's index.
 

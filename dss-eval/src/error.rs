@@ -26,6 +26,14 @@ pub enum EvalError {
         /// What was expected and what was found.
         message: String,
     },
+    /// A worked example is near an evaluated case (see [`crate::similar`]).
+    #[error("{}: {pair}: examples must not come from or near the cases (normalized token similarity >= {}; `--allow-similar` overrides)", path.display(), crate::similar::THRESHOLD)]
+    SimilarExample {
+        /// The examples' file.
+        path: PathBuf,
+        /// The example, the case, both requests and their similarity.
+        pair: Box<crate::similar::SimilarPair>,
+    },
     /// An imported schema does not compile, or a gold does not round-trip through dss.
     #[error("{}: {message}", path.display())]
     Dss {

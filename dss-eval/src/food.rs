@@ -1,6 +1,7 @@
 //! `import food-ordering VENUE_DIR`: any venue in Amazon's FoodOrdering layout
 //! (`schema.json` with intents and slots, `alias/*.txt`, optional `dev.json` lines
-//! `{"SRC": request, "EXR": S-expression}`).
+//! `{"SRC": request, "EXR": S-expression}`) or the Grammar Pruning authors' layout (the
+//! same `schema.json` and alias files, cases in `processed_dev.json`).
 //!
 //! Everything is derived from the layout: the intents and slots of `schema.json`, the alias
 //! files they name (`phrase<TAB>LABEL(value)`), and the three modifier slots of the format,
@@ -28,9 +29,20 @@
 //! added to the slot's enum; a slot used by an intent that does not declare it is added to
 //! that intent; an order without `NUMBER` makes `number` optional.
 //!
+//! **Nested values.** An alias file may write a value with one argument,
+//! `extra shot<TAB>TOPPING(ESPRESSO_SHOT(1))`, and `dev.json` the same as `(TOPPING
+//! (ESPRESSO_SHOT 1 ) )` (Amazon's Coffee): the value `ESPRESSO_SHOT` with the argument
+//! `1`. Such a slot is a list of items whose argument sits beside the name: `count` (an
+//! integer) when every argument the alias files and cases give is an integer, else
+//! `detail` (one of them, as text): `{"name": "ESPRESSO_SHOT", "count": 1, "quantity"?,
+//! "negation"?}`; the authors' notation writes it `Topping(name='ESPRESSO_SHOT',
+//! count=1)`. The phrases of a nested value name both the value (at `.../*/name`) and its
+//! argument (at `.../*/count`), whose catalog is the arguments listed. `Or(a,b)` in an alias
+//! label (Burrito's `beans`) is no nested value: it stays one value as written.
+//!
 //! Catalogs and aliases are keyed by instance path: `/*/main_dish/main_dish_type`,
 //! `/*/main_dish/toppings/*/name`, `.../*/quantity`, `.../*/negation` (value `true`, the
-//! `NOT` phrases), `/*/main_dish/number`.
+//! `NOT` phrases), `.../*/count` (a nested value's argument), `/*/main_dish/number`.
 
 use crate::error::{EvalError, Result};
 use crate::pycall::PyValue;
@@ -69,6 +81,10 @@ struct SlotDecl {
 struct AliasList {
     values: Vec<String>,
     phrases: BTreeMap<String, Vec<String>>,
+    /// The arguments of nested values (`TOPPING(ESPRESSO_SHOT(2))`: `2`), in file order.
+    args: Vec<String>,
+    /// Argument -> the phrases that name a nested value with it.
+    arg_phrases: BTreeMap<String, Vec<String>>,
     /// Lines read leniently, for the suite's notes.
     notes: Vec<String>,
 }
@@ -78,6 +94,9 @@ struct AliasList {
 struct Occ {
     slot: String,
     values: Vec<String>,
+    /// The argument of a nested value: `(TOPPING (ESPRESSO_SHOT 2))` is the value
+    /// `ESPRESSO_SHOT` with the argument `2`.
+    arg: Option<String>,
     quantity: Option<String>,
     negated: bool,
 }
@@ -99,7 +118,32 @@ struct SlotPlan {
     quantity: bool,
     negation: bool,
     values: Vec<String>,
+    /// The arguments its nested values take (empty: it has none).
+    args: Vec<String>,
     path: Option<String>,
+}
+
+impl SlotPlan {
+    /// The item field of a nested value's argument: `count` (an integer) when every
+    /// argument is one, else `detail` (one of the arguments, as text); `None` without
+    /// nested values.
+    fn arg_field(&self) -> Option<&'static str> {
+        if self.args.is_empty() {
+            None
+        } else if self.args.iter().all(|a| a.parse::<i64>().is_ok()) {
+            Some("count")
+        } else {
+            Some("detail")
+        }
+    }
+
+    /// An argument as the gold writes it at [`SlotPlan::arg_field`].
+    fn arg_json(&self, arg: &str) -> Value {
+        match (self.arg_field(), arg.parse::<i64>()) {
+            (Some("count"), Ok(n)) => json!(n),
+            _ => json!(arg),
+        }
+    }
 }
 
 struct IntentPlan {
@@ -216,12 +260,14 @@ fn paper_order(call: &PyValue, decl: &VenueSchema) -> std::result::Result<Parsed
             PyValue::Str(s) => occs.push(Occ {
                 slot: slot.to_string(),
                 values: vec![s.clone()],
+                arg: None,
                 quantity: None,
                 negated: false,
             }),
             PyValue::Int(n) => occs.push(Occ {
                 slot: slot.to_string(),
                 values: vec![n.to_string()],
+                arg: None,
                 quantity: None,
                 negated: false,
             }),
@@ -284,6 +330,7 @@ fn paper_item(item: &PyValue, slot: &str) -> std::result::Result<Occ, String> {
     let mut occ = Occ {
         slot: slot.to_string(),
         values: Vec::new(),
+        arg: None,
         quantity: None,
         negated: false,
     };
@@ -295,6 +342,10 @@ fn paper_item(item: &PyValue, slot: &str) -> std::result::Result<Occ, String> {
                     (_, PyValue::None) | ("negation", PyValue::Bool(false)) => {}
                     ("name", PyValue::Str(s)) => occ.values.push(s.clone()),
                     ("qualifier" | "quantity", PyValue::Str(q)) => occ.quantity = Some(q.clone()),
+                    // A nested value's argument (`TOPPING(ESPRESSO_SHOT(2))` in the alias
+                    // files): `Topping(name='ESPRESSO_SHOT', count=2)`.
+                    ("count", PyValue::Int(n)) => occ.arg = Some(n.to_string()),
+                    ("detail", PyValue::Str(d)) => occ.arg = Some(d.clone()),
                     ("negation", PyValue::Bool(true)) => occ.negated = true,
                     _ => return Err(format!("unexpected argument `{k}={v}` of {name}")),
                 }
@@ -425,12 +476,15 @@ pub fn import_food_ordering(venue_dir: &Path, out: &Path) -> Result<ImportSummar
             if slots.iter().any(|p| p.slot == s.slot_name) {
                 continue;
             }
+            let file = &alias_files[&s.path];
             slots.push(SlotPlan {
                 slot: s.slot_name.clone(),
-                list: s.qualified || s.negatable,
+                // A nested value is an item with its argument beside its name.
+                list: s.qualified || s.negatable || !file.args.is_empty(),
                 quantity: s.qualified,
                 negation: s.negatable,
-                values: alias_files[&s.path].values.clone(),
+                values: file.values.clone(),
+                args: file.args.clone(),
                 path: Some(s.path.clone()),
                 ..Default::default()
             });
@@ -507,6 +561,8 @@ pub fn import_food_ordering(venue_dir: &Path, out: &Path) -> Result<ImportSummar
                 };
                 let why = if repeats {
                     Some("occurs twice in one order")
+                } else if occ.arg.is_some() {
+                    Some("takes a nested value")
                 } else if occ.quantity.is_some() {
                     Some("takes a quantity")
                 } else if occ.negated {
@@ -533,6 +589,12 @@ pub fn import_food_ordering(venue_dir: &Path, out: &Path) -> Result<ImportSummar
                         "takes alternatives (OR): items may be {\"either\": [...]}",
                         &mut slot.either,
                     );
+                }
+                if let Some(a) = &occ.arg {
+                    if !slot.args.contains(a) {
+                        notes.push(format!("{cases_file}:{lineno}: {} {} nested value argument `{a}` is in no alias file: added.", o.intent, occ.slot));
+                        slot.args.push(a.clone());
+                    }
                 }
                 for v in &occ.values {
                     if !slot.values.contains(v) {
@@ -575,6 +637,9 @@ pub fn import_food_ordering(venue_dir: &Path, out: &Path) -> Result<ImportSummar
     let mut aliases = Aliases::new();
     let mut unordered = vec![String::new()];
     let mut negation_aliases: Vec<(String, Vec<String>)> = Vec::new();
+    // Nested values' arguments: (path, catalog, aliases).
+    type ArgEntry = (String, Vec<Value>, BTreeMap<String, Vec<String>>);
+    let mut arg_entries: Vec<ArgEntry> = Vec::new();
     for p in &plans {
         let mut add = |path: String, values: Vec<Value>, file: Option<&String>| {
             if let Some(f) = file {
@@ -614,6 +679,17 @@ pub fn import_food_ordering(venue_dir: &Path, out: &Path) -> Result<ImportSummar
                     unordered.push(format!("{base}/*/either"));
                     add(format!("{base}/*/either/*"), vals, s.path.as_ref());
                 }
+                if let Some(field) = s.arg_field() {
+                    let path = format!("{base}/*/{field}");
+                    let file = s.path.as_ref().map(|f| &alias_files[f]);
+                    let phrases: BTreeMap<String, Vec<String>> = s
+                        .args
+                        .iter()
+                        .filter_map(|a| Some((a.clone(), file?.arg_phrases.get(a)?.clone())))
+                        .collect();
+                    let values = s.args.iter().map(|a| s.arg_json(a)).collect();
+                    arg_entries.push((path, values, phrases));
+                }
                 if s.quantity {
                     let q = p.quantity_values.iter().map(|v| json!(v)).collect();
                     add(format!("{base}/*/quantity"), q, p.quantity_path.as_ref());
@@ -638,6 +714,12 @@ pub fn import_food_ordering(venue_dir: &Path, out: &Path) -> Result<ImportSummar
 
     for (path, phrases) in negation_aliases {
         aliases.insert(path, [("true".to_string(), phrases)].into());
+    }
+    for (path, values, phrases) in arg_entries {
+        if !phrases.is_empty() {
+            aliases.insert(path.clone(), phrases);
+        }
+        catalogs.insert(path, values);
     }
 
     // Golds.
@@ -757,6 +839,12 @@ fn read_alias_file(path: &Path, numeric: bool) -> Result<AliasList> {
                     format!("expected `LABEL(value)`, found {label:?}"),
                 )
             })?;
+        // A nested value, `TOPPING(ESPRESSO_SHOT(1))`: the value `ESPRESSO_SHOT`, its
+        // argument `1`. (`Or(a,b)`, Burrito's alternatives, stays one value as written.)
+        let (value, arg) = match nested_value(&value) {
+            Some((v, a)) if !numeric => (v.to_string(), Some(a.to_string())),
+            _ => (value, None),
+        };
         if numeric && value.parse::<i64>().is_err() {
             return Err(EvalError::format(
                 path,
@@ -767,13 +855,37 @@ fn read_alias_file(path: &Path, numeric: bool) -> Result<AliasList> {
         if !out.values.contains(&value) {
             out.values.push(value.clone());
         }
-        let ph = out.phrases.entry(value).or_default();
         let phrase = phrase.trim().to_string();
+        if let Some(arg) = arg {
+            if !out.args.contains(&arg) {
+                out.args.push(arg.clone());
+            }
+            let ph = out.arg_phrases.entry(arg).or_default();
+            if !ph.contains(&phrase) {
+                ph.push(phrase.clone());
+            }
+        }
+        let ph = out.phrases.entry(value).or_default();
         if !ph.contains(&phrase) {
             ph.push(phrase);
         }
     }
     Ok(out)
+}
+
+/// `ESPRESSO_SHOT(1)` -> (`ESPRESSO_SHOT`, `1`): a value written with one argument, as an
+/// alias file nests it in its label. The value is a word (letters, digits, `_`, `-`) other
+/// than `Or`/`OR` (alternatives); the argument one word.
+fn nested_value(text: &str) -> Option<(&str, &str)> {
+    let open = text.find('(')?;
+    let (head, rest) = (text[..open].trim(), &text[open + 1..]);
+    let arg = rest.strip_suffix(')')?.trim();
+    let word = |w: &str| {
+        !w.is_empty()
+            && w.chars()
+                .all(|c| c.is_alphanumeric() || c == '_' || c == '-' || c == '.')
+    };
+    (word(head) && !head.eq_ignore_ascii_case("or") && word(arg)).then_some((head, arg))
 }
 
 fn parse_order(node: &Sexpr, decl: &VenueSchema) -> std::result::Result<ParsedOrder, String> {
@@ -858,8 +970,27 @@ fn parse_occ(node: &Sexpr, decl: &VenueSchema) -> std::result::Result<Occ, Strin
                     "`{slot}` is not a value slot of this venue's schema.json, in {node}"
                 ));
             }
+            let mut arg = None;
             let values = match node.args() {
                 [Sexpr::Atom(a)] => vec![a.clone()],
+                // A nested value: `(TOPPING (ESPRESSO_SHOT 1))`.
+                [nested @ Sexpr::List(items)]
+                    if nested.head().is_some_and(|h| {
+                        h != "OR" && h != "COMPLEX" && !MODIFIERS.contains(&h)
+                    }) =>
+                {
+                    match items.as_slice() {
+                        [Sexpr::Atom(v), Sexpr::Atom(a)] => {
+                            arg = Some(a.clone());
+                            vec![v.clone()]
+                        }
+                        _ => {
+                            return Err(format!(
+                                "expected a nested value `(VALUE argument)` of one word, found {nested} in {node}"
+                            ))
+                        }
+                    }
+                }
                 [or] if or.head() == Some("OR") => {
                     let vals: Option<Vec<String>> = or
                         .args()
@@ -880,13 +1011,14 @@ fn parse_occ(node: &Sexpr, decl: &VenueSchema) -> std::result::Result<Occ, Strin
                 }
                 _ => {
                     return Err(format!(
-                        "expected `({slot} value)` or `({slot} (OR a b))`, found {node}"
+                        "expected `({slot} value)`, `({slot} (OR a b))` or `({slot} (VALUE argument))`, found {node}"
                     ))
                 }
             };
             Ok(Occ {
                 slot: slot.to_string(),
                 values,
+                arg,
                 quantity: None,
                 negated: false,
             })
@@ -905,6 +1037,15 @@ fn build_schema(plans: &[IntentPlan]) -> Value {
                 let schema = if s.list {
                     let mut item_props = Map::new();
                     item_props.insert("name".into(), json!({"enum": s.values}));
+                    match s.arg_field() {
+                        Some("count") => {
+                            item_props.insert("count".into(), json!({"type": "integer", "minimum": 0}));
+                        }
+                        Some(field) => {
+                            item_props.insert(field.into(), json!({"enum": s.args}));
+                        }
+                        None => {}
+                    }
                     if s.quantity {
                         item_props.insert("quantity".into(), json!({"enum": p.quantity_values}));
                     }
@@ -915,6 +1056,9 @@ fn build_schema(plans: &[IntentPlan]) -> Value {
                     let item = if s.either {
                         let mut either_props = item_props.clone();
                         either_props.shift_remove("name");
+                        if let Some(field) = s.arg_field() {
+                            either_props.shift_remove(field);
+                        }
                         let mut ep = Map::new();
                         ep.insert("either".into(), json!({"type": "array", "minItems": 2, "items": {"enum": s.values}}));
                         ep.extend(either_props);
@@ -973,6 +1117,9 @@ fn order_json(o: &ParsedOrder, plans: &[IntentPlan]) -> Value {
                         item.insert("either".into(), json!(x.values));
                     } else {
                         item.insert("name".into(), json!(x.values[0]));
+                        if let (Some(field), Some(a)) = (s.arg_field(), &x.arg) {
+                            item.insert(field.into(), s.arg_json(a));
+                        }
                     }
                     if let Some(q) = &x.quantity {
                         item.insert("quantity".into(), json!(q));
@@ -1165,6 +1312,154 @@ mod tests {
             .unordered
             .contains(&"/*/bowl/toppings".to_string()));
         assert_golds_round_trip(&suite);
+    }
+
+    /// A tea house in Amazon's layout whose alias files nest values
+    /// (`SYRUP(HONEY_PUMP(2))`), its cases too; then the same in the authors' layout.
+    #[test]
+    fn nested_values_import_in_both_layouts() {
+        let v = tempfile::tempdir().unwrap();
+        let d = v.path();
+        std::fs::create_dir(d.join("alias")).unwrap();
+        std::fs::write(
+            d.join("schema.json"),
+            r#"{"intents": [{"name": "TEA_ORDER", "slots": [
+                {"slotName": "TEA_TYPE", "path": "alias/teas.txt"},
+                {"slotName": "SYRUP", "path": "alias/syrups.txt", "negatable": true},
+                {"slotName": "LEAF", "path": "alias/leaves.txt"},
+                {"slotName": "NUMBER", "path": "alias/number.txt"},
+                {"slotName": "NOT", "path": "alias/not.txt"}]}]}"#,
+        )
+        .unwrap();
+        for (f, t) in [
+            ("teas.txt", "oolong\tTEA_TYPE(oolong)\nchai\tTEA_TYPE(chai)\n"),
+            (
+                "syrups.txt",
+                "mint syrup\tSYRUP(mint)\na pump of honey\tSYRUP(HONEY_PUMP(1))\ntwo pumps of honey\tSYRUP(HONEY_PUMP(2))\ndouble honey\tSYRUP(HONEY_PUMP(2))\n",
+            ),
+            // A slot that is no list in the layout, nested with a word.
+            ("leaves.txt", "loose\tLEAF(loose)\nrolled green\tLEAF(ROLLED(green))\n"),
+            ("number.txt", "one\tNUMBER(1)\ntwo\tNUMBER(2)\n"),
+            ("not.txt", "no\tNOT(not)\n"),
+        ] {
+            std::fs::write(d.join("alias").join(f), t).unwrap();
+        }
+        std::fs::write(
+            d.join("dev.json"),
+            [
+                json!({"SRC": "two chai with two pumps of honey and mint syrup", "EXR": "(TEA_ORDER (NUMBER 2 ) (TEA_TYPE chai ) (SYRUP (HONEY_PUMP 2 ) ) (SYRUP mint ) )"}),
+                json!({"SRC": "one oolong, rolled green leaves, no honey", "EXR": "(TEA_ORDER (NUMBER 1 ) (TEA_TYPE oolong ) (LEAF (ROLLED green ) ) (NOT (SYRUP (HONEY_PUMP 1 ) ) ) )"}),
+            ]
+            .map(|l| l.to_string() + "\n")
+            .concat(),
+        )
+        .unwrap();
+        let out = tempfile::tempdir().unwrap();
+        import_food_ordering(d, out.path()).unwrap();
+        let suite = Suite::load(out.path()).unwrap();
+        assert_eq!(
+            suite.cases[0].gold,
+            json!([{"tea": {"number": 2, "tea_type": "chai", "syrups": [
+                {"name": "HONEY_PUMP", "count": 2}, {"name": "mint"}]}}])
+        );
+        assert_eq!(
+            suite.cases[1].gold,
+            json!([{"tea": {"number": 1, "tea_type": "oolong",
+                "syrups": [{"name": "HONEY_PUMP", "count": 1, "negation": true}],
+                "leafs": [{"name": "ROLLED", "detail": "green"}]}}])
+        );
+        let item = &suite.schema["items"]["oneOf"][0]["properties"]["tea"]["properties"];
+        assert_eq!(
+            item["syrups"]["items"]["properties"]["count"],
+            json!({"type": "integer", "minimum": 0})
+        );
+        assert_eq!(
+            item["syrups"]["items"]["properties"]["name"]["enum"],
+            json!(["mint", "HONEY_PUMP"])
+        );
+        assert_eq!(
+            item["leafs"]["items"]["properties"]["detail"]["enum"],
+            json!(["green"])
+        );
+        assert_eq!(
+            suite.catalogs["/*/tea/syrups/*/count"],
+            vec![json!(1), json!(2)]
+        );
+        let count_aliases = &suite.aliases["/*/tea/syrups/*/count"];
+        assert_eq!(
+            count_aliases["2"],
+            vec!["two pumps of honey", "double honey"]
+        );
+        assert_eq!(
+            suite.aliases["/*/tea/syrups/*/name"]["HONEY_PUMP"],
+            vec!["a pump of honey", "two pumps of honey", "double honey"]
+        );
+        assert_golds_round_trip(&suite);
+
+        // The authors' layout: the same venue, its cases in their notation.
+        std::fs::remove_file(d.join("dev.json")).unwrap();
+        std::fs::write(
+            d.join("processed_dev.json"),
+            json!([{"SRC": "two chai with two pumps of honey and mint syrup",
+                    "TOPALIAS": "[TeaOrder(number=2, tea_type='chai', syrups=[Syrup(name='HONEY_PUMP', count=2), Syrup(name='mint')])]"}])
+            .to_string(),
+        )
+        .unwrap();
+        import_food_ordering(d, out.path()).unwrap();
+        let theirs = Suite::load(out.path()).unwrap();
+        assert_eq!(theirs.cases[0].gold, suite.cases[0].gold);
+        assert_golds_round_trip(&theirs);
+
+        // A nested value of more than one argument: the file, the line, what was expected.
+        std::fs::remove_file(d.join("processed_dev.json")).unwrap();
+        std::fs::write(
+            d.join("dev.json"),
+            json!({"SRC": "x", "EXR": "(TEA_ORDER (NUMBER 1 ) (SYRUP (HONEY_PUMP 1 2 ) ) )"})
+                .to_string(),
+        )
+        .unwrap();
+        let e = import_food_ordering(d, out.path()).unwrap_err().to_string();
+        assert!(
+            e.contains("dev.json:1:") && e.contains("expected a nested value `(VALUE argument)`"),
+            "{e}"
+        );
+    }
+
+    /// Amazon's Coffee: `TOPPING(ESPRESSO_SHOT(1))` in its toppings file is the topping
+    /// `ESPRESSO_SHOT` with a count.
+    #[test]
+    fn coffee_shots_are_toppings_with_a_count() {
+        let Some(s) = import_venue("coffee") else {
+            return;
+        };
+        let toppings =
+            &s.schema["items"]["oneOf"][0]["properties"]["drink"]["properties"]["toppings"];
+        assert_eq!(
+            toppings["items"]["properties"]["count"],
+            json!({"type": "integer", "minimum": 0})
+        );
+        let names = toppings["items"]["properties"]["name"]["enum"]
+            .as_array()
+            .unwrap();
+        assert!(names.contains(&json!("ESPRESSO_SHOT")), "{names:?}");
+        assert!(!names
+            .iter()
+            .any(|n| n.as_str().is_some_and(|n| n.contains('('))));
+        assert_eq!(
+            s.catalogs["/*/drink/toppings/*/count"],
+            vec![json!(1), json!(2), json!(3), json!(4)]
+        );
+        assert!(
+            s.aliases["/*/drink/toppings/*/count"]["2"].contains(&"two extra shots".to_string())
+        );
+        assert!(s.aliases["/*/drink/toppings/*/name"]["ESPRESSO_SHOT"]
+            .contains(&"an extra shot".to_string()));
+        // A drink with two extra shots and light foam round-trips.
+        let order = json!([{"drink": {"number": 1, "drink_type": "latte", "toppings": [
+            {"name": "ESPRESSO_SHOT", "count": 2}, {"name": "foam", "quantity": "light"}]}}]);
+        let spec = dss_compiler::compile(&s.schema, &Default::default()).unwrap();
+        spec.validate(&order).unwrap();
+        assert_eq!(spec.expand(&spec.compress(&order).unwrap()).unwrap(), order);
     }
 
     #[test]
@@ -1468,6 +1763,69 @@ mod tests {
     fn imports_sub() {
         let Some(s) = import_venue("sub") else { return };
         assert_eq!(s.cases.len(), 161);
+    }
+
+    /// FNV-1a (64 bits) of a text: a fixed digest, the same on every platform.
+    fn fnv1a(text: &str) -> u64 {
+        text.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+        })
+    }
+
+    /// The suite files of the venues without nested values are exactly what the importer
+    /// wrote before it read nested values (digests of `schema.json`, `catalogs.yaml`,
+    /// `aliases.yaml`, `cases.jsonl`, `suite.yaml`, `notation.yaml`).
+    #[test]
+    fn venues_without_nested_values_import_as_before() {
+        let Some(data) = data_dir() else { return };
+        let files = [
+            "schema.json",
+            "catalogs.yaml",
+            "aliases.yaml",
+            "cases.jsonl",
+            "suite.yaml",
+            "notation.yaml",
+        ];
+        let mut got = Vec::new();
+        for venue in ["burger", "pizza", "burrito", "sub"] {
+            let out = tempfile::tempdir().unwrap();
+            import_food_ordering(
+                &data.join("FoodOrdering_amazon/data").join(venue),
+                out.path(),
+            )
+            .unwrap();
+            for f in files {
+                let text = std::fs::read_to_string(out.path().join(f)).unwrap();
+                got.push(format!("{venue}/{f} {:016x}", fnv1a(&text)));
+            }
+        }
+        let want: [&str; 24] = [
+            "burger/schema.json 58e20c58d5acf367",
+            "burger/catalogs.yaml bef5ca11dbc3766d",
+            "burger/aliases.yaml f43f8431c852e628",
+            "burger/cases.jsonl a85990dff01d7732",
+            "burger/suite.yaml 11552eed01f12cb3",
+            "burger/notation.yaml 2b71c66567a95df5",
+            "pizza/schema.json e611dd1d591b927a",
+            "pizza/catalogs.yaml 5d1c41f20539e90c",
+            "pizza/aliases.yaml 91711b43a6a04a82",
+            "pizza/cases.jsonl db45c14210d9542a",
+            "pizza/suite.yaml 4014c349e77fbd91",
+            "pizza/notation.yaml 2b71c66567a95df5",
+            "burrito/schema.json 9295a84b50fd5bb2",
+            "burrito/catalogs.yaml 89cf71e71835edff",
+            "burrito/aliases.yaml ce4e7d473285a201",
+            "burrito/cases.jsonl 7e3831248a099808",
+            "burrito/suite.yaml f888cb89f9d9bf80",
+            "burrito/notation.yaml 2b71c66567a95df5",
+            "sub/schema.json 7d0eae07422acd11",
+            "sub/catalogs.yaml b0a07dc8a66ec998",
+            "sub/aliases.yaml a6c94f7337767a68",
+            "sub/cases.jsonl 36f2070dc8de042e",
+            "sub/suite.yaml aed6df041d8b3ba6",
+            "sub/notation.yaml 2b71c66567a95df5",
+        ];
+        assert_eq!(got, want, "{}", got.join("\n"));
     }
 
     #[test]

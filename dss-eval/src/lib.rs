@@ -12,7 +12,7 @@
 //! | `catalogs.yaml` | no | instance path pattern -> list of values (JSON scalars) |
 //! | `aliases.yaml` | no | instance path pattern -> {value: [phrases naming it]} |
 //! | `cases.jsonl` | yes | one `{"id": "...", "request": "...", "gold": <JSON>}` per line, plus any other fields (kept) |
-//! | `examples.jsonl` | no | worked examples in the same format; none may share an id or a request with a case |
+//! | `examples.jsonl` | no | worked examples in the same format; none may share an id or a request with a case, and `dss eval` refuses one near a case ([`similar`]) |
 //!
 //! Path patterns are JSON Pointers in which `*` stands for any array index:
 //! `/*/atis_airfare/departure_city`, `/*/main_dish/toppings/*/name`. Aliases are keyed by the
@@ -37,6 +37,7 @@ pub mod pycall;
 pub mod report;
 pub mod score;
 pub mod sexpr;
+pub mod similar;
 pub mod suite;
 
 pub use apimix::{import_apimix, import_apimix_with, Slots};
@@ -59,14 +60,17 @@ pub struct ImportSummary {
     pub notes: Vec<String>,
 }
 
-/// Compiles the suite's schema with dss and checks every gold and worked example: it
 /// Puts the worked examples of `file` (JSON Lines of `{"id", "request", "gold"}`) into
 /// the suite at `suite_dir` as its `examples.jsonl`, after checking that each validates,
-/// round-trips through dss, and is none of the evaluated cases. Returns how many.
-pub fn attach_examples(suite_dir: &Path, file: &Path) -> Result<usize> {
+/// round-trips through dss, and is none of the evaluated cases nor near one
+/// ([`similar::check`]; `allow_similar` skips that check). Returns how many.
+pub fn attach_examples(suite_dir: &Path, file: &Path, allow_similar: bool) -> Result<usize> {
     let mut suite = Suite::load(suite_dir)?;
     let examples = suite::read_cases(file)?;
     suite::check_examples(&suite.cases, &examples, file)?;
+    if !allow_similar {
+        similar::check(&suite.cases, &examples, file)?;
+    }
     suite.examples = examples;
     check_with_dss(&suite, suite_dir)?;
     suite.write(suite_dir)?;
@@ -85,6 +89,7 @@ fn finish_import(suite: &Suite, out: &Path, repairs: Vec<String>) -> Result<Impo
     })
 }
 
+/// Compiles the suite's schema with dss and checks every gold and worked example: it
 /// validates, compresses, and expands back equal. `out` names the suite in errors.
 pub fn check_with_dss(suite: &Suite, out: &Path) -> Result<()> {
     let spec = dss_compiler::compile(&suite.schema, &dss_compiler::CompileOptions::default())
@@ -151,6 +156,69 @@ pub(crate) mod testdata {
             dir.display()
         );
         None
+    }
+
+    /// The worked examples shipped in `examples/eval/` attach to the suites they are for:
+    /// each validates and round-trips, and none is near an evaluated case (the coffee
+    /// examples are checked against the coffee requests written here, too).
+    #[test]
+    fn the_shipped_examples_are_valid_and_far_from_every_case() {
+        let Some(data) = data_dir() else { return };
+        let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/eval");
+        for (file, source) in [
+            ("apimix-atis", "APIMixATIS"),
+            ("apimix-snips", "APIMixSNIPS"),
+            ("food-burger", "FoodOrdering_amazon/data/burger"),
+            ("food-coffee", "FoodOrdering_grammar_pruning/data/coffee"),
+        ] {
+            let out = tempfile::tempdir().unwrap();
+            if file.starts_with("apimix") {
+                import_apimix(&data.join(source), out.path()).unwrap();
+            } else {
+                import_food_ordering(&data.join(source), out.path()).unwrap();
+            }
+            let ex = examples.join(format!("{file}.examples.jsonl"));
+            assert_eq!(
+                attach_examples(out.path(), &ex, false).unwrap(),
+                3,
+                "{file}"
+            );
+            let suite = Suite::load(out.path()).unwrap();
+            assert_golds_round_trip(&suite);
+        }
+        let cases = suite::read_cases(&examples.join("food-coffee.cases.jsonl")).unwrap();
+        let ex = suite::read_cases(&examples.join("food-coffee.examples.jsonl")).unwrap();
+        assert_eq!(
+            similar::similar_pairs(&cases, &ex, similar::THRESHOLD),
+            vec![]
+        );
+    }
+
+    /// A worked example near a case is refused when attached, unless allowed.
+    #[test]
+    fn attaching_a_near_example_is_refused_unless_allowed() {
+        let Some(data) = data_dir() else { return };
+        let out = tempfile::tempdir().unwrap();
+        import_food_ordering(&data.join("FoodOrdering_amazon/data/burger"), out.path()).unwrap();
+        let suite = Suite::load(out.path()).unwrap();
+        // The first case's request with one word more: near, but not the same request.
+        let case = &suite.cases[0];
+        let near = Case {
+            id: "ex-1".into(),
+            request: format!("{} please", case.request),
+            gold: case.gold.clone(),
+            extra: Default::default(),
+        };
+        let file = out.path().join("near.jsonl");
+        std::fs::write(&file, serde_json::to_string(&near).unwrap() + "\n").unwrap();
+        let e = attach_examples(out.path(), &file, false).unwrap_err();
+        assert!(matches!(e, EvalError::SimilarExample { .. }), "{e}");
+        let e = e.to_string();
+        assert!(
+            e.contains("`ex-1`") && e.contains(&format!("`{}`", case.id)),
+            "{e}"
+        );
+        assert_eq!(attach_examples(out.path(), &file, true).unwrap(), 1);
     }
 
     /// Every gold validates against the suite's schema and compresses and expands back equal.

@@ -254,7 +254,7 @@ impl Analysis {
     /// order, each value once per site; a cue as `words (tag)`. A modifier given to the
     /// value it modifies ([`anchors`](Self::anchors)) comes right after that value (a
     /// number right before it), as a record writes them: `1 (number), zero_sugar_lemonade
-    /// (drink_type), large (size)` for "a large sugar free lemonade".
+    /// (drink_type), large (size)` for "one lemonade, zero sugar, large".
     pub fn items(&self) -> Vec<String> {
         let mut seen = BTreeSet::new();
         let mut out = Vec::new();
@@ -829,8 +829,8 @@ impl SpecIndex {
     }
 
     /// A one-word value that is also read as a cue for a call (`book` in "book a brasserie
-    /// in denver", a value of `object_type` and a word of `BookRestaurant`; see
-    /// [`TagCues::find`]: in "rate the current book" `RateBook` wins the word) reads as that
+    /// in oslo", a value of `object_type` and a word of `BookRestaurant`; see
+    /// [`TagCues::find`]: in "rate my current book" `RateBook` wins the word) reads as that
     /// call too: its mention gets a record reading for each such call none of whose own
     /// sites is among the mention's readings, so once the call is written the word is used,
     /// and is not left over to open a call of its own (`SearchCreativeWork object_type
@@ -1088,7 +1088,7 @@ fn spreads(mentions: &[Mention], words: &Normalized) -> Vec<Spread> {
 
 /// A value that no record of the value right next to it could take is a word of that
 /// record's phrase (`theme songs`: `theme` a genre to play, `songs` a creative work's type;
-/// `the local movie schedule`; `the last sound track by soko`): when that neighbour lies in
+/// `the nearby film times`; `the last record by soko`): when that neighbour lies in
 /// one record, the mention gets that record as a reading ([`Restriction::readings`]), so
 /// writing the record uses it and it opens no record of its own (a small model wrote
 /// `SearchCreativeWork object_type song` after `PlayMusic genre theme`). Only a word
@@ -1122,7 +1122,7 @@ fn add_neighbour_readings(r: &mut Restriction, mentions: &[Mention], request: &s
             .map(|n| &n.records)
             .collect();
         // A neighbour its own records could take too: the value is in a phrase of its own
-        // (`lettuce large french fries`: `large` goes with the fries, not the lettuce).
+        // (`onion large fries`: `large` goes with the fries, not the onion).
         if next_to.iter().any(|recs| !recs.is_disjoint(records)) {
             continue;
         }
@@ -1247,11 +1247,11 @@ fn record_leaves(v: &Value, at: String, out: &mut Vec<(String, Vec<Value>)>) {
 /// a value named in one clause (no punctuation or `BREAKS` word between) with others — the
 /// clause's other values, and the cues that tell a call ([`TagCues::tells`]) — keeps only
 /// its readings in the records that take the most of them (at fields other than its own),
-/// where some record takes one. "how many british airways flights use aircraft 320" asks for
-/// one call that takes both the airline and the aircraft; a small model wrote the airline
-/// in a call that has no aircraft, and the aircraft as a call of its own. "what **day** of
-/// the week do flights from nashville to tacoma fly on": any flight-like call takes both
-/// cities, `atis_day_name` takes the cue too.
+/// where some record takes one. "count the delta flights that use a j31" asks for one call
+/// that takes both the airline and the aircraft; a small model wrote the airline in a call
+/// that has no aircraft, and the aircraft as a call of its own. "on which **day** is there
+/// a flight from san jose to portland": any flight-like call takes both cities,
+/// `atis_day_name` takes the cue too.
 fn unpartnered(
     mentions: &[Mention],
     cued: &[(Range<usize>, String)],
@@ -1284,7 +1284,7 @@ fn unpartnered(
         // A modifier (a size, a count: a value at a field of records every instance of
         // which must write something, an order's items, other than a required field that
         // names what the record is) goes with the value it modifies (`attach_modifiers`),
-        // not with whatever its clause names: "a large curly fry with a large sweet tea"
+        // not with whatever its clause names: "large onion rings with a large iced tea"
         // names two records in one clause.
         let modifier = g
             .pairs
@@ -1342,10 +1342,10 @@ fn unpartnered(
 /// or the end), the last such word before it (`one coke large please`). Where that word is no value
 /// found (a noun extraction missed: `large sweet tea` where the catalog says `iced tea`), or
 /// its value could go in several records, every reading stays (unless the word right before
-/// the modifier is a value of one of its records: `the current book five stars`, where
+/// the modifier is a value of one of its records: `my current book five`, where
 /// `five` is a rating or a party size and `current` a rating's): guessing a farther value
-/// gave the side's size to a drink. Without it a small model gave the drink of `a large fry
-/// and a medium coke` the side's size.
+/// gave the side's size to a drink. Without it a small model gave the drink of `large
+/// fries plus a medium cola` the side's size.
 fn attach_modifiers(
     mentions: &mut Vec<Mention>,
     request: &str,
@@ -1386,7 +1386,7 @@ fn attach_modifiers(
             continue;
         }
         // The head after the modifier: the first word that is no filler, in the phrase.
-        // Other modifiers on the way are passed over (`two medium pink lemonades`: `medium`
+        // Other modifiers on the way are passed over (`three medium lemonades`: `medium`
         // could be a side's or a drink's, the lemonades decide).
         let mut head = None;
         let mut passed = None;
@@ -1648,8 +1648,8 @@ mod tests {
         let spec = compile(
             &json!({"type": "array", "items": {"oneOf": [
                 {"type": "object", "properties": {"flight": {"type": "object", "properties": {
-                    "from": {"enum": ["nashville", "tacoma", "denver"]},
-                    "to": {"enum": ["nashville", "tacoma", "denver"]}
+                    "from": {"enum": ["reno", "fresno", "denver"]},
+                    "to": {"enum": ["reno", "fresno", "denver"]}
                 }, "additionalProperties": false}}, "required": ["flight"],
                 "additionalProperties": false}
             ]}}),
@@ -1657,21 +1657,17 @@ mod tests {
         )
         .expect("compiles");
         let ix = SpecIndex::build(&spec, &Catalogs::default()).expect("index");
-        let a = ix.analyze("flights from nashville to tacoma", ExtractMode::Full, 0);
+        let a = ix.analyze("flights from reno to fresno", ExtractMode::Full, 0);
         let pair = (
-            ("/*/flight/to".to_string(), json!("tacoma")),
-            ("/*/flight/from".to_string(), json!("nashville")),
+            ("/*/flight/to".to_string(), json!("fresno")),
+            ("/*/flight/from".to_string(), json!("reno")),
         );
         assert!(
             a.restriction.together.contains(&pair),
             "{:?}",
             a.restriction.together
         );
-        let apart = ix.analyze(
-            "flights from nashville, and to tacoma",
-            ExtractMode::Full,
-            0,
-        );
+        let apart = ix.analyze("flights from reno, and to fresno", ExtractMode::Full, 0);
         assert!(
             !apart.restriction.together.contains(&pair),
             "{:?}",
@@ -1686,8 +1682,8 @@ mod tests {
         let spec = compile(
             &json!({"type": "array", "items": {"oneOf": [
                 {"type": "object", "properties": {"flight": {"type": "object", "properties": {
-                    "departure_city": {"enum": ["nashville", "tacoma", "boston", "denver"]},
-                    "destination_city": {"enum": ["nashville", "tacoma", "boston", "denver"]}
+                    "departure_city": {"enum": ["reno", "fresno", "boston", "denver"]},
+                    "destination_city": {"enum": ["reno", "fresno", "boston", "denver"]}
                 }, "additionalProperties": false}}, "required": ["flight"],
                 "additionalProperties": false}
             ]}}),
@@ -1695,29 +1691,29 @@ mod tests {
         )
         .expect("compiles");
         let mut ix = SpecIndex::build(&spec, &Catalogs::default()).expect("index");
-        let before = ix.analyze("flights from nashville to tacoma", ExtractMode::Full, 0);
+        let before = ix.analyze("flights from reno to fresno", ExtractMode::Full, 0);
         assert_eq!(before.items().len(), 4, "{:?}", before.items());
         let out = json!([{"flight": {"departure_city": "boston", "destination_city": "denver"}}]);
         assert_eq!(
             ix.learn_contexts(&spec, [("a flight from boston to denver", &out)]),
             2
         );
-        let a = ix.analyze("flights from nashville to tacoma", ExtractMode::Full, 0);
+        let a = ix.analyze("flights from reno to fresno", ExtractMode::Full, 0);
         assert_eq!(
             a.items(),
-            ["nashville (departure_city)", "tacoma (destination_city)"]
+            ["reno (departure_city)", "fresno (destination_city)"]
         );
         // The reading the word rules out is no candidate either.
         assert!(!a
             .restriction
             .at("/*/flight/destination_city")
-            .contains(&json!("nashville")));
+            .contains(&json!("reno")));
         assert!(a
             .restriction
             .at("/*/flight/departure_city")
-            .contains(&json!("nashville")));
+            .contains(&json!("reno")));
         // No learned word before a value: every reading is listed.
-        let b = ix.analyze("nashville or tacoma", ExtractMode::Full, 0);
+        let b = ix.analyze("reno or fresno", ExtractMode::Full, 0);
         assert_eq!(b.items().len(), 4, "{:?}", b.items());
     }
 
@@ -1948,14 +1944,14 @@ mod tests {
         ]);
         let ix = SpecIndex::build(&spec, &Catalogs::default()).expect("index");
         // `five` after `book` is a rating or a party: `current`, right before, decides.
-        let a = ix.analyze("give the current book five stars", ExtractMode::Full, 0);
+        let a = ix.analyze("mark my current book five", ExtractMode::Full, 0);
         assert_eq!(a.restriction.at("/*/RateBook/object_type"), [json!("book")]);
         assert!(
             a.restriction.at("/*/Search/object_type").is_empty(),
             "{a:?}"
         );
         // With a word between, nothing is decided.
-        let a = ix.analyze("give the current new book five stars", ExtractMode::Full, 0);
+        let a = ix.analyze("mark my current new book five", ExtractMode::Full, 0);
         assert_eq!(a.restriction.at("/*/Search/object_type"), [json!("book")]);
     }
 
@@ -1971,16 +1967,16 @@ mod tests {
             ("Side", json!({"side": ["fries"]})),
         ]);
         let ix = SpecIndex::build(&spec, &Catalogs::default()).expect("index");
-        let a = ix.analyze("play some theme songs", ExtractMode::Full, 0);
+        let a = ix.analyze("put on some jazz songs", ExtractMode::Full, 0);
         assert_eq!(a.restriction.at("/*/Search/object_type"), [json!("song")]);
-        let used = [("/*/PlayMusic/genre".to_string(), json!("theme"))];
+        let used = [("/*/PlayMusic/genre".to_string(), json!("jazz"))];
         let rest = a.restriction.consumed(&used, Consume::Class);
         assert!(rest.at("/*/Search/object_type").is_empty(), "{rest:?}");
         // A word between, or punctuation, and the value stays its own.
         for request in [
-            "play some theme and then songs",
-            "play some theme, songs",
-            "play theme music songs",
+            "put on some jazz and then songs",
+            "put on some jazz, songs",
+            "put on jazz music songs",
         ] {
             let a = ix.analyze(request, ExtractMode::Full, 0);
             let rest = a.restriction.consumed(&used, Consume::Class);
@@ -1993,7 +1989,7 @@ mod tests {
         // A neighbour that some record of the value could take too decides nothing here:
         // `burger fries` (fries an order's or a side's).
         // Nor when the value's other neighbour is its own record's: `songs movie`.
-        let a = ix.analyze("theme songs movie", ExtractMode::Full, 0);
+        let a = ix.analyze("jazz songs movie", ExtractMode::Full, 0);
         let rest = a.restriction.consumed(&used, Consume::Class);
         assert_eq!(
             rest.at("/*/Search/object_type"),
@@ -2008,7 +2004,7 @@ mod tests {
         let spec = calls(&[
             (
                 "BookRestaurant",
-                json!({"restaurant_type": ["brasserie"], "city": ["denver"]}),
+                json!({"restaurant_type": ["brasserie"], "city": ["oslo"]}),
             ),
             (
                 "SearchCreativeWork",
@@ -2020,7 +2016,7 @@ mod tests {
             ),
         ]);
         let ix = SpecIndex::build(&spec, &Catalogs::default()).expect("index");
-        let a = ix.analyze("book a brasserie in denver", ExtractMode::Full, 0);
+        let a = ix.analyze("book a brasserie in oslo", ExtractMode::Full, 0);
         assert_eq!(
             a.restriction.at("/*/SearchCreativeWork/object_type"),
             [json!("book")]
@@ -2044,7 +2040,7 @@ mod tests {
                 "/*/BookRestaurant/restaurant_type".to_string(),
                 json!("brasserie"),
             ),
-            ("/*/BookRestaurant/city".to_string(), json!("denver")),
+            ("/*/BookRestaurant/city".to_string(), json!("oslo")),
         ];
         let rest = a.restriction.consumed(&used, Consume::Class);
         assert!(rest.is_exhausted(), "{rest:?}");
@@ -2060,7 +2056,7 @@ mod tests {
         // Where both words of `RateBook` are found, `book` is its word, not the booking's:
         // writing the booking leaves it.
         let a = ix.analyze(
-            "rate the current book and a reservation at a brasserie in denver",
+            "rate the current book and a reservation at a brasserie in oslo",
             ExtractMode::Full,
             0,
         );

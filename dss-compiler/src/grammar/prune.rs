@@ -45,8 +45,8 @@ pub struct Restriction {
     /// see [`Restriction::record_reading`].
     pub readings: Vec<Vec<(String, Value)>>,
     /// Modifiers tied to the value they modify, as (modifier, head) (site path, value)
-    /// pairs: the `large` of "a large pink lemonade" goes in the record that writes
-    /// `pink_lemonade`, not in another drink's. A line that writes the head holds on until
+    /// pairs: the `large` of "and one large lemonade" goes in the record that writes
+    /// `lemonade`, not in another drink's. A line that writes the head holds on until
     /// it has written the modifier ([`crate::CompiledSpec::line_leaves`]); a line that does
     /// not write it is never held for it.
     pub ties: Vec<((String, Value), (String, Value))>,
@@ -58,8 +58,8 @@ pub struct Restriction {
     /// Values named in one clause of the request (no comma, `and` or `then` between) at
     /// two fields of one record, as pairs of (site path, value) readings, both ways: the
     /// line that writes one of them is held until it has written the other
-    /// ([`crate::CompiledSpec::line_leaves`]). "flights from nashville to tacoma": the line
-    /// that writes `nashville` writes `tacoma` too, where a small model ended the call
+    /// ([`crate::CompiledSpec::line_leaves`]). "a flight out of reno into fresno": the line
+    /// that writes `reno` writes `fresno` too, where a small model ended the call
     /// after one city and wrote the other as a call of its own.
     pub together: Vec<((String, Value), (String, Value))>,
     /// The request's words, for the free-string sites in [`Restriction::span_sites`]: a
@@ -407,7 +407,7 @@ impl Restriction {
                         .count();
                     take(&mut r.candidates, site, v);
                     // Of the mentions that could be it, the one with the fewest other
-                    // readings: the `a` of "a large pink lemonade" (the drink's, by its
+                    // readings: the `a` of "a lemonade, large" (the drink's, by its
                     // head) rather than the `a` of "a side order" (any order's), which
                     // then stays for the side.
                     let group = r
