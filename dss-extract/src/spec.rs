@@ -818,6 +818,10 @@ impl SpecIndex {
             }
             ExtractMode::Paper => Vec::new(),
         };
+        // A word that names a call is no value either.
+        for c in &cues {
+            restriction.spans.claim(c.span.clone());
+        }
         Analysis {
             mentions,
             restriction,
@@ -877,6 +881,12 @@ impl SpecIndex {
         r.spans = dss_compiler::Spans::of(request);
         r.span_sites = self.span_sites.clone();
         r.number_sites = self.number_sites.clone();
+        // A word that names a value found at a site is that value's, not a span of its own.
+        for m in mentions {
+            if !m.site.starts_with('#') && m.tier != Tier::Nearest {
+                r.spans.claim(m.span.clone());
+            }
+        }
         let mut seen = Vec::new();
         for m in mentions {
             // One number per span of the request (`a dozen` is 12 once).

@@ -1764,11 +1764,12 @@ impl Builder<'_> {
         let mut found = if prune.restriction.bound.contains(&self.path) {
             // With no candidate, the site's known values ([`Restriction::known`]) where it
             // is written at all (an optional site with nothing found is left out before
-            // this).
+            // this); a span site offers the request's spans instead.
             match self.candidates() {
                 Some(found) => found,
                 None if prune.prefixes.contains(&self.path)
-                    && !prune.restriction.free.contains(&self.path) =>
+                    && !prune.restriction.free.contains(&self.path)
+                    && !prune.restriction.span_sites.contains(&self.path) =>
                 {
                     prune
                         .restriction

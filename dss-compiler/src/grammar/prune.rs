@@ -110,6 +110,8 @@ pub struct SpanWord {
     pub joined: bool,
     /// Whether a line written so far took this word.
     pub used: bool,
+    /// Where the word is in the request (byte offsets).
+    pub at: std::ops::Range<usize>,
 }
 
 impl Spans {
@@ -167,6 +169,7 @@ impl Spans {
                 gap: (!crosses).then(|| gap.unwrap_or_default().to_string()),
                 joined,
                 used: false,
+                at: s..e,
             });
         }
         Spans { words }
@@ -237,6 +240,16 @@ impl Spans {
             }
         }
         out
+    }
+
+    /// Marks the words within the request's bytes `span` as used: they name something
+    /// else (a value found at a site, a call), so no span takes them.
+    pub fn claim(&mut self, span: std::ops::Range<usize>) {
+        for w in &mut self.words {
+            if w.at.start < span.end && span.start < w.at.end {
+                w.used = true;
+            }
+        }
     }
 
     /// Marks the words of the first unused span that spells `value` as used; whether one
