@@ -101,6 +101,8 @@ pub fn import_apimix(dir: &Path, out: &Path) -> Result<ImportSummary> {
             id: format!("{stem}-{i:03}"),
             request: request.to_string(),
             gold: Value::Array(gold),
+            tools: None,
+            acceptable: None,
             extra,
         });
     }
@@ -146,7 +148,7 @@ pub fn import_apimix(dir: &Path, out: &Path) -> Result<ImportSummary> {
                 paper: PaperRule::CallSet,
             },
         },
-        schema,
+        schema: Some(schema),
         catalogs,
         aliases: Default::default(),
         cases,
