@@ -580,6 +580,7 @@ fn enum_spelling(text: &str, schema: Option<&Value>) -> String {
 }
 
 /// The first parameter (`FUNCTION.parameter`) whose list of acceptable values is empty.
+#[cfg(test)]
 fn empty_acceptable(ground: &Value) -> Option<String> {
     ground
         .as_array()?
