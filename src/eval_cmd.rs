@@ -1,4 +1,4 @@
-//! `dss eval`: import an evaluation suite (`dss eval import apimix|food-ordering`, no model
+//! `dss eval`: import an evaluation suite (`dss eval import apimix|food-ordering|bfcl`, no model
 //! needed) and evaluate a local model on one (`dss eval SUITE`, feature `runtime`) under
 //! several conditions in one run (see `dss_eval` for the suite format and the scorer).
 
@@ -61,6 +61,18 @@ pub(crate) enum ImportSource {
         /// Accept worked examples near an evaluated case (see `dss eval --allow-similar`).
         #[arg(long, requires = "examples")]
         allow_similar: bool,
+    },
+    /// Berkeley Function Calling Leaderboard questions (`BFCL_v4_<category>.json`, JSON
+    /// Lines), each case with its own tools, scored by BFCL's AST checker (`bfcl-ast`).
+    Bfcl {
+        /// The questions file.
+        file: PathBuf,
+        /// The ground truth (`possible_answer_BFCL_v4_<category>.json`).
+        #[arg(long, value_name = "FILE")]
+        answers: PathBuf,
+        /// The suite folder to write.
+        #[arg(short = 'o', long = "out", value_name = "SUITE")]
+        out: PathBuf,
     },
 }
 
@@ -178,6 +190,13 @@ fn run_import(source: &ImportSource) -> Result<ExitCode> {
             examples,
             *allow_similar,
         ),
+        ImportSource::Bfcl { file, answers, out } => (
+            dss_eval::import_bfcl(file, answers, out),
+            file,
+            out,
+            &None,
+            false,
+        ),
     };
     let summary = summary.with_context(|| format!("importing {}", dir.display()))?;
     let mut text = format!(
@@ -197,6 +216,9 @@ fn run_import(source: &ImportSource) -> Result<ExitCode> {
                     text.push_str(&format!("allowed: {line}\n"));
                 }
             }
+        }
+        None if matches!(source, ImportSource::Bfcl { .. }) => {
+            text.push_str("worked examples: none (each case has its own tools)\n")
         }
         None => text.push_str(
             "worked examples: none (add up to 3 written for the domain with --examples FILE)\n",
@@ -283,7 +305,7 @@ mod runner {
     use dss_compiler::path_matches;
     use dss_compiler::{CompiledSpec, Consume, Restriction, Site, SiteKind};
     use dss_eval::report::percentile;
-    use dss_eval::score::{em, em_paper, gold_pairs, NerCounts};
+    use dss_eval::score::{em, em_paper_case, gold_pairs, NerCounts};
     use dss_eval::{ConditionResult, NerReport, Report, Suite};
     use dss_extract::{Analysis, Catalogs, ExtractMode, SpecIndex};
     use dss_runtime::{
@@ -293,8 +315,10 @@ mod runner {
     use dss_serve::{run_ordered, Input};
     use indicatif::{ProgressBar, ProgressStyle};
     use serde_json::{json, Value};
+    use std::collections::HashMap;
     use std::io::Write as _;
     use std::path::Path;
+    use std::rc::Rc;
 
     /// Nearest values offered per unmatched word when a required site found nothing (as
     /// `dss generate`'s default).
@@ -321,8 +345,9 @@ mod runner {
         }
     }
 
-    /// A case ready to run: its index, the request as evaluated, what extraction found.
-    type Prepared = (usize, String, Analysis);
+    /// A case ready to run: its index, the request as evaluated, what extraction found
+    /// (`None` where the case has no context to analyze it in).
+    type Prepared = (usize, String, Option<Analysis>);
 
     /// One case under one condition.
     struct Outcome {
@@ -332,20 +357,109 @@ mod runner {
         fallback: Option<String>,
     }
 
-    /// The suite's schema compiled with its notation edits (`notation.yaml` in the suite
-    /// folder, as `dss init` writes them), if it has any.
-    fn compile(suite: &Suite, dir: &Path) -> Result<CompiledSpec> {
-        // Read again from the file, for errors with its line and column.
-        let yaml = dir.join("notation.yaml");
-        let notation = crate::load_notation(suite.notation.is_some().then_some(yaml.as_path()))?;
-        dss_compiler::compile(
-            &suite.schema,
+    /// What a case is read against: its schema compiled (the suite's `schema.json` with its
+    /// notation edits, or the case's own tools), extraction's index over it, its sites.
+    struct Ctx {
+        /// The schema's content: consecutive cases with equal keys share generators.
+        key: String,
+        spec: CompiledSpec,
+        index: SpecIndex,
+        sites: Vec<Site>,
+        site_paths: Vec<String>,
+    }
+
+    /// Compiles `schema` (a JSON Schema, or tool definitions) with the suite's notation
+    /// edits and indexes it for extraction; `what` names it in errors.
+    fn context(
+        dir: &Path,
+        schema: &Value,
+        notation: &Option<dss_compiler::NotationConfig>,
+        examples: &[Example],
+        what: &str,
+        open: bool,
+    ) -> Result<Ctx> {
+        let spec = dss_compiler::compile(
+            schema,
             &dss_compiler::CompileOptions {
-                notation,
+                notation: notation.clone(),
                 ..Default::default()
             },
         )
-        .with_context(|| format!("compiling {}", dir.join("schema.json").display()))
+        .with_context(|| format!("compiling {what}"))?;
+        let index = index(dir, &spec, Vec::new(), examples, open)?;
+        let sites = spec.sites();
+        let site_paths = sites.iter().map(|s| s.path.clone()).collect();
+        Ok(Ctx {
+            key: schema.to_string(),
+            spec,
+            index,
+            sites,
+            site_paths,
+        })
+    }
+
+    /// A second spec of a context, for a generator to own.
+    fn spec_copy(ctx: &Ctx) -> CompiledSpec {
+        CompiledSpec::from_file(ctx.spec.file().clone())
+    }
+
+    /// The in-process generators the conditions need, over a context's spec (each warmed).
+    fn generators<'m>(
+        model: &'m dss_runtime::LocalModel,
+        ctx: &Ctx,
+        conditions: &[&str],
+        args: &EvalRunArgs,
+        examples: &[Example],
+        examples_items: &[Example],
+    ) -> Result<Vec<(Gen, Generator<'m>)>> {
+        let mut gens = Vec::new();
+        for (kind, engine, format) in [
+            (
+                Gen::Shorthand,
+                EngineKind::Llguidance,
+                OutputFormat::Shorthand,
+            ),
+            (Gen::Items, EngineKind::Llguidance, OutputFormat::Shorthand),
+            (
+                Gen::Free,
+                EngineKind::Unconstrained,
+                OutputFormat::Shorthand,
+            ),
+            (Gen::Json, EngineKind::Llguidance, OutputFormat::Json),
+        ] {
+            if conditions.iter().any(|c| generator_of(c) == kind) {
+                let ex = if kind == Gen::Items && args.example_items {
+                    examples_items
+                } else {
+                    examples
+                };
+                let opts = GeneratorOptions {
+                    engine,
+                    format,
+                    threads: Some(args.threads as usize),
+                    max_tokens: args.max_tokens.map(|t| t as usize),
+                    examples: ex.to_vec(),
+                    ..Default::default()
+                };
+                let mut g =
+                    Generator::new(model, spec_copy(ctx), opts).context("preparing generation")?;
+                g.warm().context("evaluating the prompt prefix")?;
+                gens.push((kind, g));
+            }
+        }
+        Ok(gens)
+    }
+
+    /// An outcome for every condition of a case that could not run (`error`).
+    fn failed(conditions: &[&str], error: &str) -> Vec<Outcome> {
+        conditions
+            .iter()
+            .map(|_| Outcome {
+                result: Err(error.to_string()),
+                stats: Stats::default(),
+                fallback: None,
+            })
+            .collect()
     }
 
     /// The suite's catalogs and aliases; catalog entries for sites the schema already
@@ -395,42 +509,110 @@ mod runner {
             }
         }
         let cases = &suite.cases[..args.limit.unwrap_or(usize::MAX).min(suite.cases.len())];
-        let spec = compile(&suite, dir)?;
-        let examples: Vec<Example> = suite
-            .examples
+        // Read again from the file, for errors with its line and column.
+        let yaml = dir.join("notation.yaml");
+        let notation = crate::load_notation(suite.notation.is_some().then_some(yaml.as_path()))?;
+        // Cases that carry their own tools are read against those, each distinct tool set
+        // compiled once; such a suite has no shared worked examples.
+        let per_case = suite.schema.is_none() || cases.iter().any(|c| c.tools.is_some());
+        let examples: Vec<Example> = if per_case {
+            Vec::new()
+        } else {
+            suite
+                .examples
+                .iter()
+                .map(|e| Example {
+                    request: e.request.clone(),
+                    output: e.gold.clone(),
+                })
+                .collect()
+        };
+        let schema_file = dir.join("schema.json").display().to_string();
+        let shared: Option<Rc<Ctx>> = match (&suite.schema, per_case) {
+            (Some(schema), false) => Some(Rc::new(context(
+                dir,
+                schema,
+                &notation,
+                &examples,
+                &schema_file,
+            )?)),
+            _ => None,
+        };
+        // Each case's context, or why it has none (its tools do not compile): such a case
+        // gets an error record under every condition.
+        let mut contexts: HashMap<String, Rc<Ctx>> = HashMap::new();
+        let mut case_ctx: Vec<std::result::Result<Rc<Ctx>, String>> =
+            Vec::with_capacity(cases.len());
+        for c in cases {
+            if let Some(s) = &shared {
+                case_ctx.push(Ok(s.clone()));
+                continue;
+            }
+            let Some(schema) = suite.schema_of(c) else {
+                case_ctx.push(Err(format!("case `{}` has no schema", c.id)));
+                continue;
+            };
+            let key = schema.to_string();
+            if let Some(x) = contexts.get(&key) {
+                case_ctx.push(Ok(x.clone()));
+                continue;
+            }
+            let what = if c.tools.is_some() {
+                format!("the tools of case `{}`", c.id)
+            } else {
+                schema_file.clone()
+            };
+            match context(dir, schema, &notation, &examples, &what, args.catalog_mode == "open") {
+                Ok(x) => {
+                    let x = Rc::new(x);
+                    contexts.insert(key, x.clone());
+                    case_ctx.push(Ok(x));
+                }
+                Err(e) => case_ctx.push(Err(format!("{e:#}"))),
+            }
+        }
+        let case_keys: Vec<std::result::Result<String, String>> = case_ctx
             .iter()
-            .map(|e| Example {
-                request: e.request.clone(),
-                output: e.gold.clone(),
-            })
+            .map(|x| x.as_ref().map(|x| x.key.clone()).map_err(Clone::clone))
             .collect();
-        let open = args.catalog_mode == "open";
-        let index = index(dir, &spec, Vec::new(), &examples, open)?;
-        let site_paths: Vec<String> = spec.sites().into_iter().map(|s| s.path).collect();
         // Leave-one-out: how many cases' golds use each (site, value).
-        let mut uses: std::collections::HashMap<(String, String), usize> = Default::default();
+        let mut uses: HashMap<(String, String), usize> = Default::default();
         if args.catalog_mode == "loo" {
-            for c in &suite.cases {
+            let mut count = |gold: &Value, paths: &[String]| {
                 let pairs: std::collections::BTreeSet<(String, String)> =
-                    gold_pairs(&c.gold, &site_paths).into_iter().collect();
+                    gold_pairs(gold, paths).into_iter().collect();
                 for p in pairs {
                     *uses.entry(p).or_default() += 1;
                 }
+            };
+            match &shared {
+                Some(s) => suite
+                    .cases
+                    .iter()
+                    .for_each(|c| count(&c.gold, &s.site_paths)),
+                None => cases.iter().zip(&case_ctx).for_each(|(c, x)| {
+                    if let Ok(x) = x {
+                        count(&c.gold, &x.site_paths);
+                    }
+                }),
             }
         }
-        let sites = spec.sites();
         // With --example-items, the worked examples as the `gp` and `ner-cd` prompts give a
         // request: with the items the same extraction finds in it (some of which its answer
         // does not use).
-        let examples_items: Vec<Example> = examples
-            .iter()
-            .map(|e| Example {
-                request: index
-                    .analyze(&e.request, ExtractMode::Full, NEAREST)
-                    .prompt(&e.request),
-                output: e.output.clone(),
-            })
-            .collect();
+        let examples_items: Vec<Example> = match &shared {
+            Some(s) => examples
+                .iter()
+                .map(|e| Example {
+                    request: s
+                        .index
+                        .analyze(&e.request, ExtractMode::Full, NEAREST)
+                        .prompt(&e.request),
+                    output: e.output.clone(),
+                })
+                .collect(),
+            None => Vec::new(),
+        };
         let served = args.backend.is_server();
         if served {
             if let Some(c) = conditions
@@ -440,30 +622,40 @@ mod runner {
                 bail!("condition `{c}` runs in process only; with --backend openai take gp, prune, ner-cd, cd");
             }
         }
-        let mut served_gens: Vec<(Gen, dss_serve::ServedGenerator)> = Vec::new();
+        // Served generators per context (by its key); the server's model name is asked once.
+        let mut served_gens: HashMap<String, Vec<(Gen, dss_serve::ServedGenerator)>> =
+            HashMap::new();
+        let mut served_model: Option<String> = args.backend.server_model.clone();
         if served {
-            for kind in [Gen::Shorthand, Gen::Items] {
-                if conditions.iter().any(|c| generator_of(c) == kind) {
-                    let ex = if kind == Gen::Items && args.example_items {
-                        &examples_items
-                    } else {
-                        &examples
-                    };
-                    let opts = dss_serve::ServeOptions {
-                        kind: args.backend.server_kind,
-                        mode: args.backend.serve_mode,
-                        model: args.backend.server_model.clone(),
-                        max_tokens: args.max_tokens.map(|t| t as usize),
-                    };
-                    let g = dss_serve::ServedGenerator::new(
-                        crate::serve_cmd::client(&args.backend)?,
-                        compile(&suite, dir)?,
-                        ex,
-                        opts,
-                    )
-                    .context("preparing served generation")?;
-                    served_gens.push((kind, g));
+            let mut all: Vec<&Rc<Ctx>> = contexts.values().collect();
+            all.extend(shared.iter());
+            for ctx in all {
+                let mut gens = Vec::new();
+                for kind in [Gen::Shorthand, Gen::Items] {
+                    if conditions.iter().any(|c| generator_of(c) == kind) {
+                        let ex = if kind == Gen::Items && args.example_items {
+                            &examples_items
+                        } else {
+                            &examples
+                        };
+                        let opts = dss_serve::ServeOptions {
+                            kind: args.backend.server_kind,
+                            mode: args.backend.serve_mode,
+                            model: served_model.clone(),
+                            max_tokens: args.max_tokens.map(|t| t as usize),
+                        };
+                        let g = dss_serve::ServedGenerator::new(
+                            crate::serve_cmd::client(&args.backend)?,
+                            spec_copy(ctx),
+                            ex,
+                            opts,
+                        )
+                        .context("preparing served generation")?;
+                        served_model = Some(g.model().to_string());
+                        gens.push((kind, g));
+                    }
                 }
+                served_gens.insert(ctx.key.clone(), gens);
             }
         }
         let model = if served {
@@ -471,41 +663,13 @@ mod runner {
         } else {
             Some(crate::runtime_cmd::load_model(&args.model)?)
         };
-        let opts = |engine, format, examples: &Vec<Example>| GeneratorOptions {
-            engine,
-            format,
-            threads: Some(args.threads as usize),
-            max_tokens: args.max_tokens.map(|t| t as usize),
-            examples: examples.clone(),
-            ..Default::default()
-        };
+        // In process: the generators of the context of the case being run, built again
+        // where a case's context differs from the one before.
         let mut gens: Vec<(Gen, Generator<'_>)> = Vec::new();
-        for (kind, engine, format) in [
-            (
-                Gen::Shorthand,
-                EngineKind::Llguidance,
-                OutputFormat::Shorthand,
-            ),
-            (Gen::Items, EngineKind::Llguidance, OutputFormat::Shorthand),
-            (
-                Gen::Free,
-                EngineKind::Unconstrained,
-                OutputFormat::Shorthand,
-            ),
-            (Gen::Json, EngineKind::Llguidance, OutputFormat::Json),
-        ] {
-            let Some(model) = &model else { break };
-            if conditions.iter().any(|c| generator_of(c) == kind) {
-                let ex = if kind == Gen::Items && args.example_items {
-                    &examples_items
-                } else {
-                    &examples
-                };
-                let mut g = Generator::new(model, compile(&suite, dir)?, opts(engine, format, ex))
-                    .context("preparing generation")?;
-                g.warm().context("evaluating the prompt prefix")?;
-                gens.push((kind, g));
-            }
+        let mut gens_key: Option<String> = None;
+        if let (Some(model), Some(ctx)) = (&model, &shared) {
+            gens = generators(model, ctx, &conditions, args, &examples, &examples_items)?;
+            gens_key = Some(ctx.key.clone());
         }
         let catalog_keys: Vec<String> = suite.catalogs.keys().cloned().collect();
         let pb = ProgressBar::new((cases.len() * conditions.len()) as u64);
@@ -534,11 +698,15 @@ mod runner {
         let mut ner = NerCounts::default();
         let mut reachable = 0usize;
         // One case's request as evaluated (perturbed or not) and what extraction found in it.
+        // A case without a context (its tools do not compile) has no analysis.
         let prepare = |case_no: usize| -> Result<Prepared> {
             let case = &cases[case_no];
+            let Ok(ctx) = &case_ctx[case_no] else {
+                return Ok((case_no, case.request.clone(), None));
+            };
             let request = match args.perturb {
                 Some(seed) => {
-                    let values: Vec<String> = gold_pairs(&case.gold, &site_paths)
+                    let values: Vec<String> = gold_pairs(&case.gold, &ctx.site_paths)
                         .into_iter()
                         .map(|(_, v)| v)
                         .collect();
@@ -550,22 +718,26 @@ mod runner {
             };
             let own_index;
             let index = if args.catalog_mode == "loo" {
-                let withheld: Vec<(String, String)> = gold_pairs(&case.gold, &site_paths)
+                let withheld: Vec<(String, String)> = gold_pairs(&case.gold, &ctx.site_paths)
                     .into_iter()
                     .filter(|p| uses.get(p).copied().unwrap_or(0) <= 1)
                     .collect();
-                own_index = self::index(dir, &spec, withheld, &examples, false)?;
+                own_index = self::index(dir, &ctx.spec, withheld, &examples, false)?;
                 &own_index
             } else {
-                &index
+                &ctx.index
             };
             let a = index.analyze(&request, ExtractMode::Full, NEAREST);
-            Ok((case_no, request, a))
+            Ok((case_no, request, Some(a)))
         };
         // Scores one case's outcomes (one per condition) and writes them to items.jsonl.
-        let mut record =
-            |case_no: usize, request: &str, a: &Analysis, outcomes: Vec<Outcome>| -> Result<()> {
-                let case = &cases[case_no];
+        let mut record = |case_no: usize,
+                          request: &str,
+                          a: Option<&Analysis>,
+                          outcomes: Vec<Outcome>|
+         -> Result<()> {
+            let case = &cases[case_no];
+            if let (Some(a), Ok(ctx)) = (a, &case_ctx[case_no]) {
                 let predicted: Vec<(String, String)> = a
                     .mentions
                     .iter()
@@ -573,45 +745,46 @@ mod runner {
                     .map(|m| (m.site.clone(), value_text(&m.value)))
                     .collect();
                 ner.add(&predicted, &gold_pairs(&case.gold, &catalog_keys));
-                if is_reachable(&spec, &sites, &case.gold, &a.restriction) {
+                if is_reachable(&ctx.spec, &ctx.sites, &case.gold, &a.restriction) {
                     reachable += 1;
                 }
-                for ((ci, cond), o) in conditions.iter().enumerate().zip(outcomes) {
-                    let (e, ep) = match &o.result {
-                        Ok(g) => (
-                            em(&g.value, &case.gold, &suite.meta.scoring),
-                            em_paper(&g.value, &case.gold, &suite.meta.scoring),
-                        ),
-                        Err(_) => (false, false),
+            }
+            for ((ci, cond), o) in conditions.iter().enumerate().zip(outcomes) {
+                let (e, ep) = match &o.result {
+                    Ok(g) => (
+                        em(&g.value, &case.gold, &suite.meta.scoring),
+                        em_paper_case(&g.value, case, &suite.meta.scoring),
+                    ),
+                    Err(_) => (false, false),
+                };
+                if let Some((w, p)) = &mut items_file {
+                    let (output, shorthand, error) = match &o.result {
+                        Ok(g) => (g.value.clone(), Value::from(g.text.clone()), Value::Null),
+                        Err(e) => (Value::Null, Value::Null, Value::from(e.clone())),
                     };
-                    if let Some((w, p)) = &mut items_file {
-                        let (output, shorthand, error) = match &o.result {
-                            Ok(g) => (g.value.clone(), Value::from(g.text.clone()), Value::Null),
-                            Err(e) => (Value::Null, Value::Null, Value::from(e.clone())),
-                        };
-                        let line = json!({
-                            "id": case.id,
-                            "condition": cond,
-                            "request": request,
-                            "gold": case.gold,
-                            "output": output,
-                            "shorthand": shorthand,
-                            "error": error,
-                            "em": e,
-                            "em_paper": ep,
-                            "fallback": o.fallback,
-                            "stats": o.stats,
-                        });
-                        // Flushed per line: a long run can be followed with `tail -f`.
-                        writeln!(w, "{line}")
-                            .and_then(|()| w.flush())
-                            .with_context(|| format!("writing {}", p.display()))?;
-                    }
-                    per[ci].push((o, e, ep));
-                    pb.inc(1);
+                    let line = json!({
+                        "id": case.id,
+                        "condition": cond,
+                        "request": request,
+                        "gold": case.gold,
+                        "output": output,
+                        "shorthand": shorthand,
+                        "error": error,
+                        "em": e,
+                        "em_paper": ep,
+                        "fallback": o.fallback,
+                        "stats": o.stats,
+                    });
+                    // Flushed per line: a long run can be followed with `tail -f`.
+                    writeln!(w, "{line}")
+                        .and_then(|()| w.flush())
+                        .with_context(|| format!("writing {}", p.display()))?;
                 }
-                Ok(())
-            };
+                per[ci].push((o, e, ep));
+                pb.inc(1);
+            }
+            Ok(())
+        };
         if served {
             // `--concurrency` cases in flight, scored and written in case order.
             let mut next_case = 0usize;
@@ -625,30 +798,58 @@ mod runner {
                     Ok(Some(Input::Work(prepare(next_case - 1)?)))
                 },
                 |(case_no, request, a): Prepared| {
-                    let outcomes: Vec<Outcome> = conditions
-                        .iter()
-                        .map(|cond| {
-                            let kind = generator_of(cond);
-                            match served_gens.iter().find(|(k, _)| *k == kind) {
-                                Some((_, gen)) => run_served(gen, cond, &request, &a),
-                                None => Outcome {
-                                    result: Err(format!("no generator for condition {cond}")),
-                                    stats: Stats::default(),
-                                    fallback: None,
-                                },
-                            }
-                        })
-                        .collect();
+                    let gens = case_keys[case_no]
+                        .as_ref()
+                        .map(|k| served_gens.get(k).map(Vec::as_slice).unwrap_or_default());
+                    let outcomes: Vec<Outcome> = match (gens, &a) {
+                        (Ok(gens), Some(a)) => conditions
+                            .iter()
+                            .map(|cond| {
+                                let kind = generator_of(cond);
+                                match gens.iter().find(|(k, _)| *k == kind) {
+                                    Some((_, gen)) => run_served(gen, cond, &request, a),
+                                    None => Outcome {
+                                        result: Err(format!("no generator for condition {cond}")),
+                                        stats: Stats::default(),
+                                        fallback: None,
+                                    },
+                                }
+                            })
+                            .collect(),
+                        (Err(e), _) => failed(&conditions, e),
+                        (Ok(_), None) => failed(&conditions, "the case was not analyzed"),
+                    };
                     (case_no, request, a, outcomes)
                 },
                 |(case_no, request, a, outcomes)| {
                     pb.set_message(cases[case_no].id.clone());
-                    record(case_no, &request, &a, outcomes).map(|()| true)
+                    record(case_no, &request, a.as_ref(), outcomes).map(|()| true)
                 },
             )?;
         } else {
+            let Some(model) = &model else {
+                bail!("no model loaded");
+            };
             for (case_no, case) in cases.iter().enumerate() {
                 let (_, request, a) = prepare(case_no)?;
+                let (ctx, a) = match (&case_ctx[case_no], &a) {
+                    (Ok(ctx), Some(a)) => (ctx, a),
+                    (Err(e), _) => {
+                        record(case_no, &request, None, failed(&conditions, e))?;
+                        continue;
+                    }
+                    (Ok(_), None) => {
+                        let outcomes = failed(&conditions, "the case was not analyzed");
+                        record(case_no, &request, None, outcomes)?;
+                        continue;
+                    }
+                };
+                if gens_key.as_deref() != Some(ctx.key.as_str()) {
+                    // The previous contexts are freed before the next are made.
+                    gens.clear();
+                    gens = generators(model, ctx, &conditions, args, &examples, &examples_items)?;
+                    gens_key = Some(ctx.key.clone());
+                }
                 let mut outcomes = Vec::with_capacity(conditions.len());
                 for cond in &conditions {
                     pb.set_message(format!("{} {cond}", case.id));
@@ -656,9 +857,9 @@ mod runner {
                     let Some((_, gen)) = gens.iter_mut().find(|(k, _)| *k == kind) else {
                         bail!("no generator for condition {cond}");
                     };
-                    outcomes.push(run_condition(gen, cond, &request, &a, args.split_lines));
+                    outcomes.push(run_condition(gen, cond, &request, a, args.split_lines));
                 }
-                record(case_no, &request, &a, outcomes)?;
+                record(case_no, &request, Some(a), outcomes)?;
             }
         }
         pb.finish_and_clear();
@@ -679,13 +880,12 @@ mod runner {
         if !setting.is_empty() {
             name = format!("{name} ({})", setting.join(", "));
         }
-        let model_name = match served_gens.first() {
-            Some((_, g)) => format!(
-                "{} (served at {})",
-                g.model(),
+        let model_name = match &served_model {
+            Some(m) if served => format!(
+                "{m} (served at {})",
                 args.backend.url.as_deref().unwrap_or_default()
             ),
-            None => args.model.clone(),
+            _ => args.model.clone(),
         };
         let mut report = Report::new(&name, cases.len() as u64, &model_name);
         for (cond, outcomes) in conditions.iter().zip(&per) {

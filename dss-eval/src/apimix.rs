@@ -118,6 +118,8 @@ pub fn import_apimix_with(dir: &Path, out: &Path, slots: Slots) -> Result<Import
             id: format!("{stem}-{i:03}"),
             request: request.to_string(),
             gold: Value::Array(gold),
+            tools: None,
+            acceptable: None,
             extra,
         });
     }
@@ -167,7 +169,7 @@ pub fn import_apimix_with(dir: &Path, out: &Path, slots: Slots) -> Result<Import
                 paper: PaperRule::CallSet,
             },
         },
-        schema,
+        schema: Some(schema),
         catalogs,
         aliases: Default::default(),
         cases,

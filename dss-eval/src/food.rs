@@ -732,6 +732,8 @@ pub fn import_food_ordering(venue_dir: &Path, out: &Path) -> Result<ImportSummar
             id: format!("{venue}-{:03}", p.no),
             request: p.request.clone(),
             gold: Value::Array(gold),
+            tools: None,
+            acceptable: None,
             extra,
         });
     }
@@ -769,7 +771,7 @@ pub fn import_food_ordering(venue_dir: &Path, out: &Path) -> Result<ImportSummar
                 paper: PaperRule::SortedOrders,
             },
         },
-        schema,
+        schema: Some(schema),
         catalogs,
         aliases,
         cases,
@@ -1834,7 +1836,8 @@ mod tests {
             return;
         };
         assert!(s.cases.is_empty());
-        let drink = &s.schema["items"]["oneOf"][0]["properties"]["drink"]["properties"];
+        let schema = s.schema.as_ref().expect("a schema");
+        let drink = &schema["items"]["oneOf"][0]["properties"]["drink"]["properties"];
         assert!(
             drink["toppings"]["items"]["properties"]["quantity"].is_object(),
             "{drink}"
@@ -1846,7 +1849,7 @@ mod tests {
         let notation: dss_compiler::NotationConfig =
             serde_yaml::from_str(s.notation.as_deref().expect("a notation")).unwrap();
         let spec = dss_compiler::compile(
-            &s.schema,
+            schema,
             &dss_compiler::CompileOptions {
                 notation: Some(notation),
                 ..Default::default()

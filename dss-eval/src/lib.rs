@@ -7,30 +7,49 @@
 //!
 //! | file | required | content |
 //! |---|---|---|
-//! | `suite.yaml` | yes | `name`, `source`, `license`, `notes` (a list of lines), `scoring`: `unordered` (instance path patterns of arrays compared as multisets by `em`; `""` is the root) and `paper` (`call-set`, `sorted-orders` or `em`: the rule of `em_paper`) |
-//! | `schema.json` | yes | the JSON Schema every gold validates against |
+//! | `suite.yaml` | yes | `name`, `source`, `license`, `notes` (a list of lines), `scoring`: `unordered` (instance path patterns of arrays compared as multisets by `em`; `""` is the root) and `paper` (`call-set`, `sorted-orders`, `bfcl-ast` or `em`: the rule of `em_paper`) |
+//! | `schema.json` | yes, unless every case carries `tools` | the JSON Schema every gold validates against |
 //! | `catalogs.yaml` | no | instance path pattern -> list of values (JSON scalars) |
 //! | `aliases.yaml` | no | instance path pattern -> {value: [phrases naming it]} |
+<<<<<<< HEAD
 //! | `cases.jsonl` | yes | one `{"id": "...", "request": "...", "gold": <JSON>}` per line, plus any other fields (kept) |
 //! | `examples.jsonl` | no | worked examples in the same format; none may share an id or a request with a case, and `dss eval` refuses one near a case ([`similar`]) |
+=======
+//! | `cases.jsonl` | yes | one `{"id": "...", "request": "...", "gold": <JSON>}` per line, optionally `tools` and `acceptable` (below), plus any other fields (kept) |
+//! | `examples.jsonl` | no | worked examples in the same format; none may share an id or a request with a case |
+>>>>>>> wt-bfcl
 //!
 //! Path patterns are JSON Pointers in which `*` stands for any array index:
 //! `/*/atis_airfare/departure_city`, `/*/main_dish/toppings/*/name`. Aliases are keyed by the
 //! value as text (numbers in decimal). [`Suite::load`] reports errors with the file and line.
 //!
+//! **A case with its own schema.** A case may carry its own tool set, `"tools": [{"name",
+//! "description", "parameters"}, …]` (an OpenAI-style function list, JSON Schema types): its
+//! gold and outputs are then lists of calls of those tools, `[{"<tool>": {<arguments>}}]`,
+//! compiled as `dss compile` compiles tool definitions, instead of against `schema.json`
+//! ([`Suite::schema_of`]). A suite whose every case carries tools needs no `schema.json`,
+//! and has no shared catalogs; `dss eval` compiles each distinct tool set once
+//! ([`SpecCache`]). `"acceptable"` holds what the suite's scoring reads beside the gold (BFCL's
+//! ground truth for `paper: bfcl-ast`).
+//!
 //! # Importers
 //! - [`import_apimix`]: APIMixATIS / APIMixSNIPS (see [`apimix`] for the JSON shape).
 //! - [`import_food_ordering`]: any venue in Amazon's FoodOrdering layout (see [`food`]).
+//! - [`import_bfcl`]: Berkeley Function Calling Leaderboard questions and answers, one case
+//!   with its own tools per question (see [`bfcl`]).
 //!
-//! Both write the suite folder and return an [`ImportSummary`]; before writing they check
+//! Each writes the suite folder and returns an [`ImportSummary`]; before writing it checks
 //! with dss that the schema compiles and that every gold validates, compresses and expands
 //! back equal.
 //!
 //! # Scoring
-//! [`score::em`], [`score::em_paper`], NER counts ([`score::NerCounts`]) and the
+//! [`score::em`], [`score::em_paper`] ([`score::em_paper_case`] for a rule that reads a
+//! case's acceptable answers, as [`bfcl_ast`] does), NER counts ([`score::NerCounts`]) and the
 //! [`report::Report`] of a run (JSON, table, CSV).
 
 pub mod apimix;
+pub mod bfcl;
+pub mod bfcl_ast;
 pub mod error;
 pub mod food;
 pub mod pycall;
@@ -40,7 +59,12 @@ pub mod sexpr;
 pub mod similar;
 pub mod suite;
 
+<<<<<<< HEAD
 pub use apimix::{import_apimix, import_apimix_with, Slots};
+=======
+pub use apimix::import_apimix;
+pub use bfcl::import_bfcl;
+>>>>>>> wt-bfcl
 pub use error::{EvalError, Result};
 pub use food::import_food_ordering;
 
@@ -89,14 +113,16 @@ fn finish_import(suite: &Suite, out: &Path, repairs: Vec<String>) -> Result<Impo
     })
 }
 
+<<<<<<< HEAD
 /// Compiles the suite's schema with dss and checks every gold and worked example: it
 /// validates, compresses, and expands back equal. `out` names the suite in errors.
+=======
+/// Compiles the suite's schema with dss (or each case's own `tools`, each distinct tool set
+/// once) and checks every gold and worked example: it validates, compresses, and expands
+/// back equal. `out` names the suite in errors.
+>>>>>>> wt-bfcl
 pub fn check_with_dss(suite: &Suite, out: &Path) -> Result<()> {
-    let spec = dss_compiler::compile(&suite.schema, &dss_compiler::CompileOptions::default())
-        .map_err(|e| EvalError::Dss {
-            path: out.join("schema.json"),
-            message: format!("the schema does not compile: {e}"),
-        })?;
+    let mut specs = SpecCache::default();
     for (file, cases) in [
         ("cases.jsonl", &suite.cases),
         ("examples.jsonl", &suite.examples),
@@ -106,6 +132,18 @@ pub fn check_with_dss(suite: &Suite, out: &Path) -> Result<()> {
                 path: out.join(file),
                 message: format!("case `{}`: {m}", c.id),
             };
+            let Some(schema) = suite.schema_of(c) else {
+                return Err(err(
+                    "no schema: the suite has no schema.json and the case no `tools`".into(),
+                ));
+            };
+            let spec = specs.get(schema, None).map_err(|e| match &c.tools {
+                Some(_) => err(format!("its tools do not compile: {e}")),
+                None => EvalError::Dss {
+                    path: out.join("schema.json"),
+                    message: format!("the schema does not compile: {e}"),
+                },
+            })?;
             let text = spec
                 .compress(&c.gold)
                 .map_err(|e| err(format!("the gold does not compress: {e}")))?;
@@ -120,6 +158,54 @@ pub fn check_with_dss(suite: &Suite, out: &Path) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// Compiled specs by the content of their schema (a suite's `schema.json`, or a case's own
+/// `tools`), so that identical tool sets compile once.
+#[derive(Default)]
+pub struct SpecCache {
+    specs: std::collections::HashMap<String, std::sync::Arc<dss_compiler::CompiledSpec>>,
+}
+
+impl SpecCache {
+    /// The spec of `schema` (a JSON Schema or tool definitions) compiled with `notation`,
+    /// compiled on the first request for this content and notation.
+    pub fn get(
+        &mut self,
+        schema: &serde_json::Value,
+        notation: Option<&dss_compiler::NotationConfig>,
+    ) -> std::result::Result<std::sync::Arc<dss_compiler::CompiledSpec>, dss_compiler::CompileError>
+    {
+        let key = format!(
+            "{}\u{0}{}",
+            schema,
+            notation
+                .and_then(|n| serde_yaml::to_string(n).ok())
+                .unwrap_or_default()
+        );
+        if let Some(spec) = self.specs.get(&key) {
+            return Ok(spec.clone());
+        }
+        let spec = std::sync::Arc::new(dss_compiler::compile(
+            schema,
+            &dss_compiler::CompileOptions {
+                notation: notation.cloned(),
+                ..Default::default()
+            },
+        )?);
+        self.specs.insert(key, spec.clone());
+        Ok(spec)
+    }
+
+    /// How many distinct specs were compiled.
+    pub fn len(&self) -> usize {
+        self.specs.len()
+    }
+
+    /// Whether nothing was compiled yet.
+    pub fn is_empty(&self) -> bool {
+        self.specs.is_empty()
+    }
 }
 
 /// The license named by the folder's `LICENSE` file (its first non-empty line), or `unknown`.
@@ -223,8 +309,9 @@ pub(crate) mod testdata {
 
     /// Every gold validates against the suite's schema and compresses and expands back equal.
     pub(crate) fn assert_golds_round_trip(suite: &Suite) {
-        let spec = dss_compiler::compile(&suite.schema, &Default::default()).unwrap();
+        let mut specs = SpecCache::default();
         for c in suite.cases.iter().chain(&suite.examples) {
+            let spec = specs.get(suite.schema_of(c).unwrap(), None).unwrap();
             spec.validate(&c.gold)
                 .unwrap_or_else(|e| panic!("{}: {e}", c.id));
             let text = spec

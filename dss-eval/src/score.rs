@@ -9,12 +9,14 @@
 //! **`em_paper`**: the rule of the Grammar Pruning paper, [`PaperRule`]: APIMix compares the
 //! *set* of calls; FoodOrdering sorts the orders (a multiset) and keeps every inner list's
 //! order (topping order counts), as the authors' scorer does on their Burger outputs.
+//! A BFCL suite's rule is BFCL's AST checker (`bfcl-ast`, [`crate::bfcl_ast`]), which reads
+//! each case's acceptable answers: [`em_paper_case`].
 //!
 //! **NER**: micro counts of (slot, value) pairs, where a slot is a catalog path pattern and
 //! the pairs of the gold are its leaves at catalog paths ([`gold_pairs`]), compared as
 //! multisets.
 
-use crate::suite::{pattern_matches, pattern_of, PaperRule, PathSeg, Scoring};
+use crate::suite::{pattern_matches, pattern_of, Case, PaperRule, PathSeg, Scoring};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
@@ -32,7 +34,8 @@ pub fn em(output: &Value, gold: &Value, scoring: &Scoring) -> bool {
 /// Exact match under the paper's rule of the suite ([`PaperRule`]).
 pub fn em_paper(output: &Value, gold: &Value, scoring: &Scoring) -> bool {
     match scoring.paper {
-        PaperRule::Em => em(output, gold, scoring),
+        // Without the case's acceptable answers, the first one alone: see [`em_paper_case`].
+        PaperRule::Em | PaperRule::BfclAst => em(output, gold, scoring),
         PaperRule::SortedOrders => {
             let root_only = |p: &[PathSeg]| p.is_empty();
             canonical(output, &mut Vec::new(), &root_only)
@@ -54,6 +57,20 @@ pub fn em_paper(output: &Value, gold: &Value, scoring: &Scoring) -> bool {
                 _ => output == gold,
             }
         }
+    }
+}
+
+/// Exact match under the paper's rule of the suite for one case: as [`em_paper`] on the
+/// case's gold, except under [`PaperRule::BfclAst`], where BFCL's AST checker decides from
+/// the case's `acceptable` answers and its own `tools` ([`crate::bfcl_ast::check`]; a case
+/// without them matches nothing).
+pub fn em_paper_case(output: &Value, case: &Case, scoring: &Scoring) -> bool {
+    match (scoring.paper, &case.tools, &case.acceptable) {
+        (PaperRule::BfclAst, Some(tools), Some(acceptable)) => {
+            crate::bfcl_ast::check(output, tools, acceptable).is_ok()
+        }
+        (PaperRule::BfclAst, _, _) => false,
+        _ => em_paper(output, &case.gold, scoring),
     }
 }
 

@@ -19,8 +19,20 @@ pub struct Case {
     pub id: String,
     /// The user's request.
     pub request: String,
-    /// The expected JSON instance; it validates against `schema.json`.
+    /// The expected JSON instance; it validates against `schema.json`, or against the
+    /// schema of the case's own `tools`.
     pub gold: Value,
+    /// The case's own tool set, where it carries one: an OpenAI-style function list
+    /// (`[{"name", "description", "parameters"}, …]`, JSON Schema types). The case's schema
+    /// is then the schema of a list of calls of these tools, `[{"<tool>": {<arguments>}}]`,
+    /// as `dss compile` reads tool definitions, instead of the suite's `schema.json`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tools: Option<Value>,
+    /// The acceptable answers, where the suite's scoring reads more than `gold`
+    /// ([`PaperRule::BfclAst`]: BFCL's ground truth, a list of
+    /// `{FUNCTION: {parameter: [acceptable values]}}`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub acceptable: Option<Value>,
     /// Any other fields (source file and line, notes), kept as they are.
     #[serde(flatten)]
     pub extra: serde_json::Map<String, Value>,
@@ -39,6 +51,9 @@ pub enum PaperRule {
     /// Same as `em`.
     #[default]
     Em,
+    /// BFCL's AST checker (see [`crate::bfcl_ast`]): each case's `acceptable` answers and
+    /// its own `tools` decide, not `gold` alone.
+    BfclAst,
 }
 
 /// Scoring rules of a suite.
@@ -77,8 +92,9 @@ pub struct SuiteMeta {
 pub struct Suite {
     /// `suite.yaml`.
     pub meta: SuiteMeta,
-    /// `schema.json`.
-    pub schema: Value,
+    /// `schema.json`; `None` where every case carries its own `tools` (a suite of per-case
+    /// schemas, as BFCL's questions are).
+    pub schema: Option<Value>,
     /// `catalogs.yaml` (empty if absent).
     pub catalogs: Catalogs,
     /// `aliases.yaml` (empty if absent).
@@ -98,17 +114,22 @@ pub const EXPLICIT_NOTATION: &str = "# Notation edits for this suite (see `dss i
 
 impl Suite {
     /// Loads a suite folder. Errors name the file and, for JSONL, the line.
-    /// Checks: unique case ids, and no worked example whose id or request is a case's.
+    /// Checks: unique case ids, no worked example whose id or request is a case's, and,
+    /// without `schema.json`, that every case and example carries its own `tools`.
     pub fn load(dir: &Path) -> Result<Suite> {
         let meta: SuiteMeta = read_yaml(&dir.join("suite.yaml"))?;
         let schema_path = dir.join("schema.json");
-        let schema: Value = serde_json::from_str(&read(&schema_path)?).map_err(|e| {
-            EvalError::format(
-                &schema_path,
-                Some(format!("{}:{}", e.line(), e.column())),
-                e.to_string(),
-            )
-        })?;
+        let schema: Option<Value> = if schema_path.exists() {
+            Some(serde_json::from_str(&read(&schema_path)?).map_err(|e| {
+                EvalError::format(
+                    &schema_path,
+                    Some(format!("{}:{}", e.line(), e.column())),
+                    e.to_string(),
+                )
+            })?)
+        } else {
+            None
+        };
         let catalogs = optional_yaml(&dir.join("catalogs.yaml"))?.unwrap_or_default();
         let aliases = optional_yaml(&dir.join("aliases.yaml"))?.unwrap_or_default();
         let cases = read_cases(&dir.join("cases.jsonl"))?;
@@ -119,6 +140,17 @@ impl Suite {
             Vec::new()
         };
         check_examples(&cases, &examples, &ex_path)?;
+        if schema.is_none() {
+            for (path, list) in [(dir.join("cases.jsonl"), &cases), (ex_path, &examples)] {
+                if let Some(c) = list.iter().find(|c| c.tools.is_none()) {
+                    return Err(EvalError::format(
+                        path,
+                        None,
+                        format!("case `{}` carries no `tools`, and the suite has no schema.json: expected either", c.id),
+                    ));
+                }
+            }
+        }
         let notation_path = dir.join("notation.yaml");
         let notation = if notation_path.exists() {
             Some(read(&notation_path)?)
@@ -140,8 +172,10 @@ impl Suite {
     pub fn write(&self, dir: &Path) -> Result<()> {
         fs::create_dir_all(dir).map_err(|e| EvalError::io(dir, e))?;
         write_file(&dir.join("suite.yaml"), &to_yaml(&self.meta, dir)?)?;
-        let schema = serde_json::to_string_pretty(&self.schema).unwrap_or_default() + "\n";
-        write_file(&dir.join("schema.json"), &schema)?;
+        if let Some(schema) = &self.schema {
+            let schema = serde_json::to_string_pretty(schema).unwrap_or_default() + "\n";
+            write_file(&dir.join("schema.json"), &schema)?;
+        }
         if !self.catalogs.is_empty() {
             write_file(&dir.join("catalogs.yaml"), &to_yaml(&self.catalogs, dir)?)?;
         }
@@ -156,6 +190,14 @@ impl Suite {
             write_file(&dir.join("notation.yaml"), n)?;
         }
         Ok(())
+    }
+
+    /// The schema a case's gold and output are read against: the schema of calls of its
+    /// own `tools` (tool definitions, which `dss_compiler::compile` reads as such), or the
+    /// suite's `schema.json`. `None` only for a case without tools in a suite without a
+    /// schema, which [`Suite::load`] refuses.
+    pub fn schema_of<'a>(&'a self, case: &'a Case) -> Option<&'a Value> {
+        case.tools.as_ref().or(self.schema.as_ref())
     }
 }
 
@@ -292,7 +334,7 @@ mod tests {
                     paper: PaperRule::CallSet,
                 },
             },
-            schema: json!({"type": "array"}),
+            schema: Some(json!({"type": "array"})),
             catalogs: [("/*/f/a".to_string(), vec![json!("x")])].into(),
             aliases: [(
                 "/*/f/a".to_string(),
@@ -303,12 +345,16 @@ mod tests {
                 id: "1".into(),
                 request: "do x".into(),
                 gold: json!([{"f": {"a": "x"}}]),
+                tools: None,
+                acceptable: None,
                 extra: Default::default(),
             }],
             examples: vec![Case {
                 id: "e1".into(),
                 request: "do y".into(),
                 gold: json!([]),
+                tools: None,
+                acceptable: None,
                 extra: Default::default(),
             }],
         }
