@@ -133,6 +133,15 @@ pub(crate) struct EvalRunArgs {
     /// APIMixSNIPS, so off by default).
     #[arg(long)]
     pub(crate) example_items: bool,
+    /// Let the model write properties the schema does not declare wherever the schema
+    /// admits them (by default only where it allows them explicitly), in the constrained
+    /// conditions.
+    #[arg(long)]
+    pub(crate) allow_undeclared: bool,
+    /// Seconds one case may take under one condition (with --backend openai also each HTTP
+    /// round trip): past it the case fails under that condition.
+    #[arg(long, value_name = "SECS", default_value_t = 60.0, value_parser = crate::serve_cmd::parse_secs)]
+    pub(crate) timeout: f64,
     /// The model's backend: `--backend openai --url URL …` evaluates a served model (the
     /// shorthand conditions gp, prune, ner-cd, cd; `--concurrency` cases in flight).
     #[command(flatten)]
@@ -439,6 +448,8 @@ mod runner {
                     threads: Some(args.threads as usize),
                     max_tokens: args.max_tokens.map(|t| t as usize),
                     examples: ex.to_vec(),
+                    allow_undeclared: args.allow_undeclared,
+                    timeout: Some(std::time::Duration::from_secs_f64(args.timeout)),
                     ..Default::default()
                 };
                 let mut g =
@@ -535,6 +546,7 @@ mod runner {
                 &notation,
                 &examples,
                 &schema_file,
+                args.catalog_mode == "open",
             )?)),
             _ => None,
         };
@@ -562,7 +574,14 @@ mod runner {
             } else {
                 schema_file.clone()
             };
-            match context(dir, schema, &notation, &examples, &what, args.catalog_mode == "open") {
+            match context(
+                dir,
+                schema,
+                &notation,
+                &examples,
+                &what,
+                args.catalog_mode == "open",
+            ) {
                 Ok(x) => {
                     let x = Rc::new(x);
                     contexts.insert(key, x.clone());
@@ -643,9 +662,13 @@ mod runner {
                             mode: args.backend.serve_mode,
                             model: served_model.clone(),
                             max_tokens: args.max_tokens.map(|t| t as usize),
+                            grammar: dss_compiler::GrammarOptions {
+                                allow_undeclared: args.allow_undeclared,
+                            },
+                            timeout: Some(std::time::Duration::from_secs_f64(args.timeout)),
                         };
                         let g = dss_serve::ServedGenerator::new(
-                            crate::serve_cmd::client(&args.backend)?,
+                            crate::serve_cmd::client(&args.backend, args.timeout)?,
                             spec_copy(ctx),
                             ex,
                             opts,
@@ -950,7 +973,7 @@ mod runner {
                 stats,
                 fallback: None,
             },
-            Err(first) if cond == "gp" => {
+            Err(first) if cond == "gp" && !matches!(first, GenerateError::Timeout { .. }) => {
                 let spent = stats.total_ms;
                 // The full grammar, the same prompt (this generator's examples carry items).
                 let r = gen.generate(&prompt);

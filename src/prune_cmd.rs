@@ -3,7 +3,7 @@
 
 use anyhow::{bail, Context, Result};
 use clap::{Args, ValueEnum};
-use dss_compiler::{CompiledSpec, Resume};
+use dss_compiler::{CompiledSpec, GrammarOptions, Resume};
 use dss_extract::{Analysis, Catalogs, ExtractMode, SpecIndex};
 use serde_json::{json, Map, Value};
 use std::path::{Path, PathBuf};
@@ -251,13 +251,21 @@ pub(crate) struct PruneCmdArgs {
     /// The grammar syntax.
     #[arg(long, value_enum, default_value = "gbnf")]
     pub format: GrammarFormat,
+    /// Offer properties the schema does not declare wherever the schema admits them (by
+    /// default only where it allows them explicitly: `additionalProperties` other than
+    /// `false`, or `patternProperties`), as `dss generate --allow-undeclared`.
+    #[arg(long)]
+    pub allow_undeclared: bool,
 }
 
 pub(crate) fn run_prune(args: &PruneCmdArgs) -> Result<ExitCode> {
     let spec = load_spec(&args.spec, None)?;
     let index = args.learn.index(&args.prune, &args.spec, &spec)?;
     let a = args.prune.analyze(&index, &args.request);
-    let g = spec.pruned_grammar(&a.restriction, Resume::Start);
+    let opts = GrammarOptions {
+        allow_undeclared: args.allow_undeclared,
+    };
+    let g = spec.pruned_grammar_with(&a.restriction, Resume::Start, opts);
     let text = match args.format {
         GrammarFormat::Gbnf => g.to_gbnf(),
         GrammarFormat::Lark => g

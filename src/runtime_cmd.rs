@@ -168,6 +168,8 @@ pub(crate) fn generate_analyzed(
     };
     match gen.generate_pruned(&prompt_request, &pruning) {
         Ok(g) => Ok((g, Some(report))),
+        // The time budget is the request's, not the pruned grammar's: no second try.
+        Err(e @ GenerateError::Timeout { .. }) => Err(e),
         Err(e) => {
             eprintln!("warning: decoding under the pruned grammar failed ({e}); retrying under the full grammar");
             report.tier = "full".into();
@@ -272,9 +274,11 @@ pub(crate) fn run_generate(args: &GenerateArgs) -> Result<ExitCode> {
         threads: args.threads.map(|t| t as usize),
         n_ctx: args.n_ctx,
         max_tokens: c.max_tokens.map(|t| t as usize),
+        timeout: Some(std::time::Duration::from_secs_f64(c.timeout)),
         fast_forward: !args.no_fast_forward,
         examples,
         end_on_rejection: !args.no_end_on_rejection,
+        allow_undeclared: c.allow_undeclared,
     };
     let index = c.index(&spec, &opts.examples)?;
     let mut gen = Generator::new(&model, spec, opts)

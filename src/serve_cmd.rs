@@ -5,7 +5,7 @@
 
 use anyhow::{anyhow, bail, Context, Result};
 use clap::{Args, ValueEnum};
-use dss_compiler::{CompiledSpec, Consume};
+use dss_compiler::{CompiledSpec, Consume, GrammarOptions};
 use dss_extract::{Analysis, PruneTier, SpecIndex};
 use dss_serve::{
     load_examples, run_ordered, Client, Example, Input, Mode, Pruning, ServeError, ServeOptions,
@@ -63,10 +63,6 @@ pub(crate) struct BackendArgs {
     /// input order).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1024))]
     pub concurrency: u32,
-    /// With --backend openai: seconds one HTTP request may take (a stuck request is an
-    /// error record).
-    #[arg(long, value_name = "SECS", default_value_t = 300.0, value_parser = parse_secs)]
-    pub timeout: f64,
     /// With --backend openai: retries of a request after a connection failure, HTTP 429 or
     /// 5xx (waiting 0.5 s, then twice as long each time).
     #[arg(long, default_value_t = 2)]
@@ -98,7 +94,7 @@ fn parse_mode(s: &str) -> Result<Mode, String> {
     Mode::from_name(s).ok_or_else(|| format!("unknown mode `{s}` (single, per-line)"))
 }
 
-fn parse_secs(s: &str) -> Result<f64, String> {
+pub(crate) fn parse_secs(s: &str) -> Result<f64, String> {
     match s.parse::<f64>() {
         Ok(x) if x > 0.0 && x.is_finite() => Ok(x),
         _ => Err(format!("`{s}` is not a positive number of seconds")),
@@ -157,6 +153,16 @@ pub(crate) struct GenerateCommon {
     /// Do not add the values found to the prompt ("Items found: …" after the request).
     #[arg(long)]
     pub no_items: bool,
+    /// Let the model write properties the schema does not declare wherever the schema
+    /// admits them (by default only where it allows them explicitly: `additionalProperties`
+    /// other than `false`, or `patternProperties`).
+    #[arg(long)]
+    pub allow_undeclared: bool,
+    /// Seconds one request may take, from the request to its document (prompt, grammar,
+    /// decoding; with --backend openai also each HTTP round trip): past it the request
+    /// fails with an error record, as at the token limit.
+    #[arg(long, value_name = "SECS", default_value_t = 60.0, value_parser = parse_secs)]
+    pub timeout: f64,
 }
 
 impl GenerateCommon {
@@ -278,7 +284,7 @@ pub(crate) fn spec_examples(
 }
 
 /// The client for `--url`, with the key from `--api-key-env`.
-pub(crate) fn client(b: &BackendArgs) -> Result<Client> {
+pub(crate) fn client(b: &BackendArgs, timeout: f64) -> Result<Client> {
     let Some(url) = &b.url else {
         bail!(
             "--backend openai needs --url URL (the server's base URL, e.g. http://127.0.0.1:8080)"
@@ -294,7 +300,7 @@ pub(crate) fn client(b: &BackendArgs) -> Result<Client> {
     let mut cfg = ServerConfig::new(url);
     cfg.api_key = api_key;
     cfg.api_key_env = b.api_key_env.clone();
-    cfg.timeout = Duration::from_secs_f64(b.timeout);
+    cfg.timeout = Duration::from_secs_f64(timeout);
     cfg.retries = b.retries;
     Ok(Client::new(cfg))
 }
@@ -393,12 +399,16 @@ pub(crate) fn run(c: &GenerateCommon, b: &BackendArgs) -> Result<ExitCode> {
     let spec: CompiledSpec = load_spec(&c.spec, None)?;
     let examples = c.worked_examples()?;
     let index = c.index(&spec, &examples)?;
-    let client = client(b)?;
+    let client = client(b, c.timeout)?;
     let opts = ServeOptions {
         kind: b.server_kind,
         mode: b.serve_mode,
         model: b.server_model.clone(),
         max_tokens: c.max_tokens.map(|t| t as usize),
+        grammar: GrammarOptions {
+            allow_undeclared: c.allow_undeclared,
+        },
+        timeout: Some(Duration::from_secs_f64(c.timeout)),
     };
     if c.print_prompt {
         // The messages only: no server needed.

@@ -212,6 +212,60 @@ fn prune_writes_the_pruned_grammar_as_lark() {
     );
 }
 
+/// `dss prune` on a tool definition that leaves `additionalProperties` out (as OpenAI-style
+/// function parameters do): the grammar offers no undeclared property, unless
+/// `--allow-undeclared`; one that allows them explicitly keeps them.
+#[test]
+fn prune_offers_no_undeclared_property_a_tool_does_not_allow() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let tools = |extra: Value| {
+        let mut params = json!({
+            "type": "object",
+            "properties": {
+                "city": {"type": "string"},
+                "unit": {"enum": ["celsius", "fahrenheit"]}
+            },
+            "required": ["city"]
+        });
+        if let (Some(p), Some(e)) = (params.as_object_mut(), extra.as_object()) {
+            p.extend(e.clone());
+        }
+        json!([{"type": "function", "function": {"name": "get_weather", "parameters": params}}])
+    };
+    let implicit = dir.path().join("implicit.json");
+    let explicit = dir.path().join("explicit.json");
+    std::fs::write(&implicit, tools(json!({})).to_string()).expect("write");
+    std::fs::write(
+        &explicit,
+        tools(json!({"additionalProperties": true})).to_string(),
+    )
+    .expect("write");
+    let request = "the weather in Oslo in celsius";
+    let prune = |spec: &Path, more: &[&str]| {
+        let mut args = vec!["prune", "--spec", path_str(spec), request];
+        args.extend_from_slice(more);
+        run_ok(&args, None).stdout
+    };
+    let narrow = prune(&implicit, &[]);
+    let allowed = prune(&implicit, &["--allow-undeclared"]);
+    // Pruned either way: the unit nobody named is gone.
+    for g in [&narrow, &allowed] {
+        assert!(g.contains("celsius") && !g.contains("fahrenheit"), "{g}");
+    }
+    assert!(!narrow.contains("-more"), "{narrow}");
+    assert!(allowed.contains("-more"), "{allowed}");
+    let explicit = prune(&explicit, &[]);
+    assert!(explicit.contains("-more"), "{explicit}");
+    // The published grammar keeps them.
+    let out = dir.path().join("out");
+    run_ok(
+        &["compile", path_str(&implicit), "-o", path_str(&out)],
+        None,
+    );
+    let published = std::fs::read_to_string(out.join("shorthand.gbnf")).expect("gbnf");
+    assert!(published.contains("-more"), "{published}");
+}
+
 /// `dss prune` and `dss extract` learn from the spec's worked examples as `dss generate`
 /// does (here: that a clause names one call, so a clause's values go to the call that takes
 /// the most of them and the call its words name), and `--no-examples` learns nothing.
@@ -1807,6 +1861,45 @@ fn generate_prefix_cache_file_starts_a_new_process_warm() {
         second.stderr
     );
     assert_eq!(first.stdout, second.stdout, "the file changes speed only");
+}
+
+/// A tiny `--timeout`: every request ends with an error record saying so (not a hang, not
+/// a retry under the full grammar), and the exit code says some failed.
+#[cfg(feature = "runtime")]
+#[test]
+fn generate_past_its_time_budget_is_an_error_record() {
+    if skip_model_test("generate_past_its_time_budget_is_an_error_record") {
+        return;
+    }
+    let started = std::time::Instant::now();
+    let r = run(
+        &viz_generate(&["--timeout", "0.001", "--jsonl", "--keep-going"]),
+        Some("\"sales by region\"\n\"monthly profit\"\n"),
+    );
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(r.stdout.trim().is_empty(), "{}", r.stdout);
+    let records = stderr_records(
+        &r.stderr
+            .lines()
+            .filter(|l| !l.starts_with("warning: "))
+            .collect::<Vec<_>>()
+            .join("\n"),
+    );
+    assert_eq!(records.len(), 2, "{records:?}");
+    for (i, rec) in records.iter().enumerate() {
+        assert_eq!(rec["line"], i + 1, "{rec}");
+        let e = rec["error"].as_str().unwrap_or_default();
+        assert!(e.contains("time budget of 0.001 s"), "{rec}");
+    }
+    assert!(
+        !r.stderr.contains("retrying under the full grammar"),
+        "{}",
+        r.stderr
+    );
+    assert!(started.elapsed().as_secs() < 120, "{:?}", started.elapsed());
+    // A budget must be a positive number of seconds.
+    let r = run(&viz_generate(&["--timeout", "0", "sales by region"]), None);
+    assert_eq!(r.code, 2, "{}", r.stderr);
 }
 
 #[cfg(feature = "runtime")]

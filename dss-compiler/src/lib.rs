@@ -66,7 +66,7 @@ pub use grammar::lark;
 pub use grammar::{quote_lit, Consume, Grammar, Restriction, Resume, SpanWord, Spans};
 pub use lint::SchemaWarning;
 pub use notation::{NotationConfig, NotationStyle};
-pub use request::Progress;
+pub use request::{GrammarOptions, Progress};
 pub use schema::is_keywordless;
 pub use shape::{Lexical, RegularCheck};
 pub use sites::{path_matches, FormSite, Site, SiteKind};

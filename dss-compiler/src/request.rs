@@ -16,6 +16,22 @@ use crate::sites::{self, path_matches, FormSite, Site};
 use crate::spec::CompiledSpec;
 use serde_json::Value;
 
+/// What a grammar for generation offers beyond what the schema declares.
+///
+/// By default a model writes a property the schema does not declare only where the schema
+/// allows it explicitly (`additionalProperties` other than `false`, or
+/// `patternProperties`), as OpenAI's strict mode and XGrammar do: tool definitions rarely
+/// say `additionalProperties: false`, and a small model offered undeclared keys wanders
+/// there. The mapper and the published grammars ([`CompiledSpec::grammar_gbnf`]…) still
+/// read and write every property the schema admits; a generation grammar's language is a
+/// subset of theirs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct GrammarOptions {
+    /// Offer undeclared properties wherever the schema admits them (also where it leaves
+    /// `additionalProperties` out), as the published grammars do.
+    pub allow_undeclared: bool,
+}
+
 /// What the complete lines of a partly written document say.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Progress {
@@ -62,6 +78,17 @@ impl CompiledSpec {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn pruned_grammar(&self, restriction: &Restriction, resume: Resume) -> Grammar {
+        self.pruned_grammar_with(restriction, resume, GrammarOptions::default())
+    }
+
+    /// [`pruned_grammar`](Self::pruned_grammar) with undeclared properties as `opts` say
+    /// (by default only where the schema allows them explicitly, see [`GrammarOptions`]).
+    pub fn pruned_grammar_with(
+        &self,
+        restriction: &Restriction,
+        resume: Resume,
+        opts: GrammarOptions,
+    ) -> Grammar {
         grammar::build_pruned(
             self.shapes(),
             self.notation(),
@@ -70,7 +97,31 @@ impl CompiledSpec {
                 .get_or_init(|| sites::path_prefixes(&self.sites())),
             restriction,
             resume,
+            opts.allow_undeclared,
         )
+    }
+
+    /// The whole grammar a model writes under when nothing is pruned: the published
+    /// grammar ([`CompiledSpec::grammar_gbnf`]) with undeclared properties as `opts` say
+    /// (see [`GrammarOptions`]). Its language is a subset of the published grammar's.
+    ///
+    /// ```
+    /// use dss_compiler::{compile, CompileOptions, GrammarOptions};
+    /// // A tool's parameters, without `additionalProperties`.
+    /// let schema = serde_json::json!({
+    ///     "type": "object",
+    ///     "properties": {"city": {"type": "string"}},
+    ///     "required": ["city"]
+    /// });
+    /// let spec = compile(&schema, &CompileOptions::default())?;
+    /// let gbnf = spec.generation_grammar(GrammarOptions::default()).to_gbnf();
+    /// assert!(!gbnf.contains("more"), "{gbnf}");
+    /// // The published grammar (and the mapper) still take undeclared properties.
+    /// assert!(spec.grammar_gbnf().contains("more"));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn generation_grammar(&self, opts: GrammarOptions) -> Grammar {
+        grammar::build_generation(self.shapes(), self.notation(), opts.allow_undeclared)
     }
 
     /// Reads the complete lines a model has written so far (`text` up to its last newline
@@ -297,7 +348,7 @@ fn collect_used(value: &Value, path: &mut String, sites: &[Site], out: &mut Vec<
 #[cfg(test)]
 mod tests {
     use crate::grammar::{Consume, Restriction, Resume};
-    use crate::{compile, CompileOptions, CompiledSpec};
+    use crate::{compile, CompileOptions, CompiledSpec, GrammarOptions};
     use pest_meta::{optimizer, parser};
     use pest_vm::Vm;
     use serde_json::{json, Value};
@@ -321,6 +372,138 @@ mod tests {
             &CompileOptions::default(),
         )
         .expect("compiles")
+    }
+
+    /// An OpenAI `tools` array whose parameters say nothing of `additionalProperties`, as
+    /// tool definitions usually do, with `extra` merged into the parameters.
+    fn weather_tool(extra: Value) -> CompiledSpec {
+        let mut params = json!({
+            "type": "object",
+            "properties": {
+                "city": {"type": "string"},
+                "unit": {"enum": ["celsius", "fahrenheit"]}
+            },
+            "required": ["city"]
+        });
+        if let (Some(p), Some(e)) = (params.as_object_mut(), extra.as_object()) {
+            p.extend(e.clone());
+        }
+        compile(
+            &json!([{"type": "function", "function": {
+                "name": "get_weather", "parameters": params
+            }}]),
+            &CompileOptions::default(),
+        )
+        .expect("compiles")
+    }
+
+    /// A call with an undeclared property, as the mapper writes it.
+    fn undeclared_call(spec: &CompiledSpec) -> String {
+        let v = json!([{"get_weather": {"city": "Oslo", "unit": "celsius", "zip": "0150"}}]);
+        spec.compress(&v)
+            .expect("the mapper keeps undeclared properties")
+    }
+
+    /// Generation grammars in pest: the whole one and the one pruned to `unit: celsius`.
+    fn generation_grammars(spec: &CompiledSpec, allow_undeclared: bool) -> [String; 2] {
+        let opts = GrammarOptions { allow_undeclared };
+        let mut r = Restriction::default();
+        r.candidates
+            .insert("/*/get_weather/unit".into(), vec![json!("celsius")]);
+        [
+            spec.generation_grammar(opts).to_pest(),
+            spec.pruned_grammar_with(&r, Resume::Start, opts).to_pest(),
+        ]
+    }
+
+    #[test]
+    fn generation_offers_no_undeclared_property_a_tool_does_not_allow() {
+        let spec = weather_tool(json!({}));
+        let text = undeclared_call(&spec);
+        assert!(text.contains("zip"), "{text}");
+        let declared = spec
+            .compress(&json!([{"get_weather": {"city": "Oslo", "unit": "celsius"}}]))
+            .expect("compresses");
+        // The published grammar and the mapper keep them.
+        assert!(accepts(&spec.grammar_pest(), &text), "{text}");
+        assert_eq!(
+            spec.expand(&text).expect("expands")[0]["get_weather"]["zip"],
+            json!("0150")
+        );
+        for g in generation_grammars(&spec, false) {
+            assert!(!accepts(&g, &text), "{g}\n{text}");
+            assert!(accepts(&g, &declared), "{g}\n{declared}");
+        }
+        // Neither the published GBNF's undeclared-property rule is in the generation one.
+        let full = spec.grammar_gbnf();
+        let gen = spec.generation_grammar(GrammarOptions::default()).to_gbnf();
+        assert!(full.contains("-more"), "{full}");
+        assert!(!gen.contains("-more"), "{gen}");
+        // The pruned one's undeclared-property branch is gone; the pruning is the same.
+        for g in generation_grammars(&spec, true) {
+            assert!(accepts(&g, &text), "{g}\n{text}");
+        }
+    }
+
+    #[test]
+    fn generation_offers_undeclared_properties_a_schema_allows_explicitly() {
+        for extra in [
+            json!({"additionalProperties": true}),
+            json!({"additionalProperties": {"type": "string"}}),
+            json!({"patternProperties": {"^z": {"type": "string"}}, "additionalProperties": false}),
+        ] {
+            let spec = weather_tool(extra.clone());
+            let text = undeclared_call(&spec);
+            for g in generation_grammars(&spec, false) {
+                assert!(accepts(&g, &text), "{extra}: {g}\n{text}");
+            }
+        }
+        // Closed: nowhere, not even when allowed.
+        let spec = weather_tool(json!({"additionalProperties": false}));
+        assert!(spec
+            .compress(&json!([{"get_weather": {"city": "Oslo", "zip": "0150"}}]))
+            .is_err());
+        assert_eq!(
+            spec.generation_grammar(GrammarOptions {
+                allow_undeclared: true
+            })
+            .to_gbnf(),
+            spec.grammar_gbnf()
+        );
+    }
+
+    #[test]
+    fn an_explicit_allowance_survives_all_of_and_nesting() {
+        // allOf: one branch allows them explicitly, the other declares the fields.
+        let spec = compile(
+            &json!({"allOf": [
+                {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]},
+                {"additionalProperties": {"type": "integer"}}
+            ]}),
+            &CompileOptions::default(),
+        )
+        .expect("compiles");
+        let text = spec.compress(&json!({"a": 1, "b": 2})).expect("compresses");
+        let gen = spec.generation_grammar(GrammarOptions::default()).to_pest();
+        assert!(accepts(&gen, &text), "{gen}\n{text}");
+        // A nested object without `additionalProperties` under an explicitly open one.
+        let spec = compile(
+            &json!({"type": "object", "additionalProperties": true, "properties": {
+                "inner": {"type": "object", "properties": {"x": {"type": "integer"}}}
+            }}),
+            &CompileOptions::default(),
+        )
+        .expect("compiles");
+        let gen = spec.generation_grammar(GrammarOptions::default()).to_pest();
+        let outer = spec
+            .compress(&json!({"inner": {"x": 1}, "y": 2}))
+            .expect("compresses");
+        let inner = spec
+            .compress(&json!({"inner": {"x": 1, "y": 2}}))
+            .expect("compresses");
+        assert!(accepts(&gen, &outer), "{gen}\n{outer}");
+        assert!(!accepts(&gen, &inner), "{gen}\n{inner}");
+        assert!(accepts(&spec.grammar_pest(), &inner), "{inner}");
     }
 
     fn accepts(grammar: &str, text: &str) -> bool {

@@ -11,13 +11,8 @@
 //! | `schema.json` | yes, unless every case carries `tools` | the JSON Schema every gold validates against |
 //! | `catalogs.yaml` | no | instance path pattern -> list of values (JSON scalars) |
 //! | `aliases.yaml` | no | instance path pattern -> {value: [phrases naming it]} |
-<<<<<<< HEAD
-//! | `cases.jsonl` | yes | one `{"id": "...", "request": "...", "gold": <JSON>}` per line, plus any other fields (kept) |
-//! | `examples.jsonl` | no | worked examples in the same format; none may share an id or a request with a case, and `dss eval` refuses one near a case ([`similar`]) |
-=======
 //! | `cases.jsonl` | yes | one `{"id": "...", "request": "...", "gold": <JSON>}` per line, optionally `tools` and `acceptable` (below), plus any other fields (kept) |
-//! | `examples.jsonl` | no | worked examples in the same format; none may share an id or a request with a case |
->>>>>>> wt-bfcl
+//! | `examples.jsonl` | no | worked examples in the same format; none may share an id or a request with a case, and `dss eval` refuses one near a case ([`similar`]) |
 //!
 //! Path patterns are JSON Pointers in which `*` stands for any array index:
 //! `/*/atis_airfare/departure_city`, `/*/main_dish/toppings/*/name`. Aliases are keyed by the
@@ -59,12 +54,8 @@ pub mod sexpr;
 pub mod similar;
 pub mod suite;
 
-<<<<<<< HEAD
 pub use apimix::{import_apimix, import_apimix_with, Slots};
-=======
-pub use apimix::import_apimix;
 pub use bfcl::import_bfcl;
->>>>>>> wt-bfcl
 pub use error::{EvalError, Result};
 pub use food::import_food_ordering;
 
@@ -113,14 +104,9 @@ fn finish_import(suite: &Suite, out: &Path, repairs: Vec<String>) -> Result<Impo
     })
 }
 
-<<<<<<< HEAD
-/// Compiles the suite's schema with dss and checks every gold and worked example: it
-/// validates, compresses, and expands back equal. `out` names the suite in errors.
-=======
 /// Compiles the suite's schema with dss (or each case's own `tools`, each distinct tool set
 /// once) and checks every gold and worked example: it validates, compresses, and expands
 /// back equal. `out` names the suite in errors.
->>>>>>> wt-bfcl
 pub fn check_with_dss(suite: &Suite, out: &Path) -> Result<()> {
     let mut specs = SpecCache::default();
     for (file, cases) in [

@@ -147,6 +147,7 @@ fn measure(model: &LocalModel, s: &Suite) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
             initial: &initial,
             sites: &sites,
             consume: Consume::Class,
+            grammar: Default::default(),
         };
         let ends: Vec<usize> = text.match_indices('\n').map(|(i, _)| i + 1).collect();
         for &end in ends.iter().take(ends.len().saturating_sub(1)) {

@@ -31,9 +31,9 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
-use dss_compiler::{CompiledSpec, Consume, Restriction, Resume, Site};
+use dss_compiler::{CompiledSpec, Consume, GrammarOptions, Restriction, Resume, Site};
 use llama_cpp_2::context::params::LlamaContextParams;
 use llama_cpp_2::context::LlamaContext;
 use llama_cpp_2::llama_batch::LlamaBatch;
@@ -89,6 +89,14 @@ pub enum GenerateError {
         /// The output budget in tokens.
         max_tokens: usize,
         /// What was written until then.
+        partial: String,
+    },
+    /// The time budget ran out before the document was complete.
+    #[error("generation took longer than its time budget of {seconds} s before the document was complete (raise --timeout); partial output: {partial:?}")]
+    Timeout {
+        /// The time budget in seconds.
+        seconds: f64,
+        /// What was written until then (empty when the prompt was still being evaluated).
         partial: String,
     },
     /// The model went into a loop.
@@ -282,6 +290,11 @@ pub struct GeneratorOptions {
     /// Output budget; default: sized from the examples (3× the longest, at least 128),
     /// or 512 without examples.
     pub max_tokens: Option<usize>,
+    /// Time budget per request, from the request to its document (prompt evaluation,
+    /// grammar building and decoding), checked before each batch of the prompt and each
+    /// token: past it the request fails with [`GenerateError::Timeout`]. Default:
+    /// [`DEFAULT_TIMEOUT`]; `None`: no bound.
+    pub timeout: Option<Duration>,
     /// Append forced text without sampling.
     pub fast_forward: bool,
     /// Worked examples for the prompt (their outputs must validate against the schema).
@@ -289,6 +302,20 @@ pub struct GeneratorOptions {
     /// End the document when it may end and the model's greedy token is not allowed
     /// (instead of taking the best allowed token).
     pub end_on_rejection: bool,
+    /// Let the model write properties the schema does not declare wherever the schema
+    /// admits them; by default only where it allows them explicitly
+    /// (`additionalProperties` other than `false`, or `patternProperties`; see
+    /// [`dss_compiler::GrammarOptions`]).
+    pub allow_undeclared: bool,
+}
+
+impl GeneratorOptions {
+    /// What the generation grammars offer beyond the schema's declarations.
+    pub fn grammar_options(&self) -> GrammarOptions {
+        GrammarOptions {
+            allow_undeclared: self.allow_undeclared,
+        }
+    }
 }
 
 impl Default for GeneratorOptions {
@@ -299,12 +326,18 @@ impl Default for GeneratorOptions {
             threads: None,
             n_ctx: 4096,
             max_tokens: None,
+            timeout: Some(DEFAULT_TIMEOUT),
             fast_forward: true,
             examples: Vec::new(),
             end_on_rejection: true,
+            allow_undeclared: false,
         }
     }
 }
+
+/// The default time budget of one request ([`GeneratorOptions::timeout`]): a small model
+/// on a CPU writes a document in seconds; one that ran for minutes was looping.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// The default thread count: physical cores.
 pub fn default_threads() -> usize {
@@ -366,6 +399,11 @@ pub struct Generator<'m> {
     /// Tokens in the shared prefix.
     prefix_len: usize,
     last_stats: Stats,
+    /// When the request being generated runs out of time ([`GeneratorOptions::timeout`]).
+    deadline: Option<Instant>,
+    /// The deadline [`Generator::eval`] checks before each batch: set while the prompt is
+    /// evaluated (decoding checks it per token, where the partial output is known).
+    eval_deadline: Option<Instant>,
 }
 
 const N_BATCH: u32 = 512;
@@ -401,7 +439,7 @@ impl<'m> Generator<'m> {
                 (
                     prompt::system_message(prompt::INSTRUCTION, &spec.grammar_bnf()),
                     shots,
-                    GrammarSource::Gbnf(spec.grammar_gbnf()),
+                    GrammarSource::Gbnf(spec.generation_grammar(opts.grammar_options()).to_gbnf()),
                 )
             }
             OutputFormat::Json => {
@@ -457,6 +495,8 @@ impl<'m> Generator<'m> {
             n_batch: N_BATCH as usize,
             prefix_len,
             last_stats: Stats::default(),
+            deadline: None,
+            eval_deadline: None,
         })
     }
 
@@ -601,8 +641,10 @@ impl<'m> Generator<'m> {
         f: impl FnOnce(&mut Self, Instant, &mut Stats) -> Result<Output, GenerateError>,
     ) -> Result<Generation, GenerateError> {
         let start = Instant::now();
+        self.deadline = self.opts.timeout.and_then(|t| start.checked_add(t));
         let mut stats = Stats::default();
         let result = f(self, start, &mut stats);
+        self.deadline = None;
         stats.total_ms = ms(start);
         self.last_stats = stats.clone();
         let Output {
@@ -668,7 +710,7 @@ impl<'m> Generator<'m> {
         pruned_grammar(
             self.model,
             &self.spec,
-            self.opts.engine,
+            (self.opts.engine, self.opts.grammar_options()),
             restriction,
             resume,
         )
@@ -695,6 +737,7 @@ impl<'m> Generator<'m> {
             initial: &p.initial,
             sites: &p.sites,
             consume: p.consume,
+            grammar: self.opts.grammar_options(),
         };
         let Some(constraint) = rest.after_lines(self.model, text)? else {
             return Ok(());
@@ -759,8 +802,27 @@ impl<'m> Generator<'m> {
             .count();
         let keep = self.cut(common.min(split));
         stats.cached_tokens = keep;
-        self.eval(&tokens[keep..split], keep)?;
-        self.eval(&tokens[split..], split)
+        self.eval_deadline = self.deadline;
+        let evaluated = self
+            .eval(&tokens[keep..split], keep)
+            .and_then(|()| self.eval(&tokens[split..], split));
+        self.eval_deadline = None;
+        evaluated
+    }
+
+    /// [`GenerateError::Timeout`] once the request's deadline has passed, with `partial`.
+    fn check_time(
+        &self,
+        deadline: Option<Instant>,
+        partial: impl FnOnce() -> String,
+    ) -> Result<(), GenerateError> {
+        match (deadline, self.opts.timeout) {
+            (Some(d), Some(t)) if Instant::now() >= d => Err(GenerateError::Timeout {
+                seconds: t.as_secs_f64(),
+                partial: partial(),
+            }),
+            _ => Ok(()),
+        }
     }
 
     /// The decoding loop: fast-forward forced text, pick the next token under the
@@ -785,6 +847,7 @@ impl<'m> Generator<'m> {
         let mut logits_buf: Vec<f32> = Vec::new();
         let mut cut_repetition = false;
         loop {
+            self.check_time(self.deadline, || st.partial())?;
             if self.opts.fast_forward {
                 self.fast_forward(&mut st, stats)?;
                 self.rebuild(&mut st, stats)?;
@@ -1078,6 +1141,7 @@ impl<'m> Generator<'m> {
         // at the same positions are always evaluated in the same batches.
         let mut done = 0;
         while done < tokens.len() {
+            self.check_time(self.eval_deadline, String::new)?;
             let at = pos + done;
             let len = (self.n_batch - at % self.n_batch).min(tokens.len() - done);
             let chunk = &tokens[done..done + len];
@@ -1131,11 +1195,13 @@ struct Decoding {
 fn pruned_grammar(
     model: &LocalModel,
     spec: &CompiledSpec,
-    engine: EngineKind,
+    (engine, opts): (EngineKind, GrammarOptions),
     restriction: &Restriction,
     resume: Resume,
 ) -> Result<Grammar, GenerateError> {
-    let gbnf = spec.pruned_grammar(restriction, resume).to_gbnf();
+    let gbnf = spec
+        .pruned_grammar_with(restriction, resume, opts)
+        .to_gbnf();
     model.grammar(engine, &GrammarSource::Gbnf(gbnf))
 }
 
@@ -1154,6 +1220,8 @@ pub struct PrunedRest<'a> {
     pub sites: &'a [Site],
     /// What a written line consumes.
     pub consume: Consume,
+    /// What the grammars offer beyond the schema's declarations.
+    pub grammar: GrammarOptions,
 }
 
 impl PrunedRest<'_> {
@@ -1175,7 +1243,7 @@ impl PrunedRest<'_> {
             return Ok(None);
         };
         let rest = self.initial.consumed(&progress.used, self.consume);
-        let grammar = pruned_grammar(model, self.spec, self.engine, &rest, resume)?;
+        let grammar = pruned_grammar(model, self.spec, (self.engine, self.grammar), &rest, resume)?;
         Ok(Some(grammar.start(&model.model, model.eog.clone())?))
     }
 }

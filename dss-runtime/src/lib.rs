@@ -33,6 +33,7 @@ pub use gbnf::{GbnfChecker, GbnfError, Verdict};
 pub use generate::{
     default_threads, load_examples, Example, GenerateError, Generation, Generator,
     GeneratorOptions, LocalModel, OutputFormat, PrefixCache, PrunedRest, Pruning, Stats,
+    DEFAULT_TIMEOUT,
 };
 pub use models::{FetchProgress, ModelError, ModelRegistry, ModelSpec, DEFAULT_MODEL};
 pub use prompt::{tokenize, tokenize_prefix, PromptError, PromptTemplate, Shot};

@@ -287,3 +287,37 @@ fn a_tiny_budget_is_a_clear_error() {
         Err(e) => panic!("expected a token-limit error, got {e}"),
     }
 }
+
+#[test]
+fn a_tiny_time_budget_is_a_clear_error() {
+    let Some(model) = model("a_tiny_time_budget_is_a_clear_error") else {
+        return;
+    };
+    let opts = GeneratorOptions {
+        timeout: Some(std::time::Duration::from_secs_f64(0.001)),
+        examples: load_examples(&root().join("grammars/viz/examples.jsonl")).expect("examples"),
+        ..GeneratorOptions::default()
+    };
+    let mut gen = Generator::new(model, spec(), opts).expect("generator");
+    let started = std::time::Instant::now();
+    let request = "sales and profit by region, category and segment as a table";
+    match gen.generate(request) {
+        Err(GenerateError::Timeout { seconds, .. }) => assert_eq!(seconds, 0.001),
+        Ok(g) => panic!("expected a time-budget error, got {}", g.text),
+        Err(e) => panic!("expected a time-budget error, got {e}"),
+    }
+    // Under pruning too, and the next request still runs on the same generator.
+    let pruning = dss_runtime::Pruning::default();
+    assert!(matches!(
+        gen.generate_pruned(request, &pruning),
+        Err(GenerateError::Timeout { .. })
+    ));
+    assert!(
+        started.elapsed().as_secs_f64() < 30.0,
+        "stopped at the budget, not at the token cap: {:?}",
+        started.elapsed()
+    );
+    // The message says what to change.
+    let e = gen.generate(request).expect_err("out of time");
+    assert!(e.to_string().contains("--timeout"), "{e}");
+}

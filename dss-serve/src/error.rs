@@ -66,6 +66,15 @@ pub enum ServeError {
         /// What was written.
         partial: String,
     },
+    /// The request's time budget ran out between two round trips before the document was
+    /// complete (`--serve-mode per-line`; one round trip is bounded by the HTTP timeout).
+    #[error("generation took longer than its time budget of {secs} s before the document was complete (raise --timeout); partial answer: {partial:?}")]
+    TimeBudget {
+        /// The time budget in seconds.
+        secs: f64,
+        /// What was written.
+        partial: String,
+    },
     /// The answer is not shorthand of this spec: the server most likely did not apply the
     /// grammar (it was sent in a field this server does not read). Also what an answer cut
     /// by the token limit is when its complete lines already leave the grammar's language
@@ -135,7 +144,8 @@ impl ServeError {
     }
 
     /// A short machine-readable name of the failure (`connect`, `timeout`, `unauthorized`,
-    /// `http`, `bad_response`, `length`, `not_shorthand`, `invalid`, `config`).
+    /// `http`, `bad_response`, `length`, `time_budget`, `not_shorthand`, `invalid`,
+    /// `config`).
     pub fn kind(&self) -> &'static str {
         match self {
             ServeError::Connect { .. } => "connect",
@@ -144,6 +154,7 @@ impl ServeError {
             ServeError::Http { .. } => "http",
             ServeError::BadResponse { .. } => "bad_response",
             ServeError::Length { .. } => "length",
+            ServeError::TimeBudget { .. } => "time_budget",
             ServeError::NotShorthand { .. } => "not_shorthand",
             ServeError::Invalid { .. } => "invalid",
             ServeError::Config(_) => "config",

@@ -4,10 +4,10 @@
 use crate::client::{clip, Client};
 use crate::{Mode, ServeError, ServerKind};
 use dss_compiler::prompt::{system_message, INSTRUCTION};
-use dss_compiler::{CompiledSpec, Consume, ExpandError, Restriction, Resume, Site};
+use dss_compiler::{CompiledSpec, Consume, ExpandError, GrammarOptions, Restriction, Resume, Site};
 use serde_json::{json, Map, Value};
 use std::path::Path;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 pub use dss_compiler::prompt::Example;
 
@@ -39,6 +39,13 @@ pub struct ServeOptions {
     pub model: Option<String>,
     /// The output token budget (`None`: sized from the examples, as in process).
     pub max_tokens: Option<usize>,
+    /// What the grammars sent offer beyond the schema's declarations (by default
+    /// undeclared properties only where the schema allows them explicitly).
+    pub grammar: GrammarOptions,
+    /// Time budget per request (`None`: none beyond the client's per-round-trip timeout),
+    /// checked before each round trip: past it the request fails with
+    /// [`ServeError::TimeBudget`].
+    pub timeout: Option<Duration>,
 }
 
 /// Measurements of one served request.
@@ -178,14 +185,17 @@ impl ServedGenerator {
         let start = Instant::now();
         let mut stats = ServedStats::default();
         let text = match (self.opts.mode, pruning) {
-            (Mode::PerLine, Some(p)) => self.per_line(request, p, &mut stats)?,
+            (Mode::PerLine, Some(p)) => {
+                let deadline = self.opts.timeout.and_then(|t| start.checked_add(t));
+                self.per_line(request, p, deadline, &mut stats)?
+            }
             (_, p) => {
                 let gbnf = match p {
                     Some(p) => self
                         .spec
-                        .pruned_grammar(&p.restriction, Resume::Start)
+                        .pruned_grammar_with(&p.restriction, Resume::Start, self.opts.grammar)
                         .to_gbnf(),
-                    None => self.spec.grammar_gbnf(),
+                    None => self.spec.generation_grammar(self.opts.grammar).to_gbnf(),
                 };
                 self.chat(request, &gbnf, &mut stats)?
             }
@@ -283,6 +293,7 @@ impl ServedGenerator {
         &self,
         request: &str,
         pruning: &Pruning,
+        deadline: Option<Instant>,
         stats: &mut ServedStats,
     ) -> Result<String, ServeError> {
         let v = self.client.post(
@@ -292,7 +303,7 @@ impl ServedGenerator {
         let prompt = text_field(&v, "/apply-template", "prompt")?;
         let initial = self
             .spec
-            .pruned_grammar(&pruning.restriction, Resume::Start)
+            .pruned_grammar_with(&pruning.restriction, Resume::Start, self.opts.grammar)
             .to_gbnf();
         let mut text = String::new();
         let mut gbnf = initial.clone();
@@ -302,6 +313,14 @@ impl ServedGenerator {
         // root), and the answer then ends there rather than fail.
         let mut complete: Option<String> = None;
         loop {
+            if let (Some(d), Some(t)) = (deadline, self.opts.timeout) {
+                if Instant::now() >= d {
+                    return Err(ServeError::TimeBudget {
+                        secs: t.as_secs_f64(),
+                        partial: text,
+                    });
+                }
+            }
             let budget = (self.max_tokens as u64).saturating_sub(used);
             if budget == 0 {
                 return Err(ServeError::Length {
@@ -335,7 +354,11 @@ impl ServedGenerator {
             let next = self.spec.progress(&text, &self.sites).ok().and_then(|p| {
                 let resume = p.resume?;
                 let rest = pruning.restriction.consumed(&p.used, pruning.consume);
-                Some(self.spec.pruned_grammar(&rest, resume).to_gbnf())
+                Some(
+                    self.spec
+                        .pruned_grammar_with(&rest, resume, self.opts.grammar)
+                        .to_gbnf(),
+                )
             });
             match next {
                 Some(g) => gbnf = g,
@@ -582,6 +605,8 @@ mod tests {
             mode: Mode::Single,
             model: Some("m".into()),
             max_tokens: Some(40),
+            grammar: GrammarOptions::default(),
+            timeout: None,
         };
         let mut cfg = crate::ServerConfig::new(&url);
         cfg.retries = 0;

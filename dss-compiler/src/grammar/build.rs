@@ -75,6 +75,9 @@ struct Builder<'a> {
     /// Pruning: one site held to one of its candidates while the item of a distinct list
     /// is built for that value (see [`Builder::distinct_items`]).
     pin: Option<(String, Vec<Value>)>,
+    /// Undeclared properties are offered wherever the schema admits them (the published
+    /// grammars), not only where it allows them explicitly ([`Builder::extras`]).
+    undeclared: bool,
 }
 
 /// A restriction and what the builder derives from it.
@@ -91,6 +94,13 @@ struct Pruner<'a> {
 }
 
 impl Builder<'_> {
+    /// The undeclared properties this grammar offers in `r`: those the schema admits, or
+    /// for generation (without [`Builder::undeclared`]) only those it allows explicitly
+    /// (`RecordLayout::extras_declared`). Only alternatives go, so the language shrinks.
+    fn extras(&self, r: &RecordLayout) -> Option<ExprId> {
+        r.extras.filter(|_| self.undeclared || r.extras_declared)
+    }
+
     /// Whether rules here are built for this path alone (pruning, within the listed sites).
     fn specialized(&self) -> bool {
         self.prune
@@ -319,7 +329,7 @@ impl Builder<'_> {
                 st = st.or(self.at(&escape_segment(&f.name), |b| b.status(f.expr)));
             }
         }
-        if r.extras.is_some() {
+        if self.extras(r).is_some() {
             st.free = true;
             st.open = true;
         }
@@ -1067,7 +1077,7 @@ impl Builder<'_> {
     }
 
     fn record(&mut self, r: &RecordLayout, tag: Option<G>, name: &str) -> G {
-        if !r.forms.is_empty() && r.extras.is_none() {
+        if !r.forms.is_empty() && self.extras(r).is_none() {
             return self.record_forms(r, tag, name);
         }
         let mut mandatory: Vec<G> = tag.into_iter().collect();
@@ -1098,7 +1108,7 @@ impl Builder<'_> {
             })
             .collect();
         let any_order = self.prune.is_some()
-            && r.extras.is_none()
+            && self.extras(r).is_none()
             && (2..=MAX_ANY_ORDER).contains(&optional_fields.len());
         let shared = if any_order {
             self.shared_values(&optional_fields)
@@ -1128,7 +1138,7 @@ impl Builder<'_> {
         }
         // The chain R_j over optional slots, then the repeated undeclared properties.
         let mut next: Option<G> = None;
-        if let Some(e) = r.extras {
+        if let Some(e) = self.extras(r) {
             let v = self.at("*", |b| b.value(e, &BTreeMap::new()));
             // `"a":1,"b":2`; in a pure map a bare key follows a space: `a 1 b 2,"c d":3`.
             let quoted = seq(vec![G::Term(Terminal::String), lit(":"), v.clone()]);
@@ -1646,7 +1656,7 @@ impl Builder<'_> {
                 },
             );
         }
-        if let Some(e) = r.extras {
+        if let Some(e) = self.extras(&r) {
             let v = self.at("*", |b| b.value(e, &BTreeMap::new()));
             items.push(G::Star(Box::new(seq(vec![
                 G::Term(Terminal::String),
@@ -2028,9 +2038,16 @@ fn tag_label(tags: &[(String, String)]) -> String {
     tags.first().map(|(v, _)| v.clone()).unwrap_or_default()
 }
 
-/// Build the grammar of a notation.
+/// Build the grammar of a notation (the published one: undeclared properties wherever the
+/// schema admits them).
 pub(crate) fn build(shapes: &Shapes, notation: &Notation) -> Grammar {
-    build_with(shapes, notation, None, Resume::Start)
+    build_with(shapes, notation, None, Resume::Start, true)
+}
+
+/// Build the grammar a model writes under: [`build`]'s, with undeclared properties only
+/// where the schema allows them explicitly unless `undeclared`.
+pub(crate) fn build_generation(shapes: &Shapes, notation: &Notation, undeclared: bool) -> Grammar {
+    build_with(shapes, notation, None, Resume::Start, undeclared)
 }
 
 /// The inputs of a pruned build: the restriction, the codec's lookups of the notation, and
@@ -2038,7 +2055,8 @@ pub(crate) fn build(shapes: &Shapes, notation: &Notation) -> Grammar {
 type PruneInputs<'a> = (&'a Restriction, &'a Tables, &'a HashSet<String>);
 
 /// Build the grammar of a notation pruned by `restriction` (see [`super::prune`]), for the
-/// whole document or for its rest after `resume`.
+/// whole document or for its rest after `resume`; a generation grammar (see
+/// [`build_generation`]).
 pub(crate) fn build_pruned(
     shapes: &Shapes,
     notation: &Notation,
@@ -2046,12 +2064,14 @@ pub(crate) fn build_pruned(
     prefixes: &HashSet<String>,
     restriction: &Restriction,
     resume: Resume,
+    undeclared: bool,
 ) -> Grammar {
     build_with(
         shapes,
         notation,
         Some((restriction, tables, prefixes)),
         resume,
+        undeclared,
     )
 }
 
@@ -2060,6 +2080,7 @@ fn build_with(
     notation: &Notation,
     prune: Option<PruneInputs<'_>>,
     resume: Resume,
+    undeclared: bool,
 ) -> Grammar {
     let prune = prune.map(|(restriction, tables, prefixes)| Pruner {
         restriction,
@@ -2079,6 +2100,7 @@ fn build_with(
         prune,
         path: String::new(),
         pin: None,
+        undeclared,
     };
     let doc = b.document(resume);
     let mut rules = vec![Rule {

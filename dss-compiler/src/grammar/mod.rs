@@ -32,7 +32,7 @@ mod regular;
 pub(crate) mod sample;
 pub(crate) mod terminal;
 
-pub(crate) use build::{build, build_pruned};
+pub(crate) use build::{build, build_generation, build_pruned};
 pub use print::quote_lit;
 pub use prune::{Consume, Restriction, Resume, SpanWord, Spans};
 pub(crate) use readable::readable;

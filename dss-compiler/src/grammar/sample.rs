@@ -295,4 +295,79 @@ mod tests {
             "additionalProperties": false});
         sample_all_valid(schema, 300);
     }
+
+    /// L(G_gen) ⊆ L(G): every sampled sentence of the whole generation grammar is one the
+    /// published pest grammar parses; every one of it and of a pruned one is read back by
+    /// the mapper as a valid value, and none has an undeclared property where the schema
+    /// leaves `additionalProperties` out.
+    #[test]
+    fn generation_grammars_are_sublanguages_of_the_published_one() {
+        use crate::{GrammarOptions, Restriction, Resume};
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "city": {"type": "string", "minLength": 1},
+                "unit": {"enum": ["celsius", "fahrenheit"]},
+                "days": {"type": "integer", "minimum": 1},
+                "options": {"type": "object", "properties": {
+                    "hourly": {"type": "boolean"},
+                    "lang": {"enum": ["en", "no"]}
+                }},
+                "tags": {"type": "object", "additionalProperties": {"type": "string"}}
+            },
+            "required": ["city"]
+        });
+        let spec = compile(&schema, &CompileOptions::default()).unwrap();
+        let (_, rules) = pest_meta::parse_and_optimize(&spec.grammar_pest()).unwrap();
+        let vm = pest_vm::Vm::new(rules);
+        let mut r = Restriction::default();
+        r.candidates.insert("/unit".into(), vec![json!("celsius")]);
+        r.candidates
+            .insert("/options/lang".into(), vec![json!("no")]);
+        let opts = GrammarOptions::default();
+        let grammars = [
+            spec.generation_grammar(opts),
+            spec.pruned_grammar_with(&r, Resume::Start, opts),
+        ];
+        let declared = ["city", "unit", "days", "options", "tags", "hourly", "lang"];
+        let (mut tags, mut repeated) = (0, 0);
+        for (k, g) in grammars.iter().enumerate() {
+            for seed in 1..=300 {
+                let text = Sampler::new(g, seed * 7919).sentence();
+                // A pruned grammar lets found fields come in any order (read by
+                // `expand_any_order`), so only the whole one is checked with pest.
+                assert!(
+                    k == 1
+                        || vm
+                            .parse("document", &text)
+                            .is_ok_and(|p| p.as_str().len() == text.len()),
+                    "pest, seed {seed}: {text}"
+                );
+                // The sampler may repeat a map's key (its strings come from a short
+                // list), which no grammar rules out and the mapper refuses.
+                let v = match spec.expand_any_order(&text) {
+                    Ok(v) => v,
+                    Err(e) if e.to_string().contains("is declared or repeated") => {
+                        repeated += 1;
+                        continue;
+                    }
+                    Err(e) => panic!("seed {seed}: {e}\n{text}"),
+                };
+                spec.validate(&v)
+                    .unwrap_or_else(|e| panic!("seed {seed}: {e}\n{text}"));
+                let root = v.as_object().unwrap();
+                assert!(root.keys().all(|k| declared.contains(&k.as_str())), "{v}");
+                if let Some(o) = root.get("options").and_then(Value::as_object) {
+                    assert!(o.keys().all(|k| declared.contains(&k.as_str())), "{v}");
+                }
+                // The map that allows them explicitly still takes them.
+                tags += root
+                    .get("tags")
+                    .and_then(Value::as_object)
+                    .map_or(0, |t| t.len());
+            }
+        }
+        assert!(tags > 0, "no sampled map entry");
+        assert!(repeated < 100, "{repeated} of 600 sentences repeat a key");
+    }
 }

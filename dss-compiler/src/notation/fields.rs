@@ -54,11 +54,10 @@ pub(super) fn design_record(
         user_fixed,
         auto,
     )?;
-    Ok(RecordLayout::new(
-        name,
-        fields,
-        r.extras.map(|e| (e, canon[e as usize])),
-    ))
+    Ok(RecordLayout {
+        extras_declared: r.extras_declared,
+        ..RecordLayout::new(name, fields, r.extras.map(|e| (e, canon[e as usize])))
+    })
 }
 
 /// The order fields are written in: required fields first (schema order), then optional

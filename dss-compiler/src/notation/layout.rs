@@ -94,6 +94,10 @@ pub(crate) struct RecordLayout {
     /// shared with equal shapes), whose local assertions the encoder checks.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub extras_source: Option<ExprId>,
+    /// The schema allows the undeclared properties explicitly (see
+    /// `Record::extras_declared`): only then do the generation grammars offer them.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub extras_declared: bool,
     /// A union of closed object forms merged into this record: the fields each form
     /// declares, so that the grammars admit one form's fields at a time (see
     /// `design::record_forms`). Empty: any combination of the fields.
@@ -124,6 +128,7 @@ impl RecordLayout {
             fields,
             extras: extras.map(|(_, c)| c),
             extras_source: extras.map(|(e, _)| e),
+            extras_declared: false,
             forms: Vec::new(),
         }
     }

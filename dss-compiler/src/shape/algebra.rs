@@ -468,8 +468,13 @@ impl Builder<'_, '_> {
                 .and_then(|o| o.records.first())
                 .map(|r| r.origin.clone())
                 .unwrap_or_default();
+            // What the approximation lost may be declared properties: it offers
+            // undeclared ones as before, to generation too.
             let any = ObjPart {
-                records: vec![Arc::new(Record::open(&origin))],
+                records: vec![Arc::new(Record {
+                    extras_declared: true,
+                    ..Record::open(&origin)
+                })],
                 merged: None,
             };
             p.object = p.object.take().map(|o| union_objects(o, &any));
@@ -653,11 +658,22 @@ impl Builder<'_, '_> {
         // An open record without declarations is the identity of intersection.
         let trivial =
             |r: &Record| r.props.is_empty() && r.required.is_empty() && r.extras == Some(ANY);
+        // A trivial record that allows undeclared properties explicitly passes that on.
+        let with_declared = |r: &Arc<Record>, declared: bool| {
+            if declared && r.extras.is_some() && !r.extras_declared {
+                Arc::new(Record {
+                    extras_declared: true,
+                    ..(**r).clone()
+                })
+            } else {
+                r.clone()
+            }
+        };
         if trivial(x) {
-            return y.clone();
+            return with_declared(y, x.extras_declared);
         }
         if trivial(y) {
-            return x.clone();
+            return with_declared(x, y.extras_declared);
         }
         // Names looked up in maps, not scanned (records of 10,000 properties); the first
         // property of a name counts, as in `Record::prop`.
@@ -691,6 +707,7 @@ impl Builder<'_, '_> {
             props,
             required,
             extras,
+            extras_declared: extras.is_some() && (x.extras_declared || y.extras_declared),
         })
     }
 
@@ -790,6 +807,9 @@ impl Builder<'_, '_> {
             props,
             required,
             extras,
+            extras_declared: records
+                .iter()
+                .any(|r| r.extras.is_some() && r.extras_declared),
         }
     }
 }

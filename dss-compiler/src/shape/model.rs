@@ -219,6 +219,13 @@ pub(crate) struct Record {
     pub required: Vec<String>,
     /// Shape of undeclared properties; `None` = closed (`additionalProperties: false`).
     pub extras: Option<ExprId>,
+    /// The schema allows undeclared properties explicitly (`additionalProperties` other
+    /// than `false`, or `patternProperties`), not only by leaving `additionalProperties`
+    /// out. Only then do the generation grammars offer them (see
+    /// `CompiledSpec::generation_grammar`); the mapper and the published grammars read
+    /// [`extras`](Self::extras) alone.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub extras_declared: bool,
 }
 
 impl Record {
@@ -228,6 +235,7 @@ impl Record {
             props: Vec::new(),
             required: Vec::new(),
             extras: Some(ANY),
+            extras_declared: false,
         }
     }
     pub(crate) fn prop(&self, name: &str) -> Option<ExprId> {

@@ -31,6 +31,8 @@ impl<'a> Builder<'_, 'a> {
             }
         }
         rec.extras = self.lower_extras(m, p);
+        rec.extras_declared = rec.extras.is_some()
+            && (m.contains_key("additionalProperties") || m.contains_key("patternProperties"));
         let mut undeclared = Vec::new();
         for r in &rec.required {
             if declared.insert(r) {
