@@ -1273,6 +1273,8 @@ mod similar_tests {
             id: id.into(),
             request: request.into(),
             gold: json!(null),
+            tools: None,
+            acceptable: None,
             extra: Default::default(),
         };
         Suite {
@@ -1283,7 +1285,7 @@ mod similar_tests {
                 notes: Vec::new(),
                 scoring: Default::default(),
             },
-            schema: json!({}),
+            schema: Some(json!({})),
             catalogs: Default::default(),
             aliases: Default::default(),
             cases: vec![case("c1", "list flights from oslo to bergen on monday")],

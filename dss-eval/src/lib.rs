@@ -276,6 +276,8 @@ pub(crate) mod testdata {
         // The first case's request with one word more: near, but not the same request.
         let case = &suite.cases[0];
         let near = Case {
+            tools: None,
+            acceptable: None,
             id: "ex-1".into(),
             request: format!("{} please", case.request),
             gold: case.gold.clone(),

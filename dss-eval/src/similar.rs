@@ -119,6 +119,8 @@ mod tests {
 
     fn case(id: &str, request: &str) -> Case {
         Case {
+            tools: None,
+            acceptable: None,
             id: id.into(),
             request: request.into(),
             gold: json!([]),

@@ -227,10 +227,14 @@ fn viz_sales(root: &Path) -> Result<Suite, String> {
 fn apimix(name: &str, dir: &Path) -> Result<Suite, String> {
     let out = tempfile::tempdir().map_err(|e| e.to_string())?;
     let suite_dir = out.path().join(name);
-    dss_eval::import_apimix(dir, &suite_dir).map_err(|e| e.to_string())?;
+    dss_eval::import_apimix_with(dir, &suite_dir, dss_eval::Slots::Enum)
+        .map_err(|e| e.to_string())?;
     let suite = dss_eval::Suite::load(&suite_dir).map_err(|e| e.to_string())?;
-    let spec =
-        dss_compiler::compile(&suite.schema, &Default::default()).map_err(|e| e.to_string())?;
+    let schema = suite
+        .schema
+        .as_ref()
+        .ok_or_else(|| format!("{name}: the suite has no schema.json"))?;
+    let spec = dss_compiler::compile(schema, &Default::default()).map_err(|e| e.to_string())?;
     // As `dss eval` does: the schema's enums are its sites; no catalog beyond them.
     let index = SpecIndex::build(&spec, &Catalogs::default()).map_err(|e| e.to_string())?;
     let cases = suite
