@@ -1550,7 +1550,7 @@ mod tests {
                 "airline": {"type": "string"},
                 "seats": {"type": "integer", "minimum": 1},
                 "day": {"type": "string", "format": "date"}
-            }, "additionalProperties": false}),
+            }, "required": ["city"], "additionalProperties": false}),
             &CompileOptions::default(),
         )
         .expect("compiles");
@@ -1571,6 +1571,7 @@ mod tests {
         assert_eq!(r.numbers, vec![json!(3)]);
         assert_eq!(r.dates, vec![json!("2025-03-14")]);
         let g = spec.pruned_grammar(r, Resume::Start).to_gbnf();
+        // The city must be written and its open catalog found nothing: the request's spans.
         assert!(g.contains("\"porto\""), "{g}");
         assert!(g.contains("2025-03-14"), "{g}");
         // The closed airline found nothing: it is left out, easyjet never offered there.

@@ -244,21 +244,19 @@ impl Builder<'_> {
         if let Some(s) = &parts.string {
             match &s.values {
                 Some(vs) => choice.extend(vs.iter().cloned().map(Value::String)),
-                None if !unpruned && restriction.span_sites.contains(&self.path) => {
-                    // Spans of the request keep an optional field (nothing tells whether
-                    // the request means one); only found values ask for more.
+                None if !unpruned && !bound_here && restriction.span_sites.contains(&self.path) => {
+                    // A site no catalog binds is as free as before, its values the
+                    // request's spans; with no span of its form left, as a bound site
+                    // that found nothing (an optional field there is left out).
                     let spans = match &s.lexical {
                         None | Some(Lexical::NonEmpty) => !restriction.spans.is_empty(),
                         Some(_) => !self.formed_spans(canon).is_empty(),
                     };
-                    // With nothing to offer, the site is as a bound one that found
-                    // nothing: an optional field there is left out.
-                    let offers = spans || !found.is_empty();
                     st = st.or(Status {
-                        bound: bound_here || !offers,
-                        candidate: bound_here && !found.is_empty(),
-                        free: offers,
-                        open: !bound_here && offers,
+                        bound: !spans,
+                        candidate: false,
+                        free: spans,
+                        open: spans,
                     })
                 }
                 None => st = st.or(free_site(bound_here, !found.is_empty())),
@@ -450,6 +448,11 @@ impl Builder<'_> {
             return None;
         }
         let p = self.prune.as_ref()?;
+        // A catalog-bound site takes its values found; spans only where it must be written
+        // and none was (an optional one with nothing found is left out before this).
+        if p.restriction.bound.contains(&self.path) && self.candidates().is_some() {
+            return None;
+        }
         if !matches!(s.lexical, None | Some(Lexical::NonEmpty)) {
             // A date, a date-time or a regular form: only the request's values of that form.
             let lits = self.formed_spans(expr);

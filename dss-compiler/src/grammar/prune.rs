@@ -108,6 +108,10 @@ pub struct SpanWord {
     /// Whether this word and the next belong to one name: a span that takes this word
     /// takes the next one too.
     pub joined: bool,
+    /// Whether a span may start at this word although the word before is joined to it
+    /// (a name that begins a sentence: `San Francisco` after a question takes `San` as
+    /// its first word, or its first word is the sentence's verb: `Find LeBron James`).
+    pub may_start: bool,
     /// Whether a line written so far took this word.
     pub used: bool,
     /// Where the word is in the request (byte offsets).
@@ -137,6 +141,7 @@ impl Spans {
         }
         let mut words = Vec::with_capacity(raw.len());
         let mut quoted = false;
+        let mut prev_opens = true;
         for (i, &(s, e, opens, closes)) in raw.iter().enumerate() {
             let text = request[s..e].to_string();
             if opens {
@@ -144,10 +149,17 @@ impl Spans {
             }
             let next = raw.get(i + 1);
             let gap = next.map(|&(ns, _, _, _)| &request[e..ns]);
+            let next_word = next.map(|&(ns, ne, _, _)| &request[ns..ne]);
+            // A clause begins after a comma: `Tel Aviv, and could you…` ends at `Aviv`.
+            let clause = |g: &str| {
+                g.contains([',', ';'])
+                    && next_word.is_some_and(|w| CLAUSE_WORDS.contains(&w.to_lowercase().as_str()))
+            };
             let crosses = gap.is_none_or(|g| {
                 g.contains(['(', ')', '[', ']', '{', '}', '?', '!', '\n'])
                     || g.contains(is_quote)
                     || g.contains(". ")
+                    || clause(g)
             });
             let sentence_start = i == 0 || words_end_sentence(&request[..s]);
             let inside_quote = quoted && !closes;
@@ -155,12 +167,17 @@ impl Spans {
                 let mut cs = t.chars();
                 cs.next().is_some_and(char::is_uppercase) && t.chars().any(char::is_lowercase)
             };
-            let joined = !crosses
-                && (inside_quote
-                    || (!sentence_start
-                        && gap.is_some_and(|g| g.trim().is_empty())
-                        && capitalized(&text)
-                        && next.is_some_and(|&(ns, ne, _, _)| capitalized(&request[ns..ne]))));
+            let name = gap.is_some_and(|g| g.trim().is_empty())
+                && capitalized(&text)
+                && next_word.is_some_and(capitalized);
+            // A value never ends on a function word (`in`, `the`, `and`): such a word joins
+            // the next one.
+            let function_word = END_WORDS.contains(&text.to_lowercase().as_str());
+            let joined = !crosses && (inside_quote || name || function_word);
+            // After a word joined only as a function word, or as the first word of a
+            // sentence that a name follows, a span may start here too.
+            let may_start = prev_opens && !START_NEVER.contains(&text.to_lowercase().as_str());
+            prev_opens = !joined || (!inside_quote && (function_word || (name && sentence_start)));
             if closes {
                 quoted = false;
             }
@@ -168,6 +185,7 @@ impl Spans {
                 text,
                 gap: (!crosses).then(|| gap.unwrap_or_default().to_string()),
                 joined,
+                may_start,
                 used: false,
                 at: s..e,
             });
@@ -185,12 +203,7 @@ impl Spans {
         let Some(w) = self.words.get(i) else {
             return false;
         };
-        !w.used
-            && (i == 0 || {
-                let p = &self.words[i - 1];
-                p.used || !p.joined
-            })
-            && self.ends_from(i)
+        !w.used && (w.may_start || i == 0 || self.words[i - 1].used) && self.ends_from(i)
     }
 
     /// Whether a span from word `i` can end somewhere (a name is not cut by a used word).
@@ -283,6 +296,19 @@ impl Spans {
         false
     }
 }
+
+/// Words a value never ends on (English function words): a span through them goes on to
+/// the next word.
+const END_WORDS: &[&str] = &[
+    "a", "an", "and", "are", "as", "at", "but", "by", "for", "from", "if", "in", "is", "of", "on",
+    "or", "please", "so", "that", "the", "then", "to", "was", "which", "with",
+];
+/// Words a value never starts with.
+const START_NEVER: &[&str] = &["and", "but", "or", "please", "so", "then"];
+/// Words that begin a clause after a comma: a span does not run on into them.
+const CLAUSE_WORDS: &[&str] = &[
+    "and", "because", "but", "or", "so", "then", "which", "while", "who",
+];
 
 /// Characters a word keeps at its edges (others are punctuation around it).
 fn keeps_edge(c: char) -> bool {
@@ -616,16 +642,40 @@ mod tests {
         assert!(texts.contains(&"Mary Ann Smith".to_string()));
         assert!(texts.contains(&"Spring Sale".to_string()));
         assert!(texts.contains(&"Boston, MA".to_string()));
+        // The sentence's first word joins the name after it; the name is a span of its own.
         assert!(
-            texts.contains(&"Ask".to_string()),
-            "a sentence's first word is no name"
+            texts.contains(&"Ask Mary Ann Smith".to_string()),
+            "{texts:?}"
         );
+        assert!(!texts.contains(&"Ask".to_string()), "{texts:?}");
         for cut in ["Mary", "Ann", "Ann Smith", "Mary Ann", "Spring", "Sale"] {
             assert!(!texts.contains(&cut.to_string()), "{cut}");
         }
         // Brackets end a span.
         assert!(!texts.iter().any(|t| t.contains("Smith the")));
         assert!(!texts.iter().any(|t| t.contains("editor about")));
+    }
+
+    #[test]
+    fn a_span_takes_a_name_that_begins_a_sentence_and_ends_before_a_clause() {
+        let texts = Spans::of("Is it raining there? Santa Clara").texts(6);
+        assert!(texts.contains(&"Santa Clara".to_string()), "{texts:?}");
+        assert!(!texts.contains(&"Santa".to_string()), "{texts:?}");
+        let texts = Spans::of("Show Ada Lovelace papers").texts(6);
+        assert!(texts.contains(&"Ada Lovelace".to_string()), "{texts:?}");
+        assert!(!texts.contains(&"Ada".to_string()), "{texts:?}");
+        let texts = Spans::of("book a room in Porto Alegre, and send the bill to me").texts(8);
+        assert!(texts.contains(&"Porto Alegre".to_string()), "{texts:?}");
+        assert!(texts.contains(&"send the bill".to_string()), "{texts:?}");
+        for t in &texts {
+            let last = t.rsplit(' ').next().unwrap_or_default();
+            assert!(!END_WORDS.contains(&last), "{t:?} ends on a function word");
+            assert!(
+                !t.contains("Alegre, and"),
+                "{t:?} runs into the next clause"
+            );
+            assert!(!t.starts_with("and "), "{t:?}");
+        }
     }
 
     #[test]
@@ -636,7 +686,10 @@ mod tests {
         assert!(!s.consume("backup"), "each word once");
         let texts = s.texts(8);
         assert!(texts.contains(&"copy the file".to_string()));
-        assert!(texts.contains(&"to the".to_string()));
+        assert!(
+            !texts.contains(&"to the".to_string()),
+            "no value ends on `the`"
+        );
         assert!(!texts
             .iter()
             .any(|t| t.contains("notes") || t.contains("folder")));
