@@ -62,7 +62,7 @@ const TYPES: &[(&str, &str)] = &[
     ("Bigint", "integer"),
 ];
 
-/// A schema in BFCL's type names as JSON Schema: each `type` mapped by [`TYPES`], `any`
+/// A schema in BFCL's type names as JSON Schema: each `type` mapped by `TYPES`, `any`
 /// removed (no constraint), an unknown name read as `string` (as BFCL's handler does), a
 /// property without a `type` given `string` (as BFCL's handler does); recursively through
 /// `properties`, `items` and `additionalProperties`. Other keywords are kept.
