@@ -1614,6 +1614,37 @@ mod tests {
     }
 
     #[test]
+    fn plain_words_left_ask_for_no_more_lines_where_marked_ones_do() {
+        let spec = compile(
+            &json!({"type": "array", "minItems": 1, "items": {"type": "object",
+            "additionalProperties": false, "required": ["add_note"],
+            "properties": {"add_note": {"type": "object", "additionalProperties": false,
+                "required": ["text"], "properties": {"text": {"type": "string"}}}}}}),
+            &CompileOptions::default(),
+        )
+        .expect("compiles");
+        let lines_after_one = |request: &str| {
+            let r = open_restriction(&spec, request, &[]);
+            let used = [("/*/add_note/text".to_string(), json!("buy milk"))];
+            let rest = r.consumed(&used, crate::Consume::Class);
+            let g = spec.pruned_grammar(&rest, Resume::Lines { items: 1 });
+            (1..60u64)
+                .map(|seed| crate::grammar::sample::Sampler::new(&g, seed).sentence())
+                .filter(|t| !t.trim().is_empty())
+                .count()
+        };
+        assert_eq!(
+            lines_after_one("note down buy milk and water the plants"),
+            0,
+            "plain words are no evidence of a second note"
+        );
+        assert!(
+            lines_after_one("note down buy milk and call Ada Lovelace") > 0,
+            "a name left may be a second note's"
+        );
+    }
+
+    #[test]
     fn a_required_number_with_none_given_is_bounded_and_dates_come_from_the_request() {
         let spec = painter();
         let mut r = open_restriction(&spec, "paint it on 2024-05-01", &[]);

@@ -702,7 +702,23 @@ impl CompiledSpec {
 
     /// Readable CFG with the schema's descriptions as comments (for prompts).
     pub fn grammar_bnf(&self) -> String {
-        grammar::readable(&self.file.shapes, &self.file.notation, &self.file.schema)
+        grammar::readable(
+            &self.file.shapes,
+            &self.file.notation,
+            &self.file.schema,
+            true,
+        )
+    }
+    /// The readable CFG a prompt shows beside the grammar a model writes under: undeclared
+    /// properties only where `opts` lets the model write them (see
+    /// [`GrammarOptions::allow_undeclared`](crate::GrammarOptions::allow_undeclared)).
+    pub fn prompt_grammar(&self, opts: crate::GrammarOptions) -> String {
+        grammar::readable(
+            &self.file.shapes,
+            &self.file.notation,
+            &self.file.schema,
+            opts.allow_undeclared,
+        )
     }
     /// pest grammar; the start rule is `document`.
     pub fn grammar_pest(&self) -> String {

@@ -437,7 +437,10 @@ impl<'m> Generator<'m> {
                     });
                 }
                 (
-                    prompt::system_message(prompt::INSTRUCTION, &spec.grammar_bnf()),
+                    prompt::system_message(
+                        prompt::INSTRUCTION,
+                        &spec.prompt_grammar(opts.grammar_options()),
+                    ),
                     shots,
                     GrammarSource::Gbnf(spec.generation_grammar(opts.grammar_options()).to_gbnf()),
                 )

@@ -136,7 +136,7 @@ impl ServedGenerator {
             None => first_model(&client)?,
         };
         Ok(Self {
-            system: system_message(INSTRUCTION, &spec.grammar_bnf()),
+            system: system_message(INSTRUCTION, &spec.prompt_grammar(opts.grammar)),
             sites: spec.sites(),
             client,
             spec,

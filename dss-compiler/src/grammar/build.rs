@@ -1746,14 +1746,23 @@ impl Builder<'_> {
                 // the paper's stop on exhaustion. A free part of an item (a boolean flag)
                 // does not keep the document going.
                 let st = self.at("*", |b| b.status(item));
-                let more = if self.prune.is_some() {
-                    st.keeps_variant() && self.at("*", |b| b.asks_for_a_form(item))
-                } else {
-                    !st.droppable()
-                };
                 let written = match resume {
                     Resume::Lines { items } => items,
                     _ => 0,
+                };
+                let more = match &self.prune {
+                    Some(p) => {
+                        // Words are not evidence of another line: after the first, a line
+                        // whose sites could take only the request's spans is asked for
+                        // only while a word the request marks as a value is left. A
+                        // small model otherwise wrote one call per leftover word.
+                        let r = p.restriction;
+                        let spans_only = !st.candidate && !r.span_sites.is_empty();
+                        st.keeps_variant()
+                            && self.at("*", |b| b.asks_for_a_form(item))
+                            && !(written > 0 && spans_only && !r.spans.marked_left())
+                    }
+                    None => !st.droppable(),
                 };
                 let min = self.shapes.min_items(root).saturating_sub(written);
                 let max = self

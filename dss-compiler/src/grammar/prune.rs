@@ -112,6 +112,11 @@ pub struct SpanWord {
     /// (a name that begins a sentence: `San Francisco` after a question takes `San` as
     /// its first word, or its first word is the sentence's verb: `Find LeBron James`).
     pub may_start: bool,
+    /// Whether the request marks the word as a value's: quoted, a name (capitalized
+    /// inside a sentence, or all capitals), or letters mixed with digits or joined by
+    /// symbols (`v2`, `my-bot-id`, `owner/repo`). Such a word left unwritten asks for
+    /// another line where spans are all a line could take.
+    pub marked: bool,
     /// Whether a line written so far took this word.
     pub used: bool,
     /// Where the word is in the request (byte offsets).
@@ -178,6 +183,13 @@ impl Spans {
             // sentence that a name follows, a span may start here too.
             let may_start = prev_opens && !START_NEVER.contains(&text.to_lowercase().as_str());
             prev_opens = !joined || (!inside_quote && (function_word || (name && sentence_start)));
+            let letters = text.chars().filter(|c| c.is_alphabetic()).count();
+            let marked = quoted
+                || (capitalized(&text) && (!sentence_start || name))
+                || (letters >= 2 && !text.chars().any(char::is_lowercase))
+                || (letters >= 1
+                    && (text.chars().any(|c| c.is_ascii_digit())
+                        || text.contains(['-', '_', '/', '.', '@'])));
             if closes {
                 quoted = false;
             }
@@ -185,6 +197,7 @@ impl Spans {
                 text,
                 gap: (!crosses).then(|| gap.unwrap_or_default().to_string()),
                 joined,
+                marked,
                 may_start,
                 used: false,
                 at: s..e,
@@ -198,12 +211,20 @@ impl Spans {
         self.words.iter().all(|w| w.used)
     }
 
+    /// Whether a word the request marks as a value's ([`SpanWord::marked`]) is left.
+    pub fn marked_left(&self) -> bool {
+        self.words.iter().any(|w| w.marked && !w.used)
+    }
+
     /// Whether a span may start at word `i` (unused, and not inside a name begun before).
     pub fn starts_at(&self, i: usize) -> bool {
         let Some(w) = self.words.get(i) else {
             return false;
         };
-        !w.used && (w.may_start || i == 0 || self.words[i - 1].used) && self.ends_from(i)
+        !w.used
+            && (w.may_start || i == 0 || self.words[i - 1].used)
+            && !START_NEVER.contains(&w.text.to_lowercase().as_str())
+            && self.ends_from(i)
     }
 
     /// Whether a span from word `i` can end somewhere (a name is not cut by a used word).
@@ -232,25 +253,31 @@ impl Spans {
 
     /// The spans themselves, in request order, of at most `max_words` words each, as text.
     pub fn texts(&self, max_words: usize) -> Vec<String> {
+        (0..self.words.len())
+            .flat_map(|i| self.spans_from(i, max_words))
+            .map(|(_, t)| t)
+            .collect()
+    }
+
+    /// The spans that start on word `i`, each as (its last word, its text).
+    fn spans_from(&self, i: usize, max_words: usize) -> Vec<(usize, String)> {
         let mut out = Vec::new();
-        for i in 0..self.words.len() {
-            if !self.starts_at(i) {
-                continue;
+        if !self.starts_at(i) {
+            return out;
+        }
+        let mut text = String::new();
+        let mut j = i;
+        while j < self.words.len() && j - i < max_words {
+            let w = &self.words[j];
+            text.push_str(&w.text);
+            if !w.joined {
+                out.push((j, text.clone()));
             }
-            let mut text = String::new();
-            let mut j = i;
-            while j < self.words.len() && j - i < max_words {
-                let w = &self.words[j];
-                text.push_str(&w.text);
-                if !w.joined {
-                    out.push(text.clone());
-                }
-                if !self.continues(j) {
-                    break;
-                }
-                text.push_str(w.gap.as_deref().unwrap_or(" "));
-                j += 1;
+            if !self.continues(j) {
+                break;
             }
+            text.push_str(w.gap.as_deref().unwrap_or(" "));
+            j += 1;
         }
         out
     }
@@ -508,13 +535,21 @@ impl Restriction {
             Value::String(s) if self.span_sites.contains(site) => {
                 if let Some(i) = self.dates.iter().position(|d| d == v) {
                     self.dates.remove(i);
-                } else {
-                    self.spans.consume(s);
+                } else if self.spans.consume(s) {
+                    // A number written inside a span (`2020 Main Street`) is used with it.
+                    let spans = &self.spans;
+                    self.numbers.retain(|n| {
+                        let t = n.to_string();
+                        let words = spans.words.iter().filter(|w| w.text == t);
+                        words.clone().next().is_none() || words.clone().any(|w| !w.used)
+                    });
                 }
             }
             Value::Number(_) if self.number_sites.contains(site) => {
                 if let Some(i) = self.numbers.iter().position(|n| same_value(n, v)) {
                     self.numbers.remove(i);
+                    // Its digits are no span left to write.
+                    self.spans.consume(&v.to_string());
                 }
             }
             _ => {}
@@ -696,6 +731,25 @@ mod tests {
     }
 
     #[test]
+    fn quoted_named_and_coded_words_are_marked_as_values() {
+        let s =
+            Spans::of("Please send the 'Q3 plan' to Ada Lovelace in NYC about ticket ab-12 today");
+        let marked: Vec<&str> = s
+            .words
+            .iter()
+            .filter(|w| w.marked)
+            .map(|w| w.text.as_str())
+            .collect();
+        assert_eq!(marked, ["Q3", "plan", "Ada", "Lovelace", "NYC", "ab-12"]);
+        let mut s = s;
+        for v in ["Q3 plan", "Ada Lovelace", "NYC", "ab-12"] {
+            assert!(s.marked_left());
+            assert!(s.consume(v), "{v}");
+        }
+        assert!(!s.marked_left(), "only plain words are left");
+    }
+
+    #[test]
     fn writing_a_value_uses_its_span_number_or_date() {
         let r = Restriction {
             spans: Spans::of("rename the report weekly summary"),
@@ -718,5 +772,25 @@ mod tests {
             .any(|t| t.contains("weekly") || t.contains("summary")));
         // Consumption off: nothing is used.
         assert_eq!(r.consumed(&used, Consume::Off), r);
+    }
+
+    #[test]
+    fn a_number_written_inside_a_span_is_used_and_a_number_written_uses_its_word() {
+        let r = Restriction {
+            spans: Spans::of("meet at 221 Elm Street in 15 minutes or 20"),
+            span_sites: ["/place".to_string()].into(),
+            numbers: vec![json!(221), json!(15), json!(20)],
+            number_sites: ["/wait".to_string()].into(),
+            ..Restriction::default()
+        };
+        let used = [
+            ("/place".to_string(), json!("221 Elm Street")),
+            ("/wait".to_string(), json!(15)),
+        ];
+        let after = r.consumed(&used, Consume::Class);
+        assert_eq!(after.numbers, vec![json!(20)]);
+        let texts = after.spans.texts(8);
+        assert!(!texts.iter().any(|t| t.contains("15")), "{texts:?}");
+        assert!(texts.contains(&"20".to_string()), "{texts:?}");
     }
 }

@@ -120,6 +120,8 @@ struct Readable<'a> {
     seen: HashMap<String, BTreeSet<String>>,
     /// Those met with several names (from a first pass): one rule named by its shape.
     shared: HashSet<String>,
+    /// Undeclared properties wherever the schema admits them (see [`readable`]).
+    undeclared: bool,
 }
 
 /// A readable CFG of the notation with the schema's descriptions as comments.
@@ -128,14 +130,24 @@ struct Readable<'a> {
 /// does not name, met under several property names (`"notes"` and an attendee's `"name"`
 /// both `null | <string>`), is one rule named after its shape (`<StringOrNull>`), never
 /// after whichever property came first: a first pass finds those shapes.
-pub(crate) fn readable(shapes: &Shapes, notation: &Notation, schema: &Value) -> String {
-    let mut first = Readable::new(shapes, notation, schema, HashSet::new());
+///
+/// `undeclared`: undeclared properties wherever the schema admits them (the published
+/// grammar); otherwise only where it allows them explicitly, as the generation grammars
+/// have them (`RecordLayout::extras_declared`), so that a prompt shows what the model
+/// may write.
+pub(crate) fn readable(
+    shapes: &Shapes,
+    notation: &Notation,
+    schema: &Value,
+    undeclared: bool,
+) -> String {
+    let mut first = Readable::new(shapes, notation, schema, HashSet::new(), undeclared);
     first.run();
     let shared = (first.seen.into_iter())
         .filter(|(_, names)| names.len() > 1)
         .map(|(key, _)| key)
         .collect();
-    let mut p = Readable::new(shapes, notation, schema, shared);
+    let mut p = Readable::new(shapes, notation, schema, shared, undeclared);
     let doc = p.run();
     let mut out = String::from(HEADER);
     for (terms, what) in EXPLAINED {
@@ -186,8 +198,10 @@ impl<'a> Readable<'a> {
         notation: &'a Notation,
         schema: &'a Value,
         shared: HashSet<String>,
+        undeclared: bool,
     ) -> Self {
         Readable {
+            undeclared,
             shapes,
             schema,
             notation,
@@ -483,10 +497,15 @@ impl<'a> Readable<'a> {
             });
         }
         let mut seq = stmts.join("\n    ");
-        if r.extras.is_some() {
+        if self.extras(r).is_some() {
             seq.push_str("\n    (\"other key\": <json> \\n)*");
         }
         Some((self.field_comments(&docs, " "), seq))
+    }
+
+    /// The undeclared properties shown in `r` (see [`readable`]).
+    fn extras(&self, r: &RecordLayout) -> Option<ExprId> {
+        r.extras.filter(|_| self.undeclared || r.extras_declared)
     }
 
     /// A block's line for a field: `kw value \n`, or a section `kw:\n (item \n)*`.
@@ -678,7 +697,7 @@ impl<'a> Readable<'a> {
             .into_iter()
             .filter_map(|p| p.map(|(text, optional)| bracket(text, optional)))
             .collect();
-        if let Some(e) = r.extras {
+        if let Some(e) = self.extras(r) {
             let v = self.value_ref(e, r.extras_source.unwrap_or(e), &BTreeMap::new());
             let v = self.text(v);
             // Undeclared properties: `"key":value`; in a pure map a one-word key is bare.
