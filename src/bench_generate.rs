@@ -205,8 +205,7 @@ pub(crate) fn run(args: &BenchGenerateArgs) -> Result<ExitCode> {
                     let a = args.prune.analyze(ix, r);
                     (a.prompt(r), a, t.elapsed().as_secs_f64() * 1e3)
                 });
-                let result =
-                    generate_analyzed(&mut gen, r, prune, Consume::Class, false).map(|(g, _)| g);
+                let result = generate_analyzed(&mut gen, r, prune, Consume::Class).map(|(g, _)| g);
                 if args.verbose {
                     match &result {
                         Ok(g) => println!("  {} {r:?}\n    {}", cfg.key, g.value),

@@ -312,7 +312,9 @@ mod runner {
 
     use super::*;
     use dss_compiler::path_matches;
-    use dss_compiler::{CompiledSpec, Consume, Restriction, Site, SiteKind};
+    use dss_compiler::{
+        CompiledSpec, Consume, GrammarOptions, Pruner, Restriction, Site, SiteKind,
+    };
     use dss_eval::report::percentile;
     use dss_eval::score::{em, em_paper_case, gold_pairs, NerCounts};
     use dss_eval::{ConditionResult, NerReport, Report, Suite};
@@ -450,6 +452,7 @@ mod runner {
                     examples: ex.to_vec(),
                     allow_undeclared: args.allow_undeclared,
                     timeout: Some(std::time::Duration::from_secs_f64(args.timeout)),
+                    split_lines: args.split_lines,
                     ..Default::default()
                 };
                 let mut g =
@@ -880,7 +883,7 @@ mod runner {
                     let Some((_, gen)) = gens.iter_mut().find(|(k, _)| *k == kind) else {
                         bail!("no generator for condition {cond}");
                     };
-                    outcomes.push(run_condition(gen, cond, &request, a, args.split_lines));
+                    outcomes.push(run_condition(gen, cond, &request, a));
                 }
                 record(case_no, &request, Some(a), outcomes)?;
             }
@@ -947,18 +950,11 @@ mod runner {
     /// One case under one condition. `gp` falls back once to the full grammar (plain
     /// prompt) when pruned decoding fails, as `dss generate` does; its time counts both,
     /// and items.jsonl's `fallback` holds the pruned error.
-    fn run_condition(
-        gen: &mut Generator<'_>,
-        cond: &str,
-        request: &str,
-        a: &Analysis,
-        split_lines: bool,
-    ) -> Outcome {
+    fn run_condition(gen: &mut Generator<'_>, cond: &str, request: &str, a: &Analysis) -> Outcome {
         let prompt = a.prompt(request);
         let pruning = |consume| Pruning {
             restriction: a.restriction.clone(),
             consume,
-            split_lines,
         };
         let r: Result<Generation, GenerateError> = match cond {
             "gp" => gen.generate_pruned(&prompt, &pruning(Consume::Class)),
@@ -1003,7 +999,7 @@ mod runner {
     ) -> Outcome {
         let t0 = std::time::Instant::now();
         let prompt = a.prompt(request);
-        let pruning = |consume| dss_serve::Pruning {
+        let pruning = |consume| Pruning {
             restriction: a.restriction.clone(),
             consume,
         };
@@ -1080,8 +1076,8 @@ mod runner {
 
     /// Whether the gold is writable under the grammar pruned to `r` (the approximation of
     /// the module docs), line by line as generation prunes: each line's pairs are checked
-    /// against `r` less the pairs the lines before it wrote ([`Consume::Class`], as `gp`
-    /// decodes). A gold that does not compress is not reachable.
+    /// against `r` less the pairs the lines before it wrote ([`Consume::Class`], by the
+    /// [`Pruner`] `gp` decodes under). A gold that does not compress is not reachable.
     pub(super) fn is_reachable(
         spec: &CompiledSpec,
         sites: &[Site],
@@ -1094,10 +1090,12 @@ mod runner {
         if !text.ends_with('\n') {
             text.push('\n');
         }
+        // The loop `gp` decodes under; only the restriction left matters here.
+        let pruner = Pruner::new(spec, r, Consume::Class, GrammarOptions::default());
         let mut now = r.clone();
         let mut before = 0usize;
         for (end, _) in text.match_indices('\n') {
-            let Ok(progress) = spec.progress(&text[..=end], sites) else {
+            let Ok(progress) = pruner.progress(&text[..=end]) else {
                 return false;
             };
             let line = progress.used.get(before..).unwrap_or_default();
@@ -1105,7 +1103,7 @@ mod runner {
                 return false;
             }
             before = progress.used.len();
-            now = r.consumed(&progress.used, Consume::Class);
+            now = pruner.left(&progress);
         }
         true
     }

@@ -133,7 +133,7 @@ pub(crate) fn generate_one(
     let (prompt_request, a) = args.common.analyze(index, request);
     let extract_ms = t.elapsed().as_secs_f64() * 1e3;
     let prune = a.map(|a| (prompt_request, a, extract_ms));
-    generate_analyzed(gen, request, prune, args.common.consume, args.split_lines)
+    generate_analyzed(gen, request, prune, args.common.consume)
 }
 
 /// Generates for `request`: under the grammar pruned by its analysis (with `prompt_request`,
@@ -145,7 +145,6 @@ pub(crate) fn generate_analyzed(
     request: &str,
     prune: Option<(String, Analysis, f64)>,
     consume: Consume,
-    split_lines: bool,
 ) -> Result<(Generation, Option<PruneReport>), GenerateError> {
     let Some((prompt_request, a, extract_ms)) = prune else {
         return Ok((gen.generate(request)?, None));
@@ -164,7 +163,6 @@ pub(crate) fn generate_analyzed(
     let pruning = Pruning {
         restriction: a.restriction,
         consume,
-        split_lines,
     };
     match gen.generate_pruned(&prompt_request, &pruning) {
         Ok(g) => Ok((g, Some(report))),
@@ -279,6 +277,7 @@ pub(crate) fn run_generate(args: &GenerateArgs) -> Result<ExitCode> {
         examples,
         end_on_rejection: !args.no_end_on_rejection,
         allow_undeclared: c.allow_undeclared,
+        split_lines: args.split_lines,
     };
     let index = c.index(&spec, &opts.examples)?;
     let mut gen = Generator::new(&model, spec, opts)

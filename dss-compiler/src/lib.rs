@@ -25,7 +25,9 @@
 //!    `typed`: the same from Rust types (`compile_type::<T>()` through `schemars`,
 //!    `compress_value` / `expand_into` through serde).
 //! 7. `sites` and `request`: where an instance chooses a value, and the grammar pruned
-//!    to a request.
+//!    to a request; `prune`: the per-line loop every backend runs ([`Pruner`]: the grammar
+//!    a document starts under, and after each complete line the values it used consumed
+//!    and the grammar of the rest).
 //!
 //! ```
 //! use dss_compiler::{compile, CompileOptions};
@@ -49,6 +51,7 @@ mod grammar;
 mod lint;
 mod notation;
 pub mod prompt;
+mod prune;
 mod request;
 mod schema;
 mod shape;
@@ -66,6 +69,7 @@ pub use grammar::lark;
 pub use grammar::{quote_lit, Consume, Grammar, Restriction, Resume, SpanWord, Spans};
 pub use lint::SchemaWarning;
 pub use notation::{NotationConfig, NotationStyle};
+pub use prune::{Continuation, Pruner, Pruning};
 pub use request::{GrammarOptions, Progress};
 pub use schema::is_keywordless;
 pub use shape::{Lexical, RegularCheck};

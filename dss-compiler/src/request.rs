@@ -48,7 +48,7 @@ impl CompiledSpec {
     /// The places where an instance chooses a value: enum values, consts and free strings
     /// or numbers, each named by its path (see [`Site`]).
     pub fn sites(&self) -> Vec<Site> {
-        sites::sites(self.shapes(), self.notation())
+        self.cached_sites().to_vec()
     }
 
     /// Where a union of object forms chooses its form by the keyword written first (a
@@ -94,7 +94,7 @@ impl CompiledSpec {
             self.notation(),
             self.tables(),
             self.site_prefixes
-                .get_or_init(|| sites::path_prefixes(&self.sites())),
+                .get_or_init(|| sites::path_prefixes(self.cached_sites())),
             restriction,
             resume,
             opts.allow_undeclared,

@@ -150,6 +150,9 @@ pub struct CompiledSpec {
     /// The prefixes of the site paths, for pruned grammars: built on first use, once (a
     /// request rebuilds its grammar after every line).
     pub(crate) site_prefixes: OnceLock<std::collections::HashSet<String>>,
+    /// The sites ([`CompiledSpec::sites`]), built on first use, once: reading the lines
+    /// of a document being written needs them after every line.
+    site_list: OnceLock<Vec<crate::sites::Site>>,
     /// What [`compile`] noticed in the schema (not saved).
     schema_warnings: Vec<SchemaWarning>,
     /// The tool definitions [`compile`] read, where its input was tools (not saved).
@@ -501,6 +504,7 @@ impl CompiledSpec {
             validator: OnceLock::new(),
             checks: OnceLock::new(),
             site_prefixes: OnceLock::new(),
+            site_list: OnceLock::new(),
             schema_warnings: Vec::new(),
             tools: None,
         }
@@ -509,6 +513,12 @@ impl CompiledSpec {
     /// The saved form (what [`Self::to_json`] writes).
     pub fn file(&self) -> &SpecFile {
         &self.file
+    }
+
+    /// The sites ([`CompiledSpec::sites`]), built on first use.
+    pub(crate) fn cached_sites(&self) -> &[crate::sites::Site] {
+        self.site_list
+            .get_or_init(|| crate::sites::sites(self.shapes(), self.notation()))
     }
 
     /// The codec's lookup tables, built on first use.

@@ -13,7 +13,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use dss_compiler::{CompiledSpec, Consume, Restriction, Site};
+use dss_compiler::{CompiledSpec, Consume, GrammarOptions, Pruner, Restriction};
 use dss_extract::{Catalogs, ExtractMode, SpecIndex};
 use dss_runtime::{EngineKind, GrammarSource, LocalModel, PrunedRest};
 use serde_json::Value;
@@ -130,7 +130,6 @@ fn main() {
 /// Every rebuild of every case (after each complete gold line but the last), in ms, and
 /// the first full mask after each, and the compiler's share of each rebuild.
 fn measure(model: &LocalModel, s: &Suite) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
-    let sites: Vec<Site> = s.spec.sites();
     let mut times = Vec::new();
     let mut masks = Vec::new();
     let mut spec_times = Vec::new();
@@ -141,13 +140,10 @@ fn measure(model: &LocalModel, s: &Suite) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
         let Ok(text) = s.spec.compress(&c.gold) else {
             continue;
         };
+        let pruner = Pruner::new(&s.spec, &initial, Consume::Class, GrammarOptions::default());
         let rest = PrunedRest {
-            spec: &s.spec,
+            pruner,
             engine: EngineKind::Llguidance,
-            initial: &initial,
-            sites: &sites,
-            consume: Consume::Class,
-            grammar: Default::default(),
         };
         let ends: Vec<usize> = text.match_indices('\n').map(|(i, _)| i + 1).collect();
         for &end in ends.iter().take(ends.len().saturating_sub(1)) {
@@ -158,12 +154,9 @@ fn measure(model: &LocalModel, s: &Suite) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
             times.push(t.elapsed().as_secs_f64() * 1e3);
             // The compiler's share: reading the lines, consuming, building the GBNF.
             let t0 = Instant::now();
-            if let Ok(p) = s.spec.progress(&text[..end], &sites) {
-                if let Some(resume) = p.resume {
-                    let r = initial.consumed(&p.used, Consume::Class);
-                    std::hint::black_box(s.spec.pruned_grammar(&r, resume).to_gbnf());
-                    spec_times.push(t0.elapsed().as_secs_f64() * 1e3);
-                }
+            if let Ok(Some(c)) = pruner.after_lines(&text[..end]) {
+                std::hint::black_box(c.grammar.to_gbnf());
+                spec_times.push(t0.elapsed().as_secs_f64() * 1e3);
             }
             let t = Instant::now();
             if constraint.mask(&mut logits).is_ok() {

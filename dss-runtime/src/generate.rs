@@ -33,7 +33,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use dss_compiler::{CompiledSpec, Consume, GrammarOptions, Restriction, Resume, Site};
+use dss_compiler::prompt::ExamplesError;
+use dss_compiler::{CompiledSpec, Consume, GrammarOptions, Pruner, Pruning, Restriction};
 use llama_cpp_2::context::params::LlamaContextParams;
 use llama_cpp_2::context::LlamaContext;
 use llama_cpp_2::llama_batch::LlamaBatch;
@@ -224,16 +225,15 @@ pub enum OutputFormat {
     Json,
 }
 
-pub use dss_compiler::prompt::Example;
+pub use dss_compiler::prompt::{load_examples, Example};
 
-/// Reads examples from JSON Lines, one `{"request": "...", "output": {...}}` per line.
-pub fn load_examples(path: &Path) -> Result<Vec<Example>, GenerateError> {
-    let err = |message: String| GenerateError::Examples {
-        path: path.to_owned(),
-        message,
-    };
-    let text = std::fs::read_to_string(path).map_err(|e| err(e.to_string()))?;
-    dss_compiler::prompt::read_examples(&text).map_err(err)
+impl From<ExamplesError> for GenerateError {
+    fn from(e: ExamplesError) -> Self {
+        GenerateError::Examples {
+            path: e.path,
+            message: e.message,
+        }
+    }
 }
 
 /// What [`Generator::warm_cached`] did.
@@ -307,6 +307,11 @@ pub struct GeneratorOptions {
     /// (`additionalProperties` other than `false`, or `patternProperties`; see
     /// [`dss_compiler::GrammarOptions`]).
     pub allow_undeclared: bool,
+    /// Under pruning ([`Generator::generate_pruned`]), let a line end while a value found
+    /// only it could take is unwritten. By default (false) such a line goes on with the
+    /// best token the grammar allows that does not end it, so one call is not split over
+    /// two lines (see [`dss_compiler::Pruner::line_leaves`]).
+    pub split_lines: bool,
 }
 
 impl GeneratorOptions {
@@ -331,6 +336,7 @@ impl Default for GeneratorOptions {
             examples: Vec::new(),
             end_on_rejection: true,
             allow_undeclared: false,
+            split_lines: false,
         }
     }
 }
@@ -665,8 +671,9 @@ impl<'m> Generator<'m> {
 
     /// Generates under the grammar pruned to `pruning.restriction` (the values found in the
     /// request), rebuilt for the rest of the document each time a line is complete, with
-    /// the values that line used consumed (see [`Pruning`]). `request` is what the prompt
-    /// carries (e.g. the request followed by the items found).
+    /// the values that line used consumed (see [`Pruning`]; the loop is
+    /// [`dss_compiler::Pruner`]'s). `request` is what the prompt carries (e.g. the request
+    /// followed by the items found).
     pub fn generate_pruned(
         &mut self,
         request: &str,
@@ -683,20 +690,21 @@ impl<'m> Generator<'m> {
         stats: &mut Stats,
     ) -> Result<Output, GenerateError> {
         let t = Instant::now();
-        let hold_lines = !pruning.split_lines && self.opts.format == OutputFormat::Shorthand;
+        let hold_lines = !self.opts.split_lines && self.opts.format == OutputFormat::Shorthand;
         // Lists are held with lines, where the candidates are consumed line by line.
-        let initial = Restriction {
-            hold_lists: hold_lines && pruning.consume != Consume::Off,
-            ..pruning.restriction.clone()
+        let pruning = Pruning {
+            restriction: Restriction {
+                hold_lists: hold_lines && pruning.consume != Consume::Off,
+                ..pruning.restriction.clone()
+            },
+            consume: pruning.consume,
         };
-        let grammar = self.pruned(&initial, Resume::Start)?;
+        let grammar = self.prepared(&self.pruner(&pruning).start_grammar())?;
         stats.prune_ms += ms(t);
         self.evaluate_prompt(request, stats)?;
         let state = PruneState {
-            initial,
-            consume: pruning.consume,
+            pruning,
             hold_lines,
-            sites: self.spec.sites(),
             checked: 0,
         };
         let decoded = self.decode_with(&grammar, start, stats, Some(state))?;
@@ -708,15 +716,14 @@ impl<'m> Generator<'m> {
         })
     }
 
-    /// The grammar pruned to `restriction` from `resume` on, prepared for this model.
-    fn pruned(&self, restriction: &Restriction, resume: Resume) -> Result<Grammar, GenerateError> {
-        pruned_grammar(
-            self.model,
-            &self.spec,
-            (self.opts.engine, self.opts.grammar_options()),
-            restriction,
-            resume,
-        )
+    /// The per-line pruning of the document being written for `pruning`.
+    fn pruner<'a>(&'a self, pruning: &'a Pruning) -> Pruner<'a> {
+        pruning.pruner(&self.spec, self.opts.grammar_options())
+    }
+
+    /// A pruned grammar, prepared for this model and engine.
+    fn prepared(&self, grammar: &dss_compiler::Grammar) -> Result<Grammar, GenerateError> {
+        prepared(self.model, self.opts.engine, grammar)
     }
 
     /// After a complete line (the text ends with a newline), the values it used leave the
@@ -725,7 +732,9 @@ impl<'m> Generator<'m> {
         let Some(p) = st.prune.as_mut() else {
             return Ok(());
         };
-        if p.consume == Consume::Off || st.text.last() != Some(&b'\n') || st.text.len() == p.checked
+        if p.pruning.consume == Consume::Off
+            || st.text.last() != Some(&b'\n')
+            || st.text.len() == p.checked
         {
             return Ok(());
         }
@@ -735,12 +744,8 @@ impl<'m> Generator<'m> {
             return Ok(());
         };
         let rest = PrunedRest {
-            spec: &self.spec,
+            pruner: self.pruner(&p.pruning),
             engine: self.opts.engine,
-            initial: &p.initial,
-            sites: &p.sites,
-            consume: p.consume,
-            grammar: self.opts.grammar_options(),
         };
         let Some(constraint) = rest.after_lines(self.model, text)? else {
             return Ok(());
@@ -1026,9 +1031,7 @@ impl<'m> Generator<'m> {
         let Ok(text) = String::from_utf8(text) else {
             return Ok(token);
         };
-        let leaves = self
-            .spec
-            .line_leaves(&text, &p.initial, p.consume, &p.sites);
+        let leaves = self.pruner(&p.pruning).line_leaves(&text);
         if leaves.is_empty() {
             return Ok(token);
         }
@@ -1194,37 +1197,25 @@ struct Decoding {
     prune: Option<PruneState>,
 }
 
-/// The grammar pruned to `restriction` from `resume` on, prepared for `model`.
-fn pruned_grammar(
+/// A pruned grammar (its GBNF), prepared for `model` and `engine`.
+fn prepared(
     model: &LocalModel,
-    spec: &CompiledSpec,
-    (engine, opts): (EngineKind, GrammarOptions),
-    restriction: &Restriction,
-    resume: Resume,
+    engine: EngineKind,
+    grammar: &dss_compiler::Grammar,
 ) -> Result<Grammar, GenerateError> {
-    let gbnf = spec
-        .pruned_grammar_with(restriction, resume, opts)
-        .to_gbnf();
-    model.grammar(engine, &GrammarSource::Gbnf(gbnf))
+    model.grammar(engine, &GrammarSource::Gbnf(grammar.to_gbnf()))
 }
 
-/// What a rebuild under pruning needs: the spec, its sites, the request's candidates and
-/// what a written line consumes. [`PrunedRest::after_lines`] is the step
+/// What a rebuild under pruning needs: the per-line pruning of the document
+/// ([`Pruner`]: the spec, the request's candidates, what a written line consumes, the
+/// grammar options) and the constraint engine. [`PrunedRest::after_lines`] is the step
 /// [`Generator::generate_pruned`] takes after each complete line (public so that the
 /// rebuild benchmark measures exactly it).
 pub struct PrunedRest<'a> {
-    /// The compiled spec.
-    pub spec: &'a CompiledSpec,
+    /// The per-line pruning of the document.
+    pub pruner: Pruner<'a>,
     /// The constraint engine.
     pub engine: EngineKind,
-    /// The candidates found in the request.
-    pub initial: &'a Restriction,
-    /// The spec's sites ([`CompiledSpec::sites`]).
-    pub sites: &'a [Site],
-    /// What a written line consumes.
-    pub consume: Consume,
-    /// What the grammars offer beyond the schema's declarations.
-    pub grammar: GrammarOptions,
 }
 
 impl PrunedRest<'_> {
@@ -1239,40 +1230,20 @@ impl PrunedRest<'_> {
         model: &LocalModel,
         text: &str,
     ) -> Result<Option<Box<dyn Constraint>>, GenerateError> {
-        let Ok(progress) = self.spec.progress(text, self.sites) else {
+        let Ok(Some(rest)) = self.pruner.after_lines(text) else {
             return Ok(None);
         };
-        let Some(resume) = progress.resume else {
-            return Ok(None);
-        };
-        let rest = self.initial.consumed(&progress.used, self.consume);
-        let grammar = pruned_grammar(model, self.spec, (self.engine, self.grammar), &rest, resume)?;
+        let grammar = prepared(model, self.engine, &rest.grammar)?;
         Ok(Some(grammar.start(&model.model, model.eog.clone())?))
     }
 }
 
-/// Grammar pruning for one request: the candidates found in it, and what a written line
-/// consumes (see `dss_compiler::CompiledSpec::pruned_grammar`).
-#[derive(Debug, Clone, Default)]
-pub struct Pruning {
-    /// The values found per site.
-    pub restriction: Restriction,
-    /// What leaves the candidates once a line is written.
-    pub consume: Consume,
-    /// Let a line end while a value found only it could take is unwritten. By default
-    /// (false) such a line goes on with the best token the grammar allows that does not
-    /// end it, so one call is not split over two lines (see
-    /// `dss_compiler::CompiledSpec::line_leaves`).
-    pub split_lines: bool,
-}
-
 /// Iterative pruning during one decoding loop.
 struct PruneState {
-    initial: Restriction,
-    consume: Consume,
-    /// See [`Pruning::split_lines`] (negated).
+    /// The request's candidates (lists held with lines) and what a line consumes.
+    pruning: Pruning,
+    /// See [`GeneratorOptions::split_lines`] (negated).
     hold_lines: bool,
-    sites: Vec<Site>,
     /// Output length when lines were last read.
     checked: usize,
 }

@@ -28,12 +28,13 @@ mod prompt;
 
 pub use backend::{backend, load_model, BackendError};
 pub use dss_compiler::lark;
+pub use dss_compiler::prompt::ExamplesError;
+pub use dss_compiler::Pruning;
 pub use engine::{parser_factory, Constraint, EngineError, EngineKind, Grammar, GrammarSource};
 pub use gbnf::{GbnfChecker, GbnfError, Verdict};
 pub use generate::{
     default_threads, load_examples, Example, GenerateError, Generation, Generator,
-    GeneratorOptions, LocalModel, OutputFormat, PrefixCache, PrunedRest, Pruning, Stats,
-    DEFAULT_TIMEOUT,
+    GeneratorOptions, LocalModel, OutputFormat, PrefixCache, PrunedRest, Stats, DEFAULT_TIMEOUT,
 };
 pub use models::{FetchProgress, ModelError, ModelRegistry, ModelSpec, DEFAULT_MODEL};
 pub use prompt::{tokenize, tokenize_prefix, PromptError, PromptTemplate, Shot};

@@ -106,6 +106,13 @@ pub enum ServeError {
     Config(String),
 }
 
+impl From<dss_compiler::prompt::ExamplesError> for ServeError {
+    /// An examples file that cannot be read is the configuration's fault.
+    fn from(e: dss_compiler::prompt::ExamplesError) -> Self {
+        ServeError::Config(e.to_string())
+    }
+}
+
 /// [`ServeError::NotShorthand`]'s message: what did not expand, the kind the grammar was
 /// sent for, and the flag that sends it elsewhere.
 fn not_shorthand_message(

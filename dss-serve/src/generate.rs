@@ -3,30 +3,10 @@
 
 use crate::client::{clip, Client};
 use crate::{Mode, ServeError, ServerKind};
-use dss_compiler::prompt::{system_message, INSTRUCTION};
-use dss_compiler::{CompiledSpec, Consume, ExpandError, GrammarOptions, Restriction, Resume, Site};
+use dss_compiler::prompt::{system_message, Example, INSTRUCTION};
+use dss_compiler::{CompiledSpec, ExpandError, GrammarOptions, Pruning, Site};
 use serde_json::{json, Map, Value};
-use std::path::Path;
 use std::time::{Duration, Instant};
-
-pub use dss_compiler::prompt::Example;
-
-/// Reads examples from JSON Lines, one `{"request": "...", "output": {...}}` per line (the
-/// format `dss generate --examples` reads).
-pub fn load_examples(path: &Path) -> Result<Vec<Example>, ServeError> {
-    let err = |m: String| ServeError::Config(format!("examples {}: {m}", path.display()));
-    let text = std::fs::read_to_string(path).map_err(|e| err(e.to_string()))?;
-    dss_compiler::prompt::read_examples(&text).map_err(err)
-}
-
-/// Grammar pruning for one request (as dss-runtime's `Pruning`).
-#[derive(Debug, Clone, Default)]
-pub struct Pruning {
-    /// The values found per site.
-    pub restriction: Restriction,
-    /// What leaves the candidates once a line is written ([`Mode::PerLine`] only).
-    pub consume: Consume,
-}
 
 /// How requests are sent.
 #[derive(Debug, Clone)]
@@ -191,9 +171,9 @@ impl ServedGenerator {
             }
             (_, p) => {
                 let gbnf = match p {
-                    Some(p) => self
-                        .spec
-                        .pruned_grammar_with(&p.restriction, Resume::Start, self.opts.grammar)
+                    Some(p) => p
+                        .pruner(&self.spec, self.opts.grammar)
+                        .start_grammar()
                         .to_gbnf(),
                     None => self.spec.generation_grammar(self.opts.grammar).to_gbnf(),
                 };
@@ -301,10 +281,8 @@ impl ServedGenerator {
             &json!({"messages": self.messages(request)}),
         )?;
         let prompt = text_field(&v, "/apply-template", "prompt")?;
-        let initial = self
-            .spec
-            .pruned_grammar_with(&pruning.restriction, Resume::Start, self.opts.grammar)
-            .to_gbnf();
+        let pruner = pruning.pruner(&self.spec, self.opts.grammar);
+        let initial = pruner.start_grammar().to_gbnf();
         let mut text = String::new();
         let mut gbnf = initial.clone();
         let mut used = 0u64;
@@ -351,15 +329,11 @@ impl ServedGenerator {
                 _ => break,
             }
             // The grammar of the rest, with what the lines used consumed.
-            let next = self.spec.progress(&text, &self.sites).ok().and_then(|p| {
-                let resume = p.resume?;
-                let rest = pruning.restriction.consumed(&p.used, pruning.consume);
-                Some(
-                    self.spec
-                        .pruned_grammar_with(&rest, resume, self.opts.grammar)
-                        .to_gbnf(),
-                )
-            });
+            let next = pruner
+                .after_lines(&text)
+                .ok()
+                .flatten()
+                .map(|rest| rest.grammar.to_gbnf());
             match next {
                 Some(g) => gbnf = g,
                 None => {
@@ -521,6 +495,7 @@ fn text_field(v: &Value, url: &str, field: &str) -> Result<String, ServeError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::load_examples;
 
     #[test]
     fn a_repeated_line_is_found_within_its_section_only() {

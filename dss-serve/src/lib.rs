@@ -21,9 +21,9 @@ mod kind;
 mod pool;
 
 pub use client::{Client, ServerConfig};
+pub use dss_compiler::prompt::{load_examples, Example, ExamplesError};
+pub use dss_compiler::Pruning;
 pub use error::ServeError;
-pub use generate::{
-    load_examples, Example, Pruning, ServeOptions, Served, ServedGenerator, ServedStats,
-};
+pub use generate::{ServeOptions, Served, ServedGenerator, ServedStats};
 pub use kind::{Mode, ServerKind};
 pub use pool::{run_ordered, Input};

@@ -1,0 +1,333 @@
+//! Stage 7 — the per-line pruning of one document: the grammar a request's document starts
+//! under, and after each complete line the values it used consumed and the grammar of the
+//! rest. Every backend runs this one loop: in-process decoding (dss-runtime), a server
+//! continued line by line (dss-serve) and the reachability check of `dss eval`.
+//!
+//! [`Pruning`] is what a request brings (the values found in it and what a written line
+//! consumes); [`Pruner`] runs the loop over one document of a spec; [`Continuation`] is
+//! where the document goes on after its complete lines.
+
+use crate::error::ExpandError;
+use crate::grammar::{Consume, Grammar, Restriction, Resume};
+use crate::request::{GrammarOptions, Progress};
+use crate::spec::CompiledSpec;
+use serde_json::Value;
+
+/// Grammar pruning for one request: the values found in it per site, and what leaves them
+/// once a line is written.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Pruning {
+    /// The values found per site (the first grammar is pruned to them).
+    pub restriction: Restriction,
+    /// What leaves the candidates once a line is written.
+    pub consume: Consume,
+}
+
+impl Pruning {
+    /// The per-line pruning of one document written for this request under `spec`, with
+    /// grammars that offer undeclared properties as `opts` say.
+    pub fn pruner<'a>(&'a self, spec: &'a CompiledSpec, opts: GrammarOptions) -> Pruner<'a> {
+        Pruner::new(spec, &self.restriction, self.consume, opts)
+    }
+}
+
+/// The per-line pruning of one document: the grammar it starts under
+/// ([`Pruner::start_grammar`]), and after its complete lines the restriction left and the
+/// grammar of the rest ([`Pruner::after_lines`]), with the values the lines used consumed
+/// as [`Consume`] says ([`Restriction::consumed`]).
+///
+/// It is a view (cheap to make, `Copy`): a caller that holds the spec mutably elsewhere
+/// makes one for each step.
+///
+/// ```
+/// use dss_compiler::{compile, CompileOptions, Consume, GrammarOptions, Restriction, Pruner};
+/// let schema = serde_json::json!({"type": "array", "items": {"enum": ["tea", "coffee", "milk"]}});
+/// let spec = compile(&schema, &CompileOptions::default())?;
+/// let mut found = Restriction::default();
+/// found.candidates.insert("/*".into(), vec!["tea".into(), "milk".into()]);
+/// let pruner = Pruner::new(&spec, &found, Consume::Class, GrammarOptions::default());
+/// let first = pruner.start_grammar().to_gbnf();
+/// assert!(first.contains("tea") && first.contains("milk") && !first.contains("coffee"));
+/// // After a line that wrote `tea`, only `milk` is left.
+/// let rest = pruner.after_lines("tea\n")?.expect("a list goes on after a line");
+/// let gbnf = rest.grammar.to_gbnf();
+/// assert!(gbnf.contains("milk") && !gbnf.contains("tea"), "{gbnf}");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Clone, Copy)]
+pub struct Pruner<'a> {
+    spec: &'a CompiledSpec,
+    initial: &'a Restriction,
+    consume: Consume,
+    opts: GrammarOptions,
+}
+
+/// Where a document goes on after its complete lines ([`Pruner::after_lines`]).
+pub struct Continuation {
+    /// The restriction left: the initial one less what the lines used.
+    pub restriction: Restriction,
+    /// Where the rest of the document starts.
+    pub resume: Resume,
+    /// The grammar of the rest, pruned to [`restriction`](Continuation::restriction).
+    pub grammar: Grammar,
+}
+
+impl<'a> Pruner<'a> {
+    /// The pruning of a document of `spec` whose request offers `initial`, consuming as
+    /// `consume` says, with grammars that offer undeclared properties as `opts` say.
+    pub fn new(
+        spec: &'a CompiledSpec,
+        initial: &'a Restriction,
+        consume: Consume,
+        opts: GrammarOptions,
+    ) -> Pruner<'a> {
+        Pruner {
+            spec,
+            initial,
+            consume,
+            opts,
+        }
+    }
+
+    /// The restriction the document starts under.
+    pub fn initial(&self) -> &'a Restriction {
+        self.initial
+    }
+
+    /// What leaves the candidates once a line is written.
+    pub fn consume(&self) -> Consume {
+        self.consume
+    }
+
+    /// What the grammars offer beyond the schema's declarations.
+    pub fn options(&self) -> GrammarOptions {
+        self.opts
+    }
+
+    /// The grammar of the whole document, pruned to the initial restriction.
+    pub fn start_grammar(&self) -> Grammar {
+        self.spec
+            .pruned_grammar_with(self.initial, Resume::Start, self.opts)
+    }
+
+    /// The complete lines of `text` (see [`CompiledSpec::progress`]).
+    ///
+    /// # Errors
+    /// Lines the spec's prefix decoder cannot read.
+    pub fn progress(&self, text: &str) -> Result<Progress, ExpandError> {
+        self.spec.progress(text, self.spec.cached_sites())
+    }
+
+    /// The restriction left once the lines read in `progress` are written: the initial
+    /// one with what they used consumed.
+    pub fn left(&self, progress: &Progress) -> Restriction {
+        self.initial.consumed(&progress.used, self.consume)
+    }
+
+    /// Where the document goes on after the lines read in `progress`: `None` when they
+    /// cannot be resumed after (see [`Progress::resume`]).
+    pub fn after(&self, progress: &Progress) -> Option<Continuation> {
+        let resume = progress.resume?;
+        let restriction = self.left(progress);
+        let grammar = self
+            .spec
+            .pruned_grammar_with(&restriction, resume, self.opts);
+        Some(Continuation {
+            restriction,
+            resume,
+            grammar,
+        })
+    }
+
+    /// Where the document goes on after the complete lines of `text` (up to its last
+    /// newline): the restriction left and the grammar of the rest. `None` when those lines
+    /// cannot be resumed after (the grammar in use is kept).
+    ///
+    /// # Errors
+    /// Lines the spec's prefix decoder cannot read.
+    pub fn after_lines(&self, text: &str) -> Result<Option<Continuation>, ExpandError> {
+        Ok(self.after(&self.progress(text)?))
+    }
+
+    /// The found values the last line of `text` (ending with a newline) leaves behind
+    /// although only that line could take them (see [`CompiledSpec::line_leaves`]).
+    pub fn line_leaves(&self, text: &str) -> Vec<(String, Value)> {
+        self.spec
+            .line_leaves(text, self.initial, self.consume, self.spec.cached_sites())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{compile, CompileOptions};
+    use serde_json::json;
+
+    /// Coffee orders, one per line; the drink is a free string a venue's catalog binds.
+    fn orders() -> CompiledSpec {
+        compile(
+            &json!({"type": "array", "minItems": 1, "items": {
+                "type": "object", "additionalProperties": false, "required": ["order"],
+                "properties": {"order": {
+                    "type": "object", "additionalProperties": false, "required": ["drink"],
+                    "properties": {
+                        "drink": {"type": "string"},
+                        "size": {"enum": ["small", "medium", "large"]}
+                    }
+                }}
+            }}),
+            &CompileOptions::default(),
+        )
+        .expect("compiles")
+    }
+
+    /// "a large flat white and a mocha", the drinks bound to the venue's catalog.
+    fn found() -> Restriction {
+        let mut r = Restriction::default();
+        r.candidates.insert(
+            "/*/order/drink".into(),
+            vec![json!("flat white"), json!("mocha")],
+        );
+        r.candidates
+            .insert("/*/order/size".into(), vec![json!("large")]);
+        r.bound.insert("/*/order/drink".into());
+        r
+    }
+
+    #[test]
+    fn a_value_written_on_a_line_is_not_offered_after_it() {
+        let spec = orders();
+        let r = found();
+        let pruner = Pruner::new(&spec, &r, Consume::Class, GrammarOptions::default());
+        let first = pruner.start_grammar().to_gbnf();
+        assert!(
+            first.contains("flat white") && first.contains("mocha"),
+            "{first}"
+        );
+        let line = spec
+            .compress(&json!([{"order": {"drink": "flat white", "size": "large"}}]))
+            .expect("compresses");
+        let line = format!("{}\n", line.trim_end());
+        let rest = pruner
+            .after_lines(&line)
+            .expect("reads")
+            .expect("a list goes on");
+        let gbnf = rest.grammar.to_gbnf();
+        assert!(gbnf.contains("mocha"), "{gbnf}");
+        assert!(!gbnf.contains("flat white"), "{gbnf}");
+        assert!(!gbnf.contains("large"), "{gbnf}");
+        assert_eq!(rest.resume, Resume::Lines { items: 1 });
+        assert_eq!(rest.restriction.at("/*/order/drink"), &[json!("mocha")][..]);
+    }
+
+    #[test]
+    fn each_step_is_what_consumed_and_pruned_grammar_with_give() {
+        let spec = orders();
+        let r = found();
+        let opts = GrammarOptions::default();
+        let doc = json!([
+            {"order": {"drink": "flat white", "size": "large"}},
+            {"order": {"drink": "mocha"}}
+        ]);
+        let text = spec.compress(&doc).expect("compresses");
+        let text = format!("{}\n", text.trim_end());
+        let sites = spec.sites();
+        for consume in [Consume::Class, Consume::Value, Consume::Off] {
+            let pruner = Pruner::new(&spec, &r, consume, opts);
+            assert_eq!(
+                pruner.start_grammar().to_gbnf(),
+                spec.pruned_grammar_with(&r, Resume::Start, opts).to_gbnf()
+            );
+            for (end, _) in text.match_indices('\n') {
+                let lines = &text[..=end];
+                let progress = spec.progress(lines, &sites).expect("reads");
+                let rest = pruner.after_lines(lines).expect("reads").expect("resumes");
+                let left = r.consumed(&progress.used, consume);
+                let resume = progress.resume.expect("resumes");
+                assert_eq!(rest.restriction, left);
+                assert_eq!(pruner.left(&progress), left);
+                assert_eq!(rest.resume, resume);
+                assert_eq!(
+                    rest.grammar.to_gbnf(),
+                    spec.pruned_grammar_with(&left, resume, opts).to_gbnf()
+                );
+                assert_eq!(
+                    pruner.line_leaves(lines),
+                    spec.line_leaves(lines, &r, consume, &sites)
+                );
+            }
+        }
+    }
+
+    /// A block document (the viz spec, its bundled examples): at every line, the same
+    /// restriction and grammar as `consumed` and `pruned_grammar_with` give.
+    #[test]
+    fn block_documents_step_as_consumed_and_pruned_grammar_with_give() {
+        let schema: Value = serde_json::from_str(
+            &std::fs::read_to_string(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/../specs/viz.schema.json"
+            ))
+            .expect("viz schema"),
+        )
+        .expect("json");
+        let spec = compile(&schema, &CompileOptions::default()).expect("compiles");
+        let sites = spec.sites();
+        let opts = GrammarOptions::default();
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/viz");
+        let mut steps = 0;
+        for e in std::fs::read_dir(dir).expect("examples") {
+            let path = e.expect("entry").path();
+            if path.extension().is_none_or(|x| x != "json") {
+                continue;
+            }
+            let doc: Value =
+                serde_json::from_str(&std::fs::read_to_string(&path).expect("read")).expect("json");
+            let text = spec.compress(&doc).expect("compresses");
+            let text = format!("{}\n", text.trim_end());
+            // The request named the document's own values.
+            let mut r = Restriction::default();
+            for (site, v) in spec.progress(&text, &sites).expect("reads").used {
+                r.candidates.entry(site).or_default().push(v);
+            }
+            let pruner = Pruner::new(&spec, &r, Consume::Class, opts);
+            for (end, _) in text.match_indices('\n') {
+                let lines = &text[..=end];
+                let progress = spec.progress(lines, &sites).expect("reads");
+                let Some(resume) = progress.resume else {
+                    assert!(pruner.after_lines(lines).expect("reads").is_none());
+                    continue;
+                };
+                let left = r.consumed(&progress.used, Consume::Class);
+                let rest = pruner.after_lines(lines).expect("reads").expect("resumes");
+                assert_eq!(rest.restriction, left);
+                assert_eq!(rest.resume, resume);
+                assert_eq!(
+                    rest.grammar.to_gbnf(),
+                    spec.pruned_grammar_with(&left, resume, opts).to_gbnf()
+                );
+                steps += 1;
+            }
+        }
+        assert!(steps > 0);
+    }
+
+    #[test]
+    fn lines_that_do_not_read_are_an_error_and_a_request_s_pruning_makes_the_same_pruner() {
+        let spec = orders();
+        let pruning = Pruning {
+            restriction: found(),
+            consume: Consume::Class,
+        };
+        let pruner = pruning.pruner(&spec, GrammarOptions::default());
+        assert!(pruner.after_lines("(((\n").is_err());
+        assert!(pruner.line_leaves("(((\n").is_empty());
+        assert_eq!(pruner.initial(), &pruning.restriction);
+        assert_eq!(pruner.consume(), Consume::Class);
+        assert_eq!(pruner.options(), GrammarOptions::default());
+        // Nothing written yet: the rest is the whole document.
+        let rest = pruner.after_lines("").expect("reads").expect("resumes");
+        assert_eq!(rest.resume, Resume::Start);
+        assert_eq!(rest.grammar.to_gbnf(), pruner.start_grammar().to_gbnf());
+    }
+}
