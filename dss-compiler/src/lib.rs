@@ -78,3 +78,25 @@ pub use spec::{check_numbers, compile, CompileOptions, CompiledSpec, SpecFile, S
 pub use tools::{ToolCalls, ToolsError, ToolsForm, ToolsRead};
 #[cfg(feature = "schemars")]
 pub use typed::compile_type;
+
+#[cfg(test)]
+mod test_support {
+    use serde_json::Value;
+
+    /// The bundled viz spec, compiled, and its bundled example documents.
+    pub(crate) fn viz_spec_and_examples() -> (crate::CompiledSpec, Vec<Value>) {
+        let read = |p: &std::path::Path| std::fs::read_to_string(p).expect("read");
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let schema: Value =
+            serde_json::from_str(&read(&root.join("specs/viz.schema.json"))).expect("json");
+        let spec = crate::compile(&schema, &crate::CompileOptions::default()).expect("compiles");
+        let mut docs = Vec::new();
+        for e in std::fs::read_dir(root.join("examples/viz")).expect("examples") {
+            let path = e.expect("entry").path();
+            if path.extension().is_some_and(|x| x == "json") {
+                docs.push(serde_json::from_str(&read(&path)).expect("json"));
+            }
+        }
+        (spec, docs)
+    }
+}

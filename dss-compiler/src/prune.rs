@@ -263,26 +263,11 @@ mod tests {
     /// restriction and grammar as `consumed` and `pruned_grammar_with` give.
     #[test]
     fn block_documents_step_as_consumed_and_pruned_grammar_with_give() {
-        let schema: Value = serde_json::from_str(
-            &std::fs::read_to_string(concat!(
-                env!("CARGO_MANIFEST_DIR"),
-                "/../specs/viz.schema.json"
-            ))
-            .expect("viz schema"),
-        )
-        .expect("json");
-        let spec = compile(&schema, &CompileOptions::default()).expect("compiles");
+        let (spec, docs) = crate::test_support::viz_spec_and_examples();
         let sites = spec.sites();
         let opts = GrammarOptions::default();
-        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/viz");
         let mut steps = 0;
-        for e in std::fs::read_dir(dir).expect("examples") {
-            let path = e.expect("entry").path();
-            if path.extension().is_none_or(|x| x != "json") {
-                continue;
-            }
-            let doc: Value =
-                serde_json::from_str(&std::fs::read_to_string(&path).expect("read")).expect("json");
+        for doc in docs {
             let text = spec.compress(&doc).expect("compresses");
             let text = format!("{}\n", text.trim_end());
             // The request named the document's own values.

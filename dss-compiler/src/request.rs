@@ -1474,26 +1474,8 @@ mod tests {
     /// examples whose values are all offered are accepted by the pruned one.
     #[test]
     fn pruned_languages_are_subsets_on_the_bundled_examples() {
-        let schema: Value = serde_json::from_str(
-            &std::fs::read_to_string(concat!(
-                env!("CARGO_MANIFEST_DIR"),
-                "/../specs/viz.schema.json"
-            ))
-            .expect("viz schema"),
-        )
-        .expect("json");
-        let spec = compile(&schema, &CompileOptions::default()).expect("compiles");
+        let (spec, docs) = crate::test_support::viz_spec_and_examples();
         let sites = spec.sites();
-        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/viz");
-        let mut docs = Vec::new();
-        for e in std::fs::read_dir(dir).expect("examples") {
-            let path = e.expect("entry").path();
-            if path.extension().is_some_and(|x| x == "json") {
-                let v: Value = serde_json::from_str(&std::fs::read_to_string(&path).expect("read"))
-                    .expect("json");
-                docs.push(v);
-            }
-        }
         assert!(!docs.is_empty());
         let full = spec.grammar_pest();
         let mut seed = 0x9e37_79b9_7f4a_7c15u64;
