@@ -16,15 +16,17 @@ pub(crate) struct ReadArgs {
     /// `tools/list` result): a document is a list of calls, one per line, or one call.
     #[arg(long, value_enum, value_name = "list|one", default_value_t = Calls::List)]
     pub(crate) calls: Calls,
-    /// How optional fields are written: `compact` (fewest tokens: choice words alone,
-    /// single values as flags) or `explicit` (every optional field `keyword value`: what
-    /// small models write most reliably for calls). Overrides a --notation file's `style:`.
-    #[arg(long, value_name = "compact|explicit", value_parser = parse_style)]
+    /// How fields are written: `compact` (fewest tokens: choice words alone, single values
+    /// as flags), `explicit` (every optional field `keyword value`) or `named` (every
+    /// field `keyword value`, required ones too: what a small model fills a tool's
+    /// parameters most reliably in). Overrides a --notation file's `style:`.
+    #[arg(long, value_name = "compact|explicit|named", value_parser = parse_style)]
     pub(crate) style: Option<NotationStyle>,
 }
 
 fn parse_style(s: &str) -> Result<NotationStyle, String> {
-    NotationStyle::from_name(s).ok_or_else(|| format!("unknown style `{s}` (compact, explicit)"))
+    NotationStyle::from_name(s)
+        .ok_or_else(|| format!("unknown style `{s}` (compact, explicit, named)"))
 }
 
 /// `--calls`.

@@ -2744,8 +2744,8 @@ fn tool_definitions_compile_as_they_are() {
     }
     assert!(texts.iter().all(|t| t == &texts[0]), "{texts:?}");
     assert!(
-        // Tools take the explicit style: the optional `unit` is written with its keyword.
-        texts[0].starts_with("get_weather Paris unit celsius\n"),
+        // Tools take the named style: every argument is written with its keyword.
+        texts[0].starts_with("get_weather city Paris unit celsius\n"),
         "{}",
         texts[0]
     );

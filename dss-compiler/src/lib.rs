@@ -66,7 +66,9 @@ pub use codec::EncodeError;
 pub use error::{CompileError, CompressError, ExpandError, ExpandIntoError, SpecError};
 pub use gaps::GrammarGap;
 pub use grammar::lark;
-pub use grammar::{quote_lit, Consume, Grammar, Restriction, Resume, SpanWord, Spans};
+pub use grammar::{
+    quote_lit, Consume, Grammar, Restriction, Resume, SpanPolicy, SpanWord, Spans, ValueForm,
+};
 pub use lint::SchemaWarning;
 pub use notation::{NotationConfig, NotationStyle};
 pub use prune::{Continuation, Pruner, Pruning};

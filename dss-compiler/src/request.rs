@@ -352,6 +352,7 @@ mod tests {
     use pest_meta::{optimizer, parser};
     use pest_vm::Vm;
     use serde_json::{json, Value};
+    use std::collections::BTreeSet;
 
     fn calls() -> CompiledSpec {
         let call = |name: &str, slots: Value| {
@@ -1544,8 +1545,14 @@ mod tests {
             ..Restriction::default()
         };
         for site in spec.sites() {
+            let policy = site.span_policy();
             match site.kind {
-                crate::SiteKind::Text { .. } => r.span_sites.insert(site.path),
+                crate::SiteKind::Text { .. } => {
+                    if policy.narrows() {
+                        r.span_policy.insert(site.path.clone(), policy);
+                    }
+                    r.span_sites.insert(site.path)
+                }
                 crate::SiteKind::Number { .. } => r.number_sites.insert(site.path),
                 _ => false,
             };
@@ -1593,6 +1600,85 @@ mod tests {
             }
         }
         assert!(seen_span);
+    }
+
+    fn shipper() -> CompiledSpec {
+        compile(
+            &json!({"type": "array", "minItems": 1, "items": {"type": "object",
+            "additionalProperties": false, "required": ["ship"],
+            "properties": {"ship": {"type": "object", "additionalProperties": false,
+                "required": ["address"],
+                "properties": {
+                    "address": {"type": "string",
+                        "description": "Street and town, as 'Street, Town', e.g. '12 Oak Lane, Dover'."},
+                    "qty": {"type": "integer"},
+                    "note": {"type": "string"}
+                }}}}}),
+            &CompileOptions::default(),
+        )
+        .expect("compiles")
+    }
+
+    #[test]
+    fn a_described_form_and_an_optional_field_narrow_the_spans() {
+        let spec = shipper();
+        let request = "ship 3 boxes to 40 Elm Road, Salem and mark them Fragile";
+        let r = open_restriction(&spec, request, &[json!(3), json!(40)]);
+        let g = spec.pruned_grammar(&r, Resume::Start);
+        let mut notes = BTreeSet::new();
+        for seed in 1..300u64 {
+            let text = crate::grammar::sample::Sampler::new(&g, seed).sentence();
+            let v = spec
+                .expand_any_order(&text)
+                .unwrap_or_else(|e| panic!("{text:?}: {e}"));
+            let call = &v[0]["ship"];
+            // The address is of the examples' form: never `Salem` or `Elm Road` alone.
+            let address = call["address"].as_str().unwrap_or_default();
+            assert!(address.ends_with("Elm Road, Salem"), "{text:?}");
+            if let Some(n) = call.get("note").and_then(Value::as_str) {
+                notes.insert(n.to_string());
+            }
+        }
+        // The optional note takes spans the request marks (names), never its plain words.
+        assert!(notes.contains("Fragile"), "{notes:?}");
+        for n in &notes {
+            for plain in ["ship", "boxes", "and", "mark", "them"] {
+                assert!(!n.split(' ').any(|w| w == plain), "{notes:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn numbers_and_plain_words_left_ask_for_no_more_lines() {
+        let spec = shipper();
+        let lines_after_one = |request: &str, numbers: &[Value]| {
+            let r = open_restriction(&spec, request, numbers);
+            let used = [
+                ("/*/ship/address".to_string(), json!("Elm Road, Salem")),
+                ("/*/ship/qty".to_string(), json!(3)),
+            ];
+            let rest = r.consumed(&used, crate::Consume::Class);
+            let g = spec.pruned_grammar(&rest, Resume::Lines { items: 1 });
+            (1..60u64)
+                .map(|seed| crate::grammar::sample::Sampler::new(&g, seed).sentence())
+                .filter(|t| !t.trim().is_empty())
+                .count()
+        };
+        assert_eq!(
+            lines_after_one(
+                "ship 3 boxes to Elm Road, Salem by 5 pm",
+                &[json!(3), json!(5)]
+            ),
+            0,
+            "a number left is no evidence of a second shipment"
+        );
+        assert!(
+            lines_after_one(
+                "ship 3 boxes to Elm Road, Salem and 2 to Pine Street, Dover",
+                &[json!(3), json!(2)]
+            ) > 0,
+            "a name left may be a second shipment's"
+        );
     }
 
     #[test]

@@ -6,6 +6,7 @@
 //! free string (which a catalog may bind at run time: a dataset's columns), or a number.
 //! Grammar pruning restricts sites to the values found in a request.
 
+use crate::grammar::{SpanPolicy, ValueForm};
 use crate::notation::{FieldMode, Notation, ObjLayout, RecordLayout};
 use crate::shape::{ExprId, Lexical, Shapes};
 use serde::Serialize;
@@ -53,6 +54,120 @@ pub struct Site {
     /// own record, however optional the record: a topping's `name`).
     #[serde(skip)]
     pub required_in_record: bool,
+    /// Example values the schema gives for the field: the quoted phrases of its
+    /// description (`such as 'San Francisco, CA'`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub examples: Vec<String>,
+    /// Whether the site is an optional field of its record, or an item of a list that is
+    /// one (a required list's items are no optional field: the list must be filled).
+    #[serde(skip)]
+    pub optional_field: bool,
+}
+
+impl Site {
+    /// How this site, a free string, takes the request's spans (see [`SpanPolicy`]).
+    pub fn span_policy(&self) -> SpanPolicy {
+        let forms: Vec<ValueForm> = self.examples.iter().map(|e| ValueForm::of(e)).collect();
+        let mut shaped = Vec::new();
+        let mut form_words = 0;
+        if !forms.is_empty() && forms.iter().all(|f| !f.is_plain()) {
+            for f in forms {
+                if !shaped.contains(&f) {
+                    shaped.push(f);
+                }
+            }
+            form_words = self
+                .examples
+                .iter()
+                .map(|e| e.split_whitespace().count())
+                .max()
+                .unwrap_or(0);
+        }
+        let name = self
+            .path
+            .rsplit('/')
+            .find(|s| *s != "*")
+            .unwrap_or_default();
+        let name_words = name_words(name);
+        if shaped.is_empty() {
+            // A field named for a form asks for it: `url`, `email`.
+            let named = |w: &[&str]| name_words.iter().any(|n| w.contains(&n.as_str()));
+            if named(&["url", "uri", "link", "endpoint", "website"]) {
+                shaped.push(ValueForm::of("https://example.com"));
+            } else if named(&["email", "mail"]) {
+                shaped.push(ValueForm::of("name@example.com"));
+            }
+        }
+        SpanPolicy {
+            optional: self.optional_field,
+            forms: shaped,
+            form_words,
+            name_words,
+        }
+    }
+}
+
+/// The words of a field's name, lowercased: split at `_`, `-`, `.` and lower-to-upper
+/// case changes (`modification_request`, `maxResults`), words under three letters left out.
+fn name_words(name: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut cur = String::new();
+    let mut prev_lower = false;
+    for c in name.chars() {
+        if !c.is_alphanumeric() || (c.is_uppercase() && prev_lower) {
+            if cur.chars().count() >= 3 {
+                words.push(std::mem::take(&mut cur));
+            }
+            cur.clear();
+        }
+        if c.is_alphanumeric() {
+            cur.extend(c.to_lowercase());
+        }
+        prev_lower = c.is_lowercase();
+    }
+    if cur.chars().count() >= 3 {
+        words.push(cur);
+    }
+    words
+}
+
+/// The quoted phrases of a description (`'San Francisco, CA'`, `"owner/repo"`): a quote
+/// mark that opens after a non-letter and closes before one, at most 80 characters
+/// apart, on one line. An apostrophe inside a word (`user's`) opens nothing.
+fn quoted_phrases(doc: &str) -> Vec<String> {
+    let cs: Vec<char> = doc.chars().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < cs.len() {
+        let q = cs[i];
+        let opens = matches!(q, '\'' | '"' | '`' | '‘' | '“')
+            && (i == 0 || !cs[i - 1].is_alphanumeric())
+            && cs.get(i + 1).is_some_and(|c| !c.is_whitespace());
+        if !opens {
+            i += 1;
+            continue;
+        }
+        let close = match q {
+            '‘' => '’',
+            '“' => '”',
+            q => q,
+        };
+        let end = (i + 1..cs.len().min(i + 82)).find(|&j| {
+            cs[j] == '\n' || (cs[j] == close && !cs.get(j + 1).is_some_and(|c| c.is_alphanumeric()))
+        });
+        match end {
+            Some(j) if cs[j] == close && j > i + 1 => {
+                let phrase: String = cs[i + 1..j].iter().collect();
+                let phrase = phrase.trim().to_string();
+                if !phrase.is_empty() && !out.contains(&phrase) {
+                    out.push(phrase);
+                }
+                i = j + 1;
+            }
+            _ => i += 1,
+        }
+    }
+    out
 }
 
 /// Deeper than this, a recursive schema's sites are not listed (their paths would repeat).
@@ -168,6 +283,8 @@ impl Walker<'_> {
                 kind,
                 required,
                 required_in_record: own,
+                examples: Vec::new(),
+                optional_field: false,
             },
         );
     }
@@ -295,11 +412,22 @@ impl Walker<'_> {
             if matches!(f.mode, FieldMode::Const(_)) {
                 continue;
             }
-            self.walk(
-                f.expr,
-                format!("{path}/{}", escape_segment(&f.name)),
-                (required && is_required, is_required),
-            );
+            let at = format!("{path}/{}", escape_segment(&f.name));
+            self.walk(f.expr, at.clone(), (required && is_required, is_required));
+            let items = format!("{at}/*");
+            if let Some(site) = self.by_path.get_mut(&at) {
+                site.optional_field = !is_required;
+                if site.examples.is_empty() && matches!(site.kind, SiteKind::Text { .. }) {
+                    site.examples = self
+                        .shapes
+                        .doc(f.source)
+                        .map(quoted_phrases)
+                        .unwrap_or_default();
+                }
+            }
+            if let Some(site) = self.by_path.get_mut(&items) {
+                site.optional_field = !is_required;
+            }
         }
         if let Some(e) = r.extras {
             self.walk(e, format!("{path}/*"), (false, false));
@@ -353,6 +481,65 @@ mod tests {
     use super::*;
     use crate::{compile, CompileOptions};
     use serde_json::json;
+
+    #[test]
+    fn a_description_s_quoted_phrases_are_the_field_s_examples() {
+        assert_eq!(
+            quoted_phrases(
+                "The venue, in the format 'City, ST', such as \"Austin, TX\" or `Reno, NV`."
+            ),
+            ["City, ST", "Austin, TX", "Reno, NV"]
+        );
+        // Apostrophes inside words open nothing.
+        assert_eq!(
+            quoted_phrases("The user's name; it's 'Ada' or the owner's 'login'."),
+            ["Ada", "login"]
+        );
+        assert!(quoted_phrases("An open quote ' never closed").is_empty());
+        assert_eq!(
+            name_words("modification_request"),
+            ["modification", "request"]
+        );
+        assert_eq!(name_words("maxResults"), ["max", "results"]);
+        assert_eq!(name_words("botId"), ["bot"]);
+    }
+
+    #[test]
+    fn a_site_s_span_policy_comes_from_its_description_and_whether_it_may_be_left_out() {
+        let spec = compile(
+            &json!({"type": "object", "required": ["venue", "tags"],
+                "properties": {
+                    "venue": {"type": "string", "description": "Where, as 'City, ST', e.g. 'Reno, NV'."},
+                    "city": {"type": "string", "description": "A city such as 'Reno'."},
+                    "homepage_url": {"type": "string"},
+                    "tags": {"type": "array", "items": {"type": "string"}},
+                    "notes": {"type": "array", "items": {"type": "string"}}}}),
+            &CompileOptions::default(),
+        )
+        .unwrap();
+        let sites = spec.sites();
+        let policy = |path: &str| {
+            sites
+                .iter()
+                .find(|s| s.path == path)
+                .unwrap_or_else(|| panic!("{path}"))
+                .span_policy()
+        };
+        let venue = policy("/venue");
+        assert!(!venue.optional && venue.forms == [ValueForm::of("Reno, NV")]);
+        assert_eq!(venue.form_words, 2);
+        // A plain example asks for no form.
+        let city = policy("/city");
+        assert!(city.optional && city.forms.is_empty());
+        // A field named for a form asks for it.
+        assert_eq!(
+            policy("/homepage_url").forms,
+            [ValueForm::of("https://a.b")]
+        );
+        // A required list's items must be written; an optional list's may be left out.
+        assert!(!policy("/tags/*").optional);
+        assert!(policy("/notes/*").optional);
+    }
 
     fn sites_of(schema: Value) -> Vec<Site> {
         let spec = compile(&schema, &CompileOptions::default()).expect("compiles");

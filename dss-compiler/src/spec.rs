@@ -249,7 +249,7 @@ fn check_notation(shapes: &Shapes, n: &Notation) -> Result<(), String> {
                 return Err(format!("{at} has field `{}` twice", f.name));
             }
             // Keywords are written before keyed fields only: those must differ.
-            let keyed = f.mode == FieldMode::Keyed;
+            let keyed = f.mode == FieldMode::Keyed || (f.named && f.mode == FieldMode::Positional);
             if !token(&f.keyword) || (keyed && !keywords.insert(&f.keyword)) {
                 return Err(format!(
                     "{at} field `{}` has keyword {:?}: not a token, or another field's",
@@ -470,11 +470,10 @@ pub fn compile(schema: &Value, opts: &CompileOptions) -> Result<CompiledSpec, Co
     };
     let doc = SchemaDoc::new(&schema);
     let shapes = shape::build(&doc)?;
-    // Tool calls are what a model writes: without edits they take the explicit style.
+    // Tool calls are what a model writes: without edits they take the named style, every
+    // argument announced by its parameter's name.
     let config = match (&tools, &opts.notation) {
-        (Some(_), None) => Some(NotationConfig::with_style(
-            notation::NotationStyle::Explicit,
-        )),
+        (Some(_), None) => Some(NotationConfig::with_style(notation::NotationStyle::Named)),
         (_, n) => n.clone(),
     };
     // A call always writes its tool's name (an edit may ask it of any schema).
@@ -1284,6 +1283,74 @@ mod tests {
     }
 
     #[test]
+    fn the_named_style_writes_required_fields_by_name_in_their_place() {
+        let schema = json!({"type": "object", "additionalProperties": false,
+            "required": ["title", "minutes"],
+            "properties": {
+                "title": {"type": "string"},
+                "minutes": {"type": "integer"},
+                "room": {"type": "string"}}});
+        let x = json!({"title": "Budget review", "minutes": 30, "room": "B2"});
+        let named =
+            compile_with(&schema, NotationConfig::with_style(NotationStyle::Named)).unwrap();
+        let text = named.compress(&x).unwrap();
+        assert_eq!(text, "title \"Budget review\" minutes 30 room B2");
+        assert_eq!(named.expand(&text).unwrap(), x);
+        // The keyword is part of the language: the value alone, or the fields out of
+        // their order, are not.
+        let err = named.expand("\"Budget review\" minutes 30\n").unwrap_err();
+        assert!(err.to_string().contains("`title …`"), "{err}");
+        assert!(named.expand("minutes 30 title x\n").is_err());
+        let gbnf = named.grammar_gbnf();
+        assert!(
+            gbnf.contains("\"title \" text \" minutes \" integer"),
+            "{gbnf}"
+        );
+        assert!(
+            named.grammar_bnf().contains("title <string>"),
+            "{}",
+            named.grammar_bnf()
+        );
+        // Its YAML says `named` and reproduces it; the spec file loads back.
+        let yaml = named.notation_yaml().unwrap();
+        assert!(yaml.contains("mode: named"), "{yaml}");
+        let cfg: NotationConfig = serde_yaml::from_str(&yaml).unwrap();
+        assert_eq!(
+            compile_with(&schema, cfg).unwrap().compress(&x).unwrap(),
+            text
+        );
+        let back = CompiledSpec::from_json(&named.to_json().unwrap()).unwrap();
+        assert_eq!(back.compress(&x).unwrap(), text);
+        // `named` on an optional field is refused, as `positional` is.
+        let bad = yaml.replacen(
+            "name: room\n      mode: keyed",
+            "name: room\n      mode: named",
+            1,
+        );
+        assert_ne!(bad, yaml, "{yaml}");
+        let cfg: NotationConfig = serde_yaml::from_str(&bad).unwrap();
+        assert!(compile_with(&schema, cfg).is_err());
+        // The compact style keeps required fields positional.
+        let compact = compile(&schema, &CompileOptions::default()).unwrap();
+        assert_eq!(
+            compact.compress(&x).unwrap(),
+            "\"Budget review\" 30 room B2"
+        );
+    }
+
+    #[test]
+    fn tool_calls_take_the_named_style_by_default() {
+        let tools = json!([{"type": "function", "function": {"name": "book_room",
+            "parameters": {"type": "object", "required": ["title"],
+                "properties": {"title": {"type": "string"}, "minutes": {"type": "integer"}}}}}]);
+        let spec = compile(&tools, &CompileOptions::default()).unwrap();
+        let x = json!([{"book_room": {"title": "Standup", "minutes": 15}}]);
+        let text = spec.compress(&x).unwrap();
+        assert_eq!(text, "book_room title Standup minutes 15\n");
+        assert_eq!(spec.expand(&text).unwrap(), x);
+    }
+
+    #[test]
     fn ambiguous_edits_are_rejected() {
         let auto = compile(&viz(), &CompileOptions::default()).unwrap();
         let base: NotationConfig = serde_yaml::from_str(&auto.notation_yaml().unwrap()).unwrap();
@@ -1896,7 +1963,11 @@ mod tests {
             .push(tool("stop", json!({"type": "object", "properties": {}})));
         for tools in [one, several] {
             for calls in [ToolCalls::List, ToolCalls::One] {
-                for style in [None, Some(NotationStyle::Compact)] {
+                for style in [
+                    None,
+                    Some(NotationStyle::Compact),
+                    Some(NotationStyle::Explicit),
+                ] {
                     let opts = CompileOptions {
                         notation: style.map(NotationConfig::with_style),
                         calls,

@@ -680,7 +680,11 @@ mod tests {
         // Every form gives the same notation: one call per line, tagged by the tool's name.
         assert!(texts.iter().all(|t| t == &texts[0]), "{texts:?}");
         assert_eq!(texts[0].lines().count(), 2, "{}", texts[0]);
-        assert!(texts[0].starts_with("get_weather Paris"), "{}", texts[0]);
+        assert!(
+            texts[0].starts_with("get_weather city Paris"),
+            "{}",
+            texts[0]
+        );
         assert_eq!(
             spec(&openai, ToolCalls::List).tools().unwrap().to_string(),
             "read an OpenAI tools array: 2 tools (a list of calls, one per line)"

@@ -34,6 +34,7 @@ fn bundled_grammars_are_fresh() {
         for notation in [
             None,
             Some(NotationConfig::with_style(NotationStyle::Explicit)),
+            Some(NotationConfig::with_style(NotationStyle::Named)),
             Some(serde_yaml::from_str(&spec.notation_yaml().expect("yaml")).expect("yaml")),
         ] {
             let again = compile(

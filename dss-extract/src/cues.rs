@@ -400,6 +400,8 @@ mod tests {
             },
             required: true,
             required_in_record: true,
+            examples: Vec::new(),
+            optional_field: false,
         }
     }
 
@@ -410,6 +412,8 @@ mod tests {
             kind: SiteKind::Choice { values: vec![] },
             required: false,
             required_in_record: false,
+            examples: Vec::new(),
+            optional_field: true,
         }
     }
 

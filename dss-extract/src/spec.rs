@@ -327,6 +327,8 @@ pub struct SpecIndex {
     /// Free-string sites whose values may be spans of the request: no catalog there says
     /// it is complete ([`Restriction::span_sites`]).
     span_sites: BTreeSet<String>,
+    /// How each span site narrows the spans it takes (see [`dss_compiler::SpanPolicy`]).
+    span_policy: BTreeMap<String, dss_compiler::SpanPolicy>,
     /// Free number sites no catalog binds: they take the request's numbers
     /// ([`Restriction::number_sites`]).
     number_sites: BTreeSet<String>,
@@ -472,10 +474,16 @@ impl SpecIndex {
         }
         let cues = TagCues::build(&sites, &spec.form_sites());
         let closed = |path: &str| catalogs.closed.iter().any(|p| path_matches(p, path));
-        let span_sites = sites
+        let span_sites: BTreeSet<String> = sites
             .iter()
             .filter(|s| matches!(s.kind, SiteKind::Text { .. }) && !closed(&s.path))
             .map(|s| s.path.clone())
+            .collect();
+        let span_policy = sites
+            .iter()
+            .filter(|s| span_sites.contains(&s.path))
+            .map(|s| (s.path.clone(), s.span_policy()))
+            .filter(|(_, p)| p.narrows())
             .collect();
         let number_sites = sites
             .iter()
@@ -484,6 +492,7 @@ impl SpecIndex {
             .collect();
         Ok(SpecIndex {
             span_sites,
+            span_policy,
             number_sites,
             index: EntityIndex::build(entries)?,
             sites,
@@ -880,6 +889,7 @@ impl SpecIndex {
     fn open_values(&self, r: &mut Restriction, request: &str, mentions: &[Mention]) {
         r.spans = dss_compiler::Spans::of(request);
         r.span_sites = self.span_sites.clone();
+        r.span_policy = self.span_policy.clone();
         r.number_sites = self.number_sites.clone();
         // A word that names a value found at a site is that value's, not a span of its own.
         for m in mentions {

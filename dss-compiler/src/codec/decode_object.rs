@@ -265,6 +265,15 @@ impl Decoder<'_> {
                         self.expect(' ', &format!("a space, then `{}`", f.name))?;
                     }
                     *slots += 1;
+                    if f.named {
+                        let rest = self.rest();
+                        if !(rest.starts_with(f.keyword.as_str())
+                            && rest[f.keyword.len()..].starts_with(' '))
+                        {
+                            return self.error(format!("`{} …` (field `{}`)", f.keyword, f.name));
+                        }
+                        self.pos += f.keyword.len() + 1;
+                    }
                     let v = self.value_as(f.expr, &f.abbrev, f.quoted)?;
                     map.insert(f.name.clone(), v);
                 }

@@ -368,6 +368,10 @@ impl<'a> Encoder<'a> {
                 SlotMode::Const => check_const(ix, i, x, &fptr)?,
                 SlotMode::Positional | SlotMode::Keyless => {
                     sep(slots, out);
+                    if f.named {
+                        out.push_str(ix.keyword(f));
+                        out.push(' ');
+                    }
                     // A keyless field is recognised by its first token, and a line item's
                     // leading slot must not read as a keyword: a free string stays quoted.
                     match x {

@@ -47,6 +47,8 @@ pub(crate) struct FieldSlot {
     pub single: bool,
     /// Written as a JSON string (quoted leading slot, or keyless) when a free string.
     pub quoted: bool,
+    /// A positional field written `keyword value` (see `FieldLayout::named`).
+    pub named: bool,
     pub open: bool,
     pub abbreviated: bool,
     /// The field's shape admits free strings (no enum).
@@ -115,6 +117,7 @@ impl RecordIndex {
                 required,
                 single: single.is_some(),
                 quoted: f.quoted || f.mode == FieldMode::Keyless,
+                named: f.named && f.mode == FieldMode::Positional,
                 open: f.open,
                 abbreviated: !f.abbrev.is_empty(),
                 free_string: parts.string.as_ref().is_some_and(|sp| sp.values.is_none()),

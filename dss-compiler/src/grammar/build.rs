@@ -78,6 +78,9 @@ struct Builder<'a> {
     /// Undeclared properties are offered wherever the schema admits them (the published
     /// grammars), not only where it allows them explicitly ([`Builder::extras`]).
     undeclared: bool,
+    /// Pruning, a `lines` document resumed after a line: every line built is a later one,
+    /// whose span sites take marked spans ([`SpanPolicy::offered`](super::prune::SpanPolicy::offered)).
+    later_line: bool,
 }
 
 /// A restriction and what the builder derives from it.
@@ -249,12 +252,16 @@ impl Builder<'_> {
                     // request's spans; with no span of its form left, as a bound site
                     // that found nothing (an optional field there is left out).
                     let spans = match &s.lexical {
-                        None | Some(Lexical::NonEmpty) => !restriction.spans.is_empty(),
+                        None | Some(Lexical::NonEmpty) => match self.narrowed_spans() {
+                            Some(offered) => !offered.is_empty(),
+                            None => !restriction.spans.is_empty(),
+                        },
                         Some(_) => !self.formed_spans(canon).is_empty(),
                     };
                     st = st.or(Status {
                         bound: !spans,
                         candidate: false,
+                        found: false,
                         free: spans,
                         open: spans,
                     })
@@ -273,6 +280,7 @@ impl Builder<'_> {
                     st = st.or(Status {
                         bound: true,
                         candidate: !self.request_numbers(n).is_empty(),
+                        found: false,
                         free: false,
                         open: false,
                     })
@@ -289,11 +297,13 @@ impl Builder<'_> {
         if !choice.is_empty() && restriction.free.contains(&self.path) {
             st.free = true;
         } else if !choice.is_empty() {
+            let hit = found
+                .iter()
+                .any(|c| choice.iter().any(|v| same_value(c, v)));
             st = st.or(Status {
                 bound: true,
-                candidate: found
-                    .iter()
-                    .any(|c| choice.iter().any(|v| same_value(c, v))),
+                candidate: hit,
+                found: hit,
                 free: false,
                 open: false,
             });
@@ -345,6 +355,7 @@ impl Builder<'_> {
         let tag = Status {
             bound: true,
             candidate: tag_found,
+            found: tag_found,
             free: false,
             open: false,
         };
@@ -458,6 +469,22 @@ impl Builder<'_> {
             let lits = self.formed_spans(expr);
             return (!lits.is_empty()).then(|| lit_alts(lits));
         }
+        if let Some(offered) = self.narrowed_spans() {
+            // The site's policy narrows its spans: each one offered as a literal, bare
+            // where a single word reads so here.
+            let mut lits = Vec::new();
+            for t in offered {
+                if !quoted && render_word(&t) == t {
+                    let v = Value::String(t.clone());
+                    if Decoder::reads_as(&t, self.shapes, self.notation, p.tables, expr, false, &v)
+                    {
+                        lits.push(t.clone());
+                    }
+                }
+                lits.push(serde_json::to_string(&t).unwrap_or_default());
+            }
+            return (!lits.is_empty()).then(|| lit_alts(lits));
+        }
         let spans = &p.restriction.spans;
         if spans.is_empty() {
             return None;
@@ -492,6 +519,21 @@ impl Builder<'_> {
         } else {
             G::Alt(alts)
         })
+    }
+
+    /// The spans the site here may take where its [`SpanPolicy`](super::prune::SpanPolicy)
+    /// narrows them (at most [`MAX_CHECKED_SPANS`], of at most [`MAX_CHECKED_SPAN_WORDS`]
+    /// words); `None` where it takes any span.
+    fn narrowed_spans(&self) -> Option<Vec<String>> {
+        let r = self.prune.as_ref()?.restriction;
+        let policy = r.span_policy.get(&self.path);
+        if policy.is_none() && !self.later_line {
+            return None;
+        }
+        let policy = policy.cloned().unwrap_or_default();
+        let mut offered = policy.offered(&r.spans, MAX_CHECKED_SPAN_WORDS, self.later_line)?;
+        offered.truncate(MAX_CHECKED_SPANS);
+        Some(offered)
     }
 
     /// At a span site whose strings have a form (a date, a `pattern`, a length): the
@@ -1123,7 +1165,7 @@ impl Builder<'_> {
             match f.mode {
                 FieldMode::Const(_) => {}
                 FieldMode::Positional => {
-                    let g = self.at(&seg, |b| b.value_as(f.expr, &f.abbrev, f.quoted));
+                    let g = self.at(&seg, |b| b.positional(f));
                     mandatory.push(g);
                 }
                 FieldMode::Keyed | FieldMode::Keyless if forced => {
@@ -1430,6 +1472,16 @@ impl Builder<'_> {
         !self.kept_forms(&r, &statuses).is_empty()
     }
 
+    /// A positional field's slot: its value, after its keyword where it is named.
+    fn positional(&mut self, f: &FieldLayout) -> G {
+        let v = self.value_as(f.expr, &f.abbrev, f.quoted);
+        if f.named {
+            seq(vec![lit(&format!("{} ", f.keyword)), v])
+        } else {
+            v
+        }
+    }
+
     /// A merged union of closed forms (see `RecordLayout::forms`): its positional fields,
     /// then one form's fields. Pruning drops a form whose first field has no candidate
     /// (all are kept when none has), and a form's optional fields without one.
@@ -1438,7 +1490,7 @@ impl Builder<'_> {
         for f in &r.fields {
             if f.mode == FieldMode::Positional {
                 let seg = escape_segment(&f.name);
-                head.push(self.at(&seg, |b| b.value_as(f.expr, &f.abbrev, f.quoted)));
+                head.push(self.at(&seg, |b| b.positional(f)));
             }
         }
         let statuses: Vec<Status> = r
@@ -1741,6 +1793,8 @@ impl Builder<'_> {
             }
             RootLayout::Lines => {
                 let item = self.shapes.items_of(root);
+                // Resumed after a line, every line here is a later one.
+                self.later_line = matches!(resume, Resume::Lines { items } if items > 0);
                 let li = self.at("*", |b| seq(vec![b.line_item(item), lit("\n")]));
                 // Lines go on while an item has a found value (or sites nothing can bind):
                 // the paper's stop on exhaustion. A free part of an item (a boolean flag)
@@ -1752,15 +1806,21 @@ impl Builder<'_> {
                 };
                 let more = match &self.prune {
                     Some(p) => {
-                        // Words are not evidence of another line: after the first, a line
-                        // whose sites could take only the request's spans is asked for
-                        // only while a word the request marks as a value is left. A
-                        // small model otherwise wrote one call per leftover word.
+                        // Words and numbers are not evidence of another line: after the
+                        // first, a line whose sites could take only the request's spans
+                        // and numbers (no value found for it) is asked for only while a
+                        // word the request marks as a value is left. A small model
+                        // otherwise wrote one call per leftover word, or per number of
+                        // an address.
+                        // A value found is evidence only where it could not have gone
+                        // in a line written ([`Restriction::found_asks_for_a_line`]).
                         let r = p.restriction;
-                        let spans_only = !st.candidate && !r.span_sites.is_empty();
+                        let found_left = st.found && (written == 0 || r.found_asks_for_a_line());
+                        let open_only =
+                            !found_left && (st.found || st.candidate || !r.span_sites.is_empty());
                         st.keeps_variant()
                             && self.at("*", |b| b.asks_for_a_form(item))
-                            && !(written > 0 && spans_only && !r.spans.marked_left())
+                            && !(written > 0 && open_only && !r.spans.marked_left())
                     }
                     None => !st.droppable(),
                 };
@@ -1856,6 +1916,7 @@ fn free_site(bound: bool, found: bool) -> Status {
     Status {
         bound,
         candidate: bound && found,
+        found: bound && found,
         free: !bound,
         open: !bound,
     }
@@ -2113,6 +2174,7 @@ fn build_with(
         path: String::new(),
         pin: None,
         undeclared,
+        later_line: false,
     };
     let doc = b.document(resume);
     let mut rules = vec![Rule {

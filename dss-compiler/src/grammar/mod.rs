@@ -34,7 +34,7 @@ pub(crate) mod terminal;
 
 pub(crate) use build::{build, build_generation, build_pruned};
 pub use print::quote_lit;
-pub use prune::{Consume, Restriction, Resume, SpanWord, Spans};
+pub use prune::{Consume, Restriction, Resume, SpanPolicy, SpanWord, Spans, ValueForm};
 pub(crate) use readable::readable;
 pub(crate) use terminal::Terminal;
 

@@ -82,6 +82,169 @@ pub struct Restriction {
     /// The dates the request gives (ISO 8601 `YYYY-MM-DD`), offered the same way at free
     /// string sites whose format is `date`.
     pub dates: Vec<Value>,
+    /// How each span site narrows the spans it takes ([`SpanPolicy`]); a site not listed
+    /// takes any span.
+    pub span_policy: BTreeMap<String, SpanPolicy>,
+    /// The sites the lines written so far wrote ([`Restriction::consumed`] adds them,
+    /// unless consumption is off).
+    pub written: BTreeSet<String>,
+}
+
+/// How a span site ([`Restriction::span_sites`]) narrows the request's spans, from what
+/// its schema says about the field ([`crate::Site::span_policy`]).
+///
+/// - Where the field's examples all have a **form** (a comma between parts, as in `City,
+///   ST`; a URL; an e-mail address; `owner/repo`; `HH:MM`), the spans of one of those
+///   forms (no conjunction inside, at most one word longer than the longest example) are
+///   offered when the request has any: "weather in Riga, Latvia" gives
+///   `"Riga, Latvia"` where the examples read `'San Francisco, CA'`, never `Riga` alone.
+///   With none of that form, a required field takes any span and an optional one is left
+///   out.
+/// - A field named for a form (`url`, `email`) asks for that form the same way.
+/// - An **optional** field takes only spans that begin and end on a word the request
+///   marks as a value's ([`SpanWord::marked`]: `Forest Green`, `Bank of America`; no
+///   conjunction inside), or a
+///   single word next to a word of the field's name (`satin finish` for `finish`): a
+///   small model fills every optional field it is offered with words of the request, and
+///   a field left out is what an optional field is when the request does not name its
+///   value.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SpanPolicy {
+    /// The field may be left out.
+    pub optional: bool,
+    /// The forms of the field's examples, where every example has one (empty: no form
+    /// asked for).
+    pub forms: Vec<ValueForm>,
+    /// The most words an example of those forms has (0: no bound): a span of a form has
+    /// at most one word more (`Mariposa, CA`, not `Yosemite National Park at Mariposa,
+    /// CA`, where the examples read `'San Francisco, CA'`).
+    pub form_words: usize,
+    /// The words of the field's name, lowercased (`modification_request`: `modification`,
+    /// `request`), for spans named next to them.
+    pub name_words: Vec<String>,
+}
+
+/// The punctuation that structures a value: a comma between parts (`Paris, France`), a
+/// URL's `://`, an `@` between words, a `/` between words (`owner/repo`), a `:` between
+/// words or digits (`14:00`). Dashes, dots and apostrophes are no form: names and numbers
+/// have them anyway.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ValueForm(u8);
+
+impl ValueForm {
+    const COMMA: u8 = 1;
+    const URL: u8 = 2;
+    const AT: u8 = 4;
+    const SLASH: u8 = 8;
+    const COLON: u8 = 16;
+
+    /// The form of `text`.
+    pub fn of(text: &str) -> ValueForm {
+        let cs: Vec<char> = text.chars().collect();
+        let mut bits = 0;
+        let alnum = |i: Option<&char>| i.is_some_and(|c| c.is_alphanumeric());
+        for (i, &c) in cs.iter().enumerate() {
+            let before = i.checked_sub(1).and_then(|j| cs.get(j));
+            match c {
+                ',' => {
+                    let next = cs[i + 1..].iter().find(|c| **c != ' ');
+                    if (alnum(before) || before == Some(&')')) && alnum(next) {
+                        bits |= Self::COMMA;
+                    }
+                }
+                ':' if cs.get(i + 1) == Some(&'/') && cs.get(i + 2) == Some(&'/') => {
+                    bits |= Self::URL
+                }
+                ':' if alnum(before) && alnum(cs.get(i + 1)) => bits |= Self::COLON,
+                '@' if alnum(before) && alnum(cs.get(i + 1)) => bits |= Self::AT,
+                '/' if alnum(before) && alnum(cs.get(i + 1)) => bits |= Self::SLASH,
+                _ => {}
+            }
+        }
+        if bits & Self::URL != 0 {
+            // A URL's path and port are part of being a URL.
+            bits &= !(Self::SLASH | Self::COLON);
+        }
+        ValueForm(bits)
+    }
+
+    /// Whether the value has no form (plain words).
+    pub fn is_plain(self) -> bool {
+        self.0 == 0
+    }
+}
+
+impl SpanPolicy {
+    /// Whether this policy narrows the spans at all.
+    pub fn narrows(&self) -> bool {
+        self.optional || !self.forms.is_empty()
+    }
+
+    /// The spans of `spans` (of at most `max_words` words, as text) this policy offers;
+    /// `None` where it offers any span (a required field none of whose forms the
+    /// request has).
+    ///
+    /// `later`: the site is in a line after the first, where plain words are no evidence
+    /// of a value (see the line rule in the grammar of the rest): a required field there
+    /// takes the marked spans too, where the request has any left.
+    pub fn offered(&self, spans: &Spans, max_words: usize, later: bool) -> Option<Vec<String>> {
+        if !self.narrows() && !later {
+            return None;
+        }
+        let all = spans.spans(max_words);
+        if !self.forms.is_empty() {
+            let fits: Vec<String> = all
+                .iter()
+                .filter(|(r, t)| {
+                    self.forms.contains(&ValueForm::of(t))
+                        && (self.form_words == 0 || r.len() <= self.form_words + 1)
+                        && !spans.words[r.clone()]
+                            .iter()
+                            .any(|w| CLAUSE_WORDS.contains(&w.text.to_lowercase().as_str()))
+                })
+                .map(|(_, t)| t.clone())
+                .collect();
+            if !fits.is_empty() {
+                return Some(fits);
+            }
+            if self.optional {
+                return Some(Vec::new());
+            }
+        }
+        if !self.optional && !later {
+            return None;
+        }
+        let named = |i: usize| {
+            spans.words.get(i).is_some_and(|w| {
+                let t = w.text.to_lowercase();
+                let t = t.strip_suffix('s').filter(|s| s.len() >= 3).unwrap_or(&t);
+                self.name_words
+                    .iter()
+                    .any(|n| n == t || n.strip_suffix('s') == Some(t))
+            })
+        };
+        let offered: Vec<String> = all
+            .into_iter()
+            .filter(|(r, _)| {
+                let ws = &spans.words[r.clone()];
+                let marked = ws.first().is_some_and(|w| w.marked)
+                    && ws.last().is_some_and(|w| w.marked)
+                    && !ws
+                        .iter()
+                        .any(|w| CLAUSE_WORDS.contains(&w.text.to_lowercase().as_str()));
+                let word = || {
+                    !FUNCTION_WORDS.contains(&ws[0].text.to_lowercase().as_str())
+                        && ((r.start > 0 && named(r.start - 1)) || named(r.end))
+                };
+                marked || (r.len() == 1 && word())
+            })
+            .map(|(_, t)| t)
+            .collect();
+        if offered.is_empty() && !self.optional {
+            return None;
+        }
+        Some(offered)
+    }
 }
 
 /// The words of a request, as span sites take them (see [`Restriction::spans`]).
@@ -253,9 +416,18 @@ impl Spans {
 
     /// The spans themselves, in request order, of at most `max_words` words each, as text.
     pub fn texts(&self, max_words: usize) -> Vec<String> {
+        self.spans(max_words).into_iter().map(|(_, t)| t).collect()
+    }
+
+    /// The spans in request order, of at most `max_words` words each: the words each
+    /// takes (indices into [`Spans::words`]) and its text.
+    pub fn spans(&self, max_words: usize) -> Vec<(std::ops::Range<usize>, String)> {
         (0..self.words.len())
-            .flat_map(|i| self.spans_from(i, max_words))
-            .map(|(_, t)| t)
+            .flat_map(|i| {
+                self.spans_from(i, max_words)
+                    .into_iter()
+                    .map(move |(j, t)| (i..j + 1, t))
+            })
             .collect()
     }
 
@@ -332,6 +504,13 @@ const END_WORDS: &[&str] = &[
 ];
 /// Words a value never starts with.
 const START_NEVER: &[&str] = &["and", "but", "or", "please", "so", "then"];
+/// Words that are never a value by themselves (articles, pronouns, determiners): a single
+/// word next to a field's name is offered to an optional field only if it is none of these.
+const FUNCTION_WORDS: &[&str] = &[
+    "a", "an", "the", "this", "that", "these", "those", "my", "your", "his", "her", "its", "our",
+    "their", "me", "you", "him", "them", "us", "it", "i", "we", "they", "there", "here", "some",
+    "any", "as", "of", "for", "with", "to", "in", "on", "at", "by", "is", "are", "be",
+];
 /// Words that begin a clause after a comma: a span does not run on into them.
 const CLAUSE_WORDS: &[&str] = &[
     "and", "because", "but", "or", "so", "then", "which", "while", "who",
@@ -452,6 +631,9 @@ impl Restriction {
     /// reading names uses that mention too.
     pub fn consumed(&self, used: &[(String, Value)], how: Consume) -> Restriction {
         let mut r = self.clone();
+        if how != Consume::Off {
+            r.written.extend(used.iter().map(|(s, _)| s.clone()));
+        }
         let take = |cands: &mut BTreeMap<String, Vec<Value>>, site: &str, v: &Value| {
             if let Some(list) = cands.get_mut(site) {
                 if let Some(i) = list.iter().position(|c| same_value(c, v)) {
@@ -526,6 +708,29 @@ impl Restriction {
             }
         }
         r
+    }
+
+    /// Whether a value found and still unwritten asks for another line of a `lines`
+    /// document after the lines written ([`Restriction::written`]): its site was written
+    /// already (a second city: a second call), or no line wrote anything in its part of
+    /// a line item (the first segment below `/*`: another tool, another kind of order).
+    /// A value whose site an earlier line of the same tool left empty belonged in that
+    /// line: it is no evidence of a new one (a small model wrote a device's settings one
+    /// per call, each a call of its own).
+    pub fn found_asks_for_a_line(&self) -> bool {
+        if self.written.is_empty() {
+            return true;
+        }
+        let part = |s: &str| -> String { s.split('/').take(3).collect::<Vec<_>>().join("/") };
+        self.candidates
+            .iter()
+            .filter(|(_, vs)| !vs.is_empty())
+            .any(|(s, _)| {
+                self.written.contains(s) || {
+                    let p = part(s);
+                    !self.written.iter().any(|w| part(w) == p)
+                }
+            })
     }
 
     /// Uses up what a value written at an open site took from the request: its words
@@ -609,6 +814,8 @@ pub(crate) struct Status {
     pub bound: bool,
     /// A bound site with a candidate.
     pub candidate: bool,
+    /// A site with a candidate found among its own values (not the request's numbers).
+    pub found: bool,
     /// A free site (or an unlisted, recursive part): anything may be meant.
     pub free: bool,
     /// A free site whose values nothing lists (not one whose values are known but left
@@ -621,6 +828,7 @@ impl Status {
         Status {
             bound: self.bound || o.bound,
             candidate: self.candidate || o.candidate,
+            found: self.found || o.found,
             free: self.free || o.free,
             open: self.open || o.open,
         }
@@ -659,6 +867,87 @@ pub(crate) fn same_value(a: &Value, b: &Value) -> bool {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_value_s_form_is_the_punctuation_between_its_parts() {
+        let form = ValueForm::of;
+        assert!(form("Lisbon").is_plain() && form("extra spicy").is_plain());
+        // Dashes, dots and apostrophes are no form.
+        assert!(form("my-bot-id").is_plain() && form("St. Louis").is_plain());
+        assert!(form("O'Brien").is_plain() && form("2.5").is_plain());
+        assert_eq!(form("Austin, TX"), form("City, State (abbr)"));
+        assert_eq!(form("Lyon, France"), form("Austin,TX"));
+        assert_ne!(form("Austin, TX"), form("Austin"));
+        // A trailing comma is no part.
+        assert!(form("Austin,").is_plain());
+        assert_eq!(form("octo/app"), form("owner/repo"));
+        assert_eq!(form("ana@mail.org"), form("name@example.com"));
+        assert_eq!(form("http://a.b/c:8"), form("https://example.com"));
+        assert_ne!(form("https://example.com"), form("owner/repo"));
+        assert_eq!(form("09:30"), form("HH:MM"));
+    }
+
+    fn words(request: &str) -> Spans {
+        Spans::of(request)
+    }
+
+    #[test]
+    fn a_field_whose_examples_have_a_form_takes_the_spans_of_that_form() {
+        let policy = SpanPolicy {
+            forms: vec![ValueForm::of("Austin, TX")],
+            form_words: 2,
+            ..SpanPolicy::default()
+        };
+        let s = words("book a table near the Alamo in San Antonio, TX for friday");
+        let offered = policy.offered(&s, 8, false).expect("narrowed");
+        assert!(
+            offered.contains(&"San Antonio, TX".to_string()),
+            "{offered:?}"
+        );
+        assert!(
+            !offered.iter().any(|t| t == "San Antonio" || t == "Alamo"),
+            "{offered:?}"
+        );
+        // At most one word more than the longest example.
+        assert!(!offered.iter().any(|t| t.contains("Alamo")), "{offered:?}");
+        // None of that form: a required field takes any span, an optional one none.
+        let s = words("book a table in Austin for friday");
+        assert_eq!(policy.offered(&s, 8, false), None);
+        let optional = SpanPolicy {
+            optional: true,
+            ..policy.clone()
+        };
+        assert_eq!(optional.offered(&s, 8, false), Some(Vec::new()));
+    }
+
+    #[test]
+    fn an_optional_field_takes_marked_spans_and_words_next_to_its_name() {
+        let policy = SpanPolicy {
+            optional: true,
+            name_words: vec!["finish".into()],
+            ..SpanPolicy::default()
+        };
+        let s = words("paint the shed in Forest Green with a matte finish by the weekend");
+        let offered = policy.offered(&s, 8, false).expect("narrowed");
+        assert!(offered.contains(&"Forest Green".to_string()), "{offered:?}");
+        assert!(offered.contains(&"matte".to_string()), "{offered:?}");
+        for plain in ["shed", "weekend", "paint the shed", "a", "matte finish"] {
+            assert!(!offered.iter().any(|t| t == plain), "{plain}: {offered:?}");
+        }
+        // A function word next to the name is no value.
+        let s = words("use their finish");
+        assert_eq!(policy.offered(&s, 8, false), Some(Vec::new()));
+        // A required field takes any span, except in a later line, where it takes the
+        // marked ones while there are any.
+        let required = SpanPolicy::default();
+        let s = words("paint the shed in Forest Green");
+        assert_eq!(required.offered(&s, 8, false), None);
+        assert_eq!(
+            required.offered(&s, 8, true),
+            Some(vec!["Forest Green".to_string()])
+        );
+        assert_eq!(required.offered(&words("paint the shed"), 8, true), None);
+    }
 
     #[test]
     fn spans_are_whole_words_and_never_split_a_name() {
@@ -772,6 +1061,7 @@ mod tests {
             .any(|t| t.contains("weekly") || t.contains("summary")));
         // Consumption off: nothing is used.
         assert_eq!(r.consumed(&used, Consume::Off), r);
+        assert_eq!(after.written.len(), 3, "the sites written are noted");
     }
 
     #[test]

@@ -749,6 +749,11 @@ impl<'a> Readable<'a> {
         for f in &r.fields {
             let part = match f.mode {
                 FieldMode::Const(_) => None,
+                FieldMode::Positional if f.named => {
+                    let v = self.value_ref(f.expr, f.source, &f.abbrev);
+                    let v = if f.quoted { v.quoted() } else { v };
+                    Some((format!("{} {}", f.keyword, self.text(v)), false))
+                }
                 FieldMode::Positional => {
                     let v = self.value_ref(f.expr, f.source, &f.abbrev);
                     let v = if f.quoted { v.quoted() } else { v };

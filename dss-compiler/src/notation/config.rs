@@ -45,6 +45,11 @@ pub enum NotationStyle {
     /// small model writes most reliably when it generates calls (each value announced by
     /// its field's name, as in a function call's keyword arguments).
     Explicit,
+    /// Every field is written `keyword value`, required ones too (in their fixed place):
+    /// the most tokens of the three, but each value is announced by its field's name, so a
+    /// small model filling a tool's parameters from a request puts a value where it
+    /// belongs and a value of several words cannot spill into the next field.
+    Named,
 }
 
 impl NotationStyle {
@@ -52,11 +57,12 @@ impl NotationStyle {
         *self == NotationStyle::Compact
     }
 
-    /// The style named `s` (`compact`, `explicit`).
+    /// The style named `s` (`compact`, `explicit`, `named`).
     pub fn from_name(s: &str) -> Option<Self> {
         match s {
             "compact" => Some(Self::Compact),
             "explicit" => Some(Self::Explicit),
+            "named" => Some(Self::Named),
             _ => None,
         }
     }
@@ -95,8 +101,9 @@ pub(crate) struct ObjectConfig {
 #[serde(deny_unknown_fields)]
 pub(crate) struct FieldConfig {
     pub name: String,
-    /// `positional`, `const`, `keyed`, `flag` (a single-valued optional field written as its
-    /// keyword alone) or `keyless`.
+    /// `positional`, `named` (a required field written `keyword value` in its place),
+    /// `const`, `keyed`, `flag` (a single-valued optional field written as its keyword
+    /// alone) or `keyless`.
     pub mode: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub keyword: Option<String>,
@@ -199,7 +206,7 @@ impl FieldConfig {
     ) -> Result<FieldMode, CompileError> {
         let n = &self.name;
         Ok(match self.mode.as_str() {
-            "positional" if required => FieldMode::Positional,
+            "positional" | "named" if required => FieldMode::Positional,
             "const" => match (required, parts.single_value()) {
                 (true, Some(v)) => FieldMode::Const(v),
                 _ => {
@@ -216,7 +223,7 @@ impl FieldConfig {
                 )))
             }
             "keyless" if !required => FieldMode::Keyless,
-            m @ ("positional" | "keyless") => {
+            m @ ("positional" | "named" | "keyless") => {
                 return Err(CompileError::Ambiguous(format!(
                     "`{record}` field `{n}` is {}: it cannot be {m}",
                     if required { "required" } else { "optional (it may be absent, so its position cannot identify it)" }
@@ -224,7 +231,7 @@ impl FieldConfig {
             }
             m => {
                 return Err(CompileError::Notation(format!(
-                    "`{record}` field `{n}`: unknown mode `{m}` (positional, const, keyed, flag or keyless)"
+                    "`{record}` field `{n}`: unknown mode `{m}` (positional, named, const, keyed, flag or keyless)"
                 )))
             }
         })
@@ -370,6 +377,7 @@ fn object_edits(
             .map(|f| {
                 let mode = match f.mode {
                     FieldMode::Keyed if f.is_flag(shapes) => "flag",
+                    FieldMode::Positional if f.named => "named",
                     FieldMode::Positional => "positional",
                     FieldMode::Const(_) => "const",
                     FieldMode::Keyed => "keyed",
@@ -380,7 +388,9 @@ fn object_edits(
                 let with_keyword = if exact {
                     f.keyword != keyword_for(&f.name)
                 } else {
-                    f.mode == FieldMode::Keyed || (block && !matches!(f.mode, FieldMode::Const(_)))
+                    f.mode == FieldMode::Keyed
+                        || f.named
+                        || (block && !matches!(f.mode, FieldMode::Const(_)))
                 };
                 FieldConfig {
                     name: f.name.clone(),

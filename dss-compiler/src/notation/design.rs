@@ -356,7 +356,8 @@ pub(super) fn mark_quoted(
                 .string
                 .as_ref()
                 .is_some_and(|s| s.values.is_none());
-            if f.mode == FieldMode::Positional && free {
+            // A named slot starts with its keyword: its value cannot read as one.
+            if f.mode == FieldMode::Positional && free && !f.named {
                 f.quoted = true;
             }
         }

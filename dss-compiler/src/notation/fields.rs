@@ -44,7 +44,8 @@ pub(super) fn design_record(
         .collect::<Result<Vec<_>, _>>()?;
     check_positional_first(&name, &fields)?;
     let user_fixed = cfg.is_some();
-    // An edited object keeps its modes as given; the explicit style never picks keyless.
+    // An edited object keeps its modes as given; the explicit and named styles never pick
+    // keyless.
     let auto = !user_fixed && config.style == NotationStyle::Compact;
     assign_keyless(
         shapes,
@@ -119,7 +120,12 @@ fn layout_field(
         && parts.single_value().is_some()
         && match fc {
             Some(fc) => fc.mode == "keyed",
-            None => style == NotationStyle::Explicit,
+            None => matches!(style, NotationStyle::Explicit | NotationStyle::Named),
+        };
+    let named = mode == FieldMode::Positional
+        && match fc {
+            Some(fc) => fc.mode == "named",
+            None => style == NotationStyle::Named,
         };
     Ok(FieldLayout {
         name: n.clone(),
@@ -132,6 +138,7 @@ fn layout_field(
         source: e,
         open: false,
         quoted: false,
+        named,
     })
 }
 

@@ -71,6 +71,12 @@ pub(crate) struct FieldLayout {
     /// Easier for a model to write than a flag; older spec files (without it) keep flags.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub explicit: bool,
+    /// Positional fields: written `keyword value`, in their place, rather than as the value
+    /// alone (the `named` style, or `mode: named` in the notation YAML). A value announced
+    /// by its name is what a small model fills most reliably (a call's keyword arguments),
+    /// and a value of several bare words cannot spill into the next field.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub named: bool,
 }
 
 impl FieldLayout {

@@ -16,6 +16,7 @@ pub(crate) fn starts_plain(shapes: &Shapes, layout: &ObjLayout) -> bool {
             .iter()
             .find(|f| !matches!(f.mode, FieldMode::Const(_)))
         {
+            Some(f) if f.mode == FieldMode::Positional && f.named => true,
             Some(f) if f.mode == FieldMode::Positional => {
                 !first_set(shapes.parts(f.expr), &f.abbrev).contains(&First::LParen)
             }
