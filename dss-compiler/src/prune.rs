@@ -149,6 +149,68 @@ impl<'a> Pruner<'a> {
         Ok(self.after(&self.progress(text)?))
     }
 
+    /// `text` (ending with a newline) with the optional fields of its last line that
+    /// repeat a value another field of that line wrote left out, where the request gives
+    /// the value fewer times than the line writes it: each value of the request is used
+    /// once inside a line, as across lines (where [`Restriction::consumed`] uses it up).
+    /// A small model copied a call's first argument into every optional parameter it was
+    /// offered (`city Lyon venue "Lyon"`). `None` where the line repeats nothing, its
+    /// fields are all required, consumption is off, or the line does not read as one
+    /// item of a list document on its own.
+    pub fn deduplicated_line(&self, text: &str) -> Option<String> {
+        if self.consume == Consume::Off {
+            return None;
+        }
+        let body = text.strip_suffix('\n')?;
+        let start = body.rfind('\n').map_or(0, |i| i + 1);
+        let line = &body[start..];
+        let mut doc = self.spec.expand_any_order(line).ok()?;
+        let item = match doc.as_array_mut() {
+            Some(items) if items.len() == 1 => &mut items[0],
+            _ => return None,
+        };
+        let sites = self.spec.cached_sites();
+        // Every scalar of the line with its site path, in writing order.
+        let mut scalars: Vec<(Vec<String>, String, Value)> = Vec::new();
+        collect_scalars(item, &mut Vec::new(), "/*", &mut scalars);
+        let mut dropped = false;
+        for i in (0..scalars.len()).rev() {
+            let (keys, site, v) = &scalars[i];
+            let optional = sites
+                .iter()
+                .any(|s| s.path == *site && !s.required_in_record);
+            if !optional {
+                continue;
+            }
+            let written = scalars[..i]
+                .iter()
+                .filter(|(k, _, x)| k != keys && same(x, v))
+                .count()
+                + 1;
+            if written > self.occurrences(v).max(1) && remove_at(item, keys) {
+                dropped = true;
+            }
+        }
+        if !dropped {
+            return None;
+        }
+        let fixed = self.spec.compress(&doc).ok()?;
+        Some(format!(
+            "{}{}\n",
+            &text[..start],
+            fixed.trim_end_matches('\n')
+        ))
+    }
+
+    /// How many times the request gives `v`: as a number, or spelt as a span of its words.
+    fn occurrences(&self, v: &Value) -> usize {
+        match v {
+            Value::Number(_) => self.initial.numbers.iter().filter(|n| same(n, v)).count(),
+            Value::String(s) => self.initial.spans.occurrences(s),
+            _ => 0,
+        }
+    }
+
     /// The found values the last line of `text` (ending with a newline) leaves behind
     /// although only that line could take them (see [`CompiledSpec::line_leaves`]).
     pub fn line_leaves(&self, text: &str) -> Vec<(String, Value)> {
@@ -157,11 +219,104 @@ impl<'a> Pruner<'a> {
     }
 }
 
+/// The string and number leaves of `v` (an item of a list document, at site path `site`),
+/// each with its key path and its site path (`*` for array items), in document order.
+fn collect_scalars(
+    v: &Value,
+    keys: &mut Vec<String>,
+    site: &str,
+    out: &mut Vec<(Vec<String>, String, Value)>,
+) {
+    match v {
+        Value::Object(map) => {
+            for (k, x) in map {
+                keys.push(k.clone());
+                let at = format!("{site}/{}", crate::sites::escape_segment(k));
+                collect_scalars(x, keys, &at, out);
+                keys.pop();
+            }
+        }
+        Value::String(_) | Value::Number(_) => {
+            out.push((keys.clone(), site.to_string(), v.clone()))
+        }
+        _ => {}
+    }
+}
+
+/// Removes the object field at key path `keys` of `v`; whether there was one.
+fn remove_at(v: &mut Value, keys: &[String]) -> bool {
+    let Some((last, head)) = keys.split_last() else {
+        return false;
+    };
+    let mut cur = v;
+    for k in head {
+        match cur.get_mut(k) {
+            Some(x) => cur = x,
+            None => return false,
+        }
+    }
+    cur.as_object_mut()
+        .is_some_and(|m| m.remove(last).is_some())
+}
+
+/// Equal values (numbers by value).
+fn same(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
+        _ => a == b,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::{compile, CompileOptions};
     use serde_json::json;
+
+    #[test]
+    fn an_optional_field_repeating_a_value_of_its_line_is_left_out() {
+        let tools = json!([{"type": "function", "function": {"name": "find_shows",
+            "parameters": {"type": "object", "required": ["city"], "properties": {
+                "city": {"type": "string"},
+                "venue": {"type": "string"},
+                "language": {"type": "string"},
+                "seats": {"type": "integer"},
+                "max_price": {"type": "integer"}}}}}]);
+        let spec = compile(&tools, &CompileOptions::default()).expect("compiles");
+        let restriction = Restriction {
+            spans: crate::Spans::of("two seats for shows in Lyon under 40"),
+            numbers: vec![json!(2), json!(40)],
+            ..Restriction::default()
+        };
+        let pruner = Pruner::new(
+            &spec,
+            &restriction,
+            Consume::Class,
+            GrammarOptions::default(),
+        );
+        let first = "find_shows city Lyon seats 2\n";
+        // The optional fields that copy `Lyon` and `2` go; what the request gives is kept.
+        let text =
+            format!("{first}find_shows city Lyon venue Lyon language Lyon seats 2 max_price 2\n");
+        assert_eq!(
+            pruner.deduplicated_line(&text).as_deref(),
+            Some(format!("{first}find_shows city Lyon seats 2\n").as_str())
+        );
+        // A line that repeats nothing, or a value the request gives twice, is kept.
+        assert_eq!(pruner.deduplicated_line(first), None);
+        let twice = Restriction {
+            spans: crate::Spans::of("Lyon shows at the Lyon opera"),
+            ..Restriction::default()
+        };
+        let pruner = Pruner::new(&spec, &twice, Consume::Class, GrammarOptions::default());
+        assert_eq!(
+            pruner.deduplicated_line("find_shows city Lyon venue Lyon\n"),
+            None
+        );
+        // Consumption off: nothing is used up, nothing is left out.
+        let off = Pruner::new(&spec, &restriction, Consume::Off, GrammarOptions::default());
+        assert_eq!(off.deduplicated_line(&text), None);
+    }
 
     /// Coffee orders, one per line; the drink is a free string a venue's catalog binds.
     fn orders() -> CompiledSpec {

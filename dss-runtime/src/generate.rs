@@ -728,34 +728,86 @@ impl<'m> Generator<'m> {
 
     /// After a complete line (the text ends with a newline), the values it used leave the
     /// candidates and the constraint continues under the grammar of the rest.
-    fn rebuild(&self, st: &mut Decoding, stats: &mut Stats) -> Result<(), GenerateError> {
-        let Some(p) = st.prune.as_mut() else {
-            return Ok(());
+    ///
+    /// A line that repeats a value in an optional field is written again without it first
+    /// ([`Pruner::deduplicated_line`]): the cache is cut back to the line's start and the
+    /// new line evaluated. Returns whether that happened (every output token is then in
+    /// the cache).
+    fn rebuild(&mut self, st: &mut Decoding, stats: &mut Stats) -> Result<bool, GenerateError> {
+        let Some(p) = st.prune.as_ref() else {
+            return Ok(false);
         };
         if p.pruning.consume == Consume::Off
             || st.text.last() != Some(&b'\n')
             || st.text.len() == p.checked
         {
-            return Ok(());
+            return Ok(false);
         }
-        p.checked = st.text.len();
         let t = Instant::now();
         let Ok(text) = std::str::from_utf8(&st.text) else {
-            return Ok(());
+            return Ok(false);
+        };
+        let fixed = self.pruner(&p.pruning).deduplicated_line(text);
+        let rewritten = match fixed {
+            Some(fixed) => self.rewrite_last_line(st, &fixed)?,
+            None => false,
+        };
+        let Some(p) = st.prune.as_mut() else {
+            return Ok(rewritten);
+        };
+        p.checked = st.text.len();
+        let Ok(text) = std::str::from_utf8(&st.text) else {
+            return Ok(rewritten);
         };
         let rest = PrunedRest {
             pruner: self.pruner(&p.pruning),
             engine: self.opts.engine,
         };
         let Some(constraint) = rest.after_lines(self.model, text)? else {
-            return Ok(());
+            return Ok(rewritten);
         };
         st.constraint = constraint;
         stats.rebuilds += 1;
         let spent = ms(t);
         stats.prune_ms += spent;
         st.constraint_time += spent / 1e3;
-        Ok(())
+        Ok(rewritten)
+    }
+
+    /// Replaces the output's last line by the last line of `fixed` (the same text before
+    /// it): the cache is cut back to where the line starts and the new line evaluated.
+    /// `false` (nothing changed) where no output token ends exactly where the line starts.
+    fn rewrite_last_line(&mut self, st: &mut Decoding, fixed: &str) -> Result<bool, GenerateError> {
+        let body = &st.text[..st.text.len().saturating_sub(1)];
+        let start = body.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+        if !fixed.as_bytes().starts_with(&st.text[..start]) {
+            return Ok(false);
+        }
+        let vocab = self.model.model.vocab();
+        let mut at = 0;
+        let mut k = 0;
+        while at < start && k < st.out.len() {
+            at += vocab.token_to_piece(st.out[k], false, None).len();
+            k += 1;
+        }
+        if at != start {
+            return Ok(false);
+        }
+        let line = &fixed.as_bytes()[start..];
+        let toks = vocab.tokenize(line, false, false);
+        let pos = st.prompt_len + k;
+        let before = self.cached.clone();
+        let kept = self.cut(pos);
+        if kept < pos {
+            // The cache could not be cut there: evaluate again what it lost.
+            let lost: Vec<LlamaToken> = before[kept..pos].to_vec();
+            self.eval(&lost, kept)?;
+        }
+        self.eval(&toks, pos)?;
+        st.out.truncate(k);
+        st.out.extend_from_slice(&toks);
+        st.text = fixed.as_bytes().to_vec();
+        Ok(true)
     }
 
     /// The measurements of the last request, also when it failed.
@@ -851,6 +903,7 @@ impl<'m> Generator<'m> {
             checked_newlines: 0,
             start,
             prune,
+            prompt_len: self.cached.len(),
         };
         let mut logits_buf: Vec<f32> = Vec::new();
         let mut cut_repetition = false;
@@ -886,11 +939,13 @@ impl<'m> Generator<'m> {
                 cut_repetition = true;
                 break;
             }
-            self.rebuild(&mut st, stats)?;
+            let rewritten = self.rebuild(&mut st, stats)?;
             stats.generated_tokens = st.out.len();
             stats.constraint_ms = st.constraint_time * 1e3;
-            let pos = self.cached.len();
-            self.eval(&[token], pos)?;
+            if !rewritten {
+                let pos = self.cached.len();
+                self.eval(&[token], pos)?;
+            }
         }
         stats.generated_tokens = st.out.len();
         stats.constraint_ms = st.constraint_time * 1e3;
@@ -1195,6 +1250,8 @@ struct Decoding {
     start: Instant,
     /// Iterative pruning, when the request is pruned.
     prune: Option<PruneState>,
+    /// The cache's length when decoding began (the prompt's tokens).
+    prompt_len: usize,
 }
 
 /// A pruned grammar (its GBNF), prepared for `model` and `engine`.

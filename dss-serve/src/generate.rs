@@ -312,6 +312,10 @@ impl ServedGenerator {
             match round.stop.as_str() {
                 "word" => {
                     text.push('\n');
+                    // Values are used once inside a line too (as in-process decoding).
+                    if let Some(fixed) = pruner.deduplicated_line(&text) {
+                        text = fixed;
+                    }
                     if self.spec.expand_any_order(&text).is_ok() {
                         complete = Some(text.clone());
                     }

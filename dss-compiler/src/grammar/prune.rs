@@ -454,6 +454,20 @@ impl Spans {
         out
     }
 
+    /// How many times `value` is spelt by a run of the request's words (used or not), as
+    /// the request writes them.
+    pub fn occurrences(&self, value: &str) -> usize {
+        let mut all = self.clone();
+        for w in &mut all.words {
+            w.used = false;
+        }
+        let mut n = 0;
+        while all.consume(value) {
+            n += 1;
+        }
+        n
+    }
+
     /// Marks the words within the request's bytes `span` as used: they name something
     /// else (a value found at a site, a call), so no span takes them.
     pub fn claim(&mut self, span: std::ops::Range<usize>) {
