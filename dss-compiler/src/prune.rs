@@ -8,6 +8,7 @@
 //! where the document goes on after its complete lines.
 
 use crate::error::ExpandError;
+use crate::grammar::prune::same_value as same;
 use crate::grammar::{Consume, Grammar, Restriction, Resume};
 use crate::request::{GrammarOptions, Progress};
 use crate::spec::CompiledSpec;
@@ -257,14 +258,6 @@ fn remove_at(v: &mut Value, keys: &[String]) -> bool {
     }
     cur.as_object_mut()
         .is_some_and(|m| m.remove(last).is_some())
-}
-
-/// Equal values (numbers by value).
-fn same(a: &Value, b: &Value) -> bool {
-    match (a, b) {
-        (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
-        _ => a == b,
-    }
 }
 
 #[cfg(test)]

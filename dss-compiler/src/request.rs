@@ -1602,6 +1602,23 @@ mod tests {
         assert!(seen_span);
     }
 
+    /// How many of 59 sampled sentences of the grammar of the rest, after one line that
+    /// wrote `used`, write another line (the request's open values as `open_restriction`).
+    fn sampled_lines_after_one(
+        spec: &CompiledSpec,
+        request: &str,
+        numbers: &[Value],
+        used: &[(String, Value)],
+    ) -> usize {
+        let r = open_restriction(spec, request, numbers);
+        let rest = r.consumed(used, crate::Consume::Class);
+        let g = spec.pruned_grammar(&rest, Resume::Lines { items: 1 });
+        (1..60u64)
+            .map(|seed| crate::grammar::sample::Sampler::new(&g, seed).sentence())
+            .filter(|t| !t.trim().is_empty())
+            .count()
+    }
+
     fn shipper() -> CompiledSpec {
         compile(
             &json!({"type": "array", "minItems": 1, "items": {"type": "object",
@@ -1652,17 +1669,11 @@ mod tests {
     fn numbers_and_plain_words_left_ask_for_no_more_lines() {
         let spec = shipper();
         let lines_after_one = |request: &str, numbers: &[Value]| {
-            let r = open_restriction(&spec, request, numbers);
             let used = [
                 ("/*/ship/address".to_string(), json!("Elm Road, Salem")),
                 ("/*/ship/qty".to_string(), json!(3)),
             ];
-            let rest = r.consumed(&used, crate::Consume::Class);
-            let g = spec.pruned_grammar(&rest, Resume::Lines { items: 1 });
-            (1..60u64)
-                .map(|seed| crate::grammar::sample::Sampler::new(&g, seed).sentence())
-                .filter(|t| !t.trim().is_empty())
-                .count()
+            sampled_lines_after_one(&spec, request, numbers, &used)
         };
         assert_eq!(
             lines_after_one(
@@ -1692,14 +1703,8 @@ mod tests {
         )
         .expect("compiles");
         let lines_after_one = |request: &str| {
-            let r = open_restriction(&spec, request, &[]);
             let used = [("/*/add_note/text".to_string(), json!("buy milk"))];
-            let rest = r.consumed(&used, crate::Consume::Class);
-            let g = spec.pruned_grammar(&rest, Resume::Lines { items: 1 });
-            (1..60u64)
-                .map(|seed| crate::grammar::sample::Sampler::new(&g, seed).sentence())
-                .filter(|t| !t.trim().is_empty())
-                .count()
+            sampled_lines_after_one(&spec, request, &[], &used)
         };
         assert_eq!(
             lines_after_one("note down buy milk and water the plants"),
