@@ -128,6 +128,11 @@ pub(crate) struct EvalRunArgs {
     /// (by default the line goes on: one call is not split over two lines).
     #[arg(long)]
     pub(crate) split_lines: bool,
+    /// Draft tokens per model call: tokens that follow the last output tokens in the
+    /// request are read in the same call; where the model agrees with them the next steps
+    /// need no call (the output is the same). 0: no drafts.
+    #[arg(long, default_value_t = 4)]
+    pub(crate) draft_tokens: usize,
     /// In the `gp` and `ner-cd` prompts, show the worked examples' requests with the items
     /// extraction finds in them, as the evaluated request is shown (measured: no gain on
     /// APIMixSNIPS, so off by default).
@@ -453,6 +458,7 @@ mod runner {
                     allow_undeclared: args.allow_undeclared,
                     timeout: Some(std::time::Duration::from_secs_f64(args.timeout)),
                     split_lines: args.split_lines,
+                    draft_tokens: args.draft_tokens,
                     ..Default::default()
                 };
                 let mut g =
@@ -1060,6 +1066,8 @@ mod runner {
                 50.0,
             ),
             forced_tokens_p50: p(&col(&|s| s.forced_tokens as f64), 50.0),
+            model_calls_p50: p(&col(&|s| s.model_calls as f64), 50.0),
+            uncached_prompt_tokens_p50: p(&col(&|s| s.uncached_prompt_tokens as f64), 50.0),
         }
     }
 

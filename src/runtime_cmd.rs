@@ -108,6 +108,11 @@ pub(crate) struct GenerateArgs {
     /// line goes on with the best token that does not end it: one call is not split).
     #[arg(long)]
     pub split_lines: bool,
+    /// Draft tokens per model call: tokens that follow the last output tokens in the
+    /// request are read in the same call; where the model agrees with them the next steps
+    /// need no call (the output is the same). 0: no drafts.
+    #[arg(long, default_value_t = dss_runtime::GeneratorOptions::default().draft_tokens)]
+    pub draft_tokens: usize,
     /// The server backend (`--backend openai --url URL …`).
     #[command(flatten)]
     pub backend: crate::serve_cmd::BackendArgs,
@@ -278,6 +283,7 @@ pub(crate) fn run_generate(args: &GenerateArgs) -> Result<ExitCode> {
         end_on_rejection: !args.no_end_on_rejection,
         allow_undeclared: c.allow_undeclared,
         split_lines: args.split_lines,
+        draft_tokens: args.draft_tokens,
     };
     let index = c.index(&spec, &opts.examples)?;
     let mut gen = Generator::new(&model, spec, opts)
@@ -333,7 +339,14 @@ pub(crate) fn run_generate(args: &GenerateArgs) -> Result<ExitCode> {
                         o.insert("prefix_ms".into(), json!(round(*ms)));
                     }
                 }
-                for k in ["ttft_ms", "constraint_ms", "total_ms", "prune_ms"] {
+                for k in [
+                    "ttft_ms",
+                    "constraint_ms",
+                    "total_ms",
+                    "prune_ms",
+                    "prompt_ms",
+                    "decode_ms",
+                ] {
                     if let Some(x) = o.get(k).and_then(Value::as_f64) {
                         o.insert(k.into(), json!(round(x)));
                     }

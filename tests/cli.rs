@@ -1833,9 +1833,23 @@ fn generate_prints_valid_json_shorthand_and_stats() {
         "constraint_ms",
         "total_ms",
         "load_ms",
+        "uncached_prompt_tokens",
+        "model_calls",
+        "evaluated_tokens",
+        "prompt_ms",
+        "decode_calls",
+        "decode_ms",
     ] {
         assert!(stats.get(k).is_some_and(Value::is_number), "{k} in {stats}");
     }
+    // After the prompt, one call per sampled token at most (forced text rides along).
+    let calls = stats["decode_calls"].as_u64().expect("calls");
+    let sampled = stats["generated_tokens"].as_u64().expect("generated")
+        - stats["forced_tokens"].as_u64().expect("forced");
+    assert!(
+        calls <= sampled,
+        "{calls} calls for {sampled} sampled tokens: {stats}"
+    );
 }
 
 #[cfg(feature = "runtime")]

@@ -2,7 +2,8 @@
 //!
 //! JSON shape (exactly):
 //! `{"suite", "items", "model", "results": {COND: {"em", "em_paper", "valid", "p50_ms",
-//! "p90_ms", "ttft_ms_p50", "sampled_tokens_p50", "forced_tokens_p50"}}, "ner": {"tp", "fp",
+//! "p90_ms", "ttft_ms_p50", "sampled_tokens_p50", "forced_tokens_p50", "model_calls_p50",
+//! "uncached_prompt_tokens_p50"}}, "ner": {"tp", "fp",
 //! "fn", "precision", "recall", "reachable"}}`. `em` and `em_paper` are fractions 0–1,
 //! `valid` a count of schema-valid outputs, `reachable` the fraction 0–1 of golds writable
 //! under the pruned grammar. Conditions keep their insertion order.
@@ -30,11 +31,17 @@ pub struct ConditionResult {
     pub sampled_tokens_p50: f64,
     /// Median number of tokens the grammar forced.
     pub forced_tokens_p50: f64,
+    /// Median number of model calls (`llama_decode`) per item, the prompt's included.
+    #[serde(default)]
+    pub model_calls_p50: f64,
+    /// Median number of prompt tokens the model read (not in the reused KV cache).
+    #[serde(default)]
+    pub uncached_prompt_tokens_p50: f64,
 }
 
 impl ConditionResult {
     /// Its fields as `report.json` and the CSV name them, in order.
-    pub const FIELDS: [&'static str; 8] = [
+    pub const FIELDS: [&'static str; 10] = [
         "em",
         "em_paper",
         "valid",
@@ -43,6 +50,8 @@ impl ConditionResult {
         "ttft_ms_p50",
         "sampled_tokens_p50",
         "forced_tokens_p50",
+        "model_calls_p50",
+        "uncached_prompt_tokens_p50",
     ];
 }
 
@@ -132,7 +141,7 @@ impl Report {
         for (c, r) in &self.results {
             let _ = writeln!(
                 s,
-                "{},{},{},{},{:.4},{:.4},{},{:.1},{:.1},{:.1},{},{}",
+                "{},{},{},{},{:.4},{:.4},{},{:.1},{:.1},{:.1},{},{},{},{}",
                 csv_field(&self.suite),
                 self.items,
                 csv_field(&self.model),
@@ -144,7 +153,9 @@ impl Report {
                 r.p90_ms,
                 r.ttft_ms_p50,
                 r.sampled_tokens_p50,
-                r.forced_tokens_p50
+                r.forced_tokens_p50,
+                r.model_calls_p50,
+                r.uncached_prompt_tokens_p50
             );
         }
         s
@@ -162,6 +173,8 @@ impl Report {
             "ttft p50",
             "sampled p50",
             "forced p50",
+            "calls p50",
+            "uncached p50",
         ];
         let mut rows: Vec<Vec<String>> = vec![head.iter().map(|s| s.to_string()).collect()];
         for (c, r) in &self.results {
@@ -175,6 +188,8 @@ impl Report {
                 format!("{:.0}", r.ttft_ms_p50),
                 format!("{}", r.sampled_tokens_p50),
                 format!("{}", r.forced_tokens_p50),
+                format!("{}", r.model_calls_p50),
+                format!("{}", r.uncached_prompt_tokens_p50),
             ]);
         }
         let widths: Vec<usize> = (0..head.len())
@@ -293,6 +308,8 @@ mod tests {
                 ttft_ms_p50: 100.0,
                 sampled_tokens_p50: 5.0,
                 forced_tokens_p50: 20.0,
+                model_calls_p50: 6.0,
+                uncached_prompt_tokens_p50: 40.0,
             },
         );
         r.set(
@@ -351,11 +368,11 @@ mod tests {
         assert_eq!(lines.len(), 3);
         assert_eq!(
             lines[0],
-            "suite,items,model,condition,em,em_paper,valid,p50_ms,p90_ms,ttft_ms_p50,sampled_tokens_p50,forced_tokens_p50"
+            "suite,items,model,condition,em,em_paper,valid,p50_ms,p90_ms,ttft_ms_p50,sampled_tokens_p50,forced_tokens_p50,model_calls_p50,uncached_prompt_tokens_p50"
         );
         assert_eq!(
             lines[1],
-            "burger,161,qwen,gp,0.9000,0.9100,161,500.0,800.0,100.0,5,20"
+            "burger,161,qwen,gp,0.9000,0.9100,161,500.0,800.0,100.0,5,20,6,40"
         );
         let t = report().to_table();
         assert!(t.contains("gp"), "{t}");

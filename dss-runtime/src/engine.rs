@@ -239,6 +239,14 @@ pub trait Constraint {
     fn is_accepting(&mut self) -> bool;
     /// Whether the document must end here (nothing else can follow).
     fn is_finished(&mut self) -> bool;
+    /// How many of `tokens`, in order, the grammar allows from here, without advancing.
+    /// An engine that cannot look ahead checks the first one only.
+    fn valid_prefix(&mut self, tokens: &[LlamaToken]) -> Result<usize, EngineError> {
+        match tokens.first() {
+            Some(&t) => Ok(usize::from(self.allows(t)?)),
+            None => Ok(0),
+        }
+    }
 }
 
 fn is_eog(eog: &[LlamaToken], t: LlamaToken) -> bool {
@@ -365,6 +373,20 @@ impl Constraint for LlgConstraint {
 
     fn is_accepting(&mut self) -> bool {
         self.matcher.is_stopped() || self.matcher.is_accepting().unwrap_or(false)
+    }
+
+    fn valid_prefix(&mut self, tokens: &[LlamaToken]) -> Result<usize, EngineError> {
+        if self.matcher.is_stopped() {
+            return Ok(0);
+        }
+        let ids: Vec<TokenId> = tokens
+            .iter()
+            .take_while(|&&t| !is_eog(&self.eog, t))
+            .map(|&t| tid(t))
+            .collect();
+        self.matcher
+            .validate_tokens(&ids)
+            .map_err(|e| EngineError::Engine(e.to_string()))
     }
 
     fn is_finished(&mut self) -> bool {

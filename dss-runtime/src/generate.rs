@@ -312,6 +312,12 @@ pub struct GeneratorOptions {
     /// best token the grammar allows that does not end it, so one call is not split over
     /// two lines (see [`dss_compiler::Pruner::line_leaves`]).
     pub split_lines: bool,
+    /// Drafts from the request: at most this many tokens that follow, in the prompt's
+    /// request, the last output tokens are read in the same call as the output so far
+    /// (prompt-lookup decoding). Where the model's greedy choices, under the grammar,
+    /// agree with them, the next steps need no call; the output is the same as without
+    /// drafts. 0: no drafts.
+    pub draft_tokens: usize,
 }
 
 impl GeneratorOptions {
@@ -337,6 +343,7 @@ impl Default for GeneratorOptions {
             end_on_rejection: true,
             allow_undeclared: false,
             split_lines: false,
+            draft_tokens: DEFAULT_DRAFT_TOKENS,
         }
     }
 }
@@ -344,6 +351,9 @@ impl Default for GeneratorOptions {
 /// The default time budget of one request ([`GeneratorOptions::timeout`]): a small model
 /// on a CPU writes a document in seconds; one that ran for minutes was looping.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The default [`GeneratorOptions::draft_tokens`].
+const DEFAULT_DRAFT_TOKENS: usize = 4;
 
 /// The default thread count: physical cores.
 pub fn default_threads() -> usize {
@@ -375,6 +385,24 @@ pub struct Stats {
     pub rebuilds: usize,
     /// Line ends replaced because the line had a value found only it could take.
     pub held_lines: usize,
+    /// Prompt tokens the model read for this request (not in the reused KV cache).
+    pub uncached_prompt_tokens: usize,
+    /// Model calls (`llama_decode`) for this request, the prompt's included.
+    pub model_calls: usize,
+    /// Tokens the model read in those calls (uncached prompt + output).
+    pub evaluated_tokens: usize,
+    /// From the request until the model has read the whole prompt (with the forced text
+    /// that opens the output, which goes in the same call).
+    pub prompt_ms: f64,
+    /// Model calls after the prompt: each reads a sampled token with the forced text after
+    /// it, so there are at most as many as sampled tokens.
+    pub decode_calls: usize,
+    /// Time in those calls.
+    pub decode_ms: f64,
+    /// Draft tokens read ([`GeneratorOptions::draft_tokens`]).
+    pub drafted_tokens: usize,
+    /// Steps whose logits a draft had already computed (calls saved).
+    pub draft_steps: usize,
 }
 
 /// One generated document.
@@ -410,6 +438,18 @@ pub struct Generator<'m> {
     /// The deadline [`Generator::eval`] checks before each batch: set while the prompt is
     /// evaluated (decoding checks it per token, where the partial output is known).
     eval_deadline: Option<Instant>,
+    /// Model calls of the request being generated.
+    calls: Calls,
+    /// The positions whose logits the last call computed: `(first position of its
+    /// batch, first position with logits, end)`.
+    logits: Option<(usize, usize, usize)>,
+}
+
+/// Model calls counted by [`Generator::eval`].
+#[derive(Debug, Clone, Copy, Default)]
+struct Calls {
+    calls: usize,
+    tokens: usize,
 }
 
 const N_BATCH: u32 = 512;
@@ -506,6 +546,8 @@ impl<'m> Generator<'m> {
             last_stats: Stats::default(),
             deadline: None,
             eval_deadline: None,
+            calls: Calls::default(),
+            logits: None,
         })
     }
 
@@ -652,9 +694,12 @@ impl<'m> Generator<'m> {
         let start = Instant::now();
         self.deadline = self.opts.timeout.and_then(|t| start.checked_add(t));
         let mut stats = Stats::default();
+        self.calls = Calls::default();
         let result = f(self, start, &mut stats);
         self.deadline = None;
         stats.total_ms = ms(start);
+        stats.model_calls = self.calls.calls;
+        stats.evaluated_tokens = self.calls.tokens;
         self.last_stats = stats.clone();
         let Output {
             value,
@@ -701,13 +746,13 @@ impl<'m> Generator<'m> {
         };
         let grammar = self.prepared(&self.pruner(&pruning).start_grammar())?;
         stats.prune_ms += ms(t);
-        self.evaluate_prompt(request, stats)?;
+        let prompt = self.evaluate_prompt(request, stats)?;
         let state = PruneState {
             pruning,
             hold_lines,
             checked: 0,
         };
-        let decoded = self.decode_with(&grammar, start, stats, Some(state))?;
+        let decoded = self.decode_with(&grammar, prompt, start, stats, Some(state))?;
         let value = self.finish(&decoded.text)?;
         Ok(Output {
             value,
@@ -731,8 +776,7 @@ impl<'m> Generator<'m> {
     ///
     /// A line that repeats a value in an optional field is written again without it first
     /// ([`Pruner::deduplicated_line`]): the cache is cut back to the line's start and the
-    /// new line evaluated. Returns whether that happened (every output token is then in
-    /// the cache).
+    /// new line left for the next call to read. Returns whether that happened.
     fn rebuild(&mut self, st: &mut Decoding, stats: &mut Stats) -> Result<bool, GenerateError> {
         let Some(p) = st.prune.as_ref() else {
             return Ok(false);
@@ -775,7 +819,7 @@ impl<'m> Generator<'m> {
     }
 
     /// Replaces the output's last line by the last line of `fixed` (the same text before
-    /// it): the cache is cut back to where the line starts and the new line evaluated.
+    /// it).
     /// `false` (nothing changed) where no output token ends exactly where the line starts.
     fn rewrite_last_line(&mut self, st: &mut Decoding, fixed: &str) -> Result<bool, GenerateError> {
         let body = &st.text[..st.text.len().saturating_sub(1)];
@@ -795,15 +839,8 @@ impl<'m> Generator<'m> {
         }
         let line = &fixed.as_bytes()[start..];
         let toks = vocab.tokenize(line, false, false);
-        let pos = st.prompt_len + k;
-        let before = self.cached.clone();
-        let kept = self.cut(pos);
-        if kept < pos {
-            // The cache could not be cut there: evaluate again what it lost.
-            let lost: Vec<LlamaToken> = before[kept..pos].to_vec();
-            self.eval(&lost, kept)?;
-        }
-        self.eval(&toks, pos)?;
+        // The next call cuts the cache where the line starts and reads the new line with
+        // what follows it ([`flush`](Self::flush)).
         st.out.truncate(k);
         st.out.extend_from_slice(&toks);
         st.text = fixed.as_bytes().to_vec();
@@ -824,8 +861,8 @@ impl<'m> Generator<'m> {
         start: Instant,
         stats: &mut Stats,
     ) -> Result<Output, GenerateError> {
-        self.evaluate_prompt(request, stats)?;
-        let decoded = self.decode_with(grammar, start, stats, None)?;
+        let prompt = self.evaluate_prompt(request, stats)?;
+        let decoded = self.decode_with(grammar, prompt, start, stats, None)?;
         let value = self.finish(&decoded.text)?;
         Ok(Output {
             value,
@@ -834,8 +871,14 @@ impl<'m> Generator<'m> {
         })
     }
 
-    /// Tokenizes the prompt for `request` and evaluates what the KV cache does not hold yet.
-    fn evaluate_prompt(&mut self, request: &str, stats: &mut Stats) -> Result<(), GenerateError> {
+    /// Tokenizes the prompt for `request` and evaluates what the KV cache does not hold yet,
+    /// except the request's own tokens (after the shared prefix): the decoding loop reads
+    /// those in one call with the forced text that opens the output.
+    fn evaluate_prompt(
+        &mut self,
+        request: &str,
+        stats: &mut Stats,
+    ) -> Result<Prompt, GenerateError> {
         let tokens = prompt::tokenize(&self.model.model, &self.template, request);
         stats.prompt_tokens = tokens.len();
         if tokens.is_empty() {
@@ -862,12 +905,11 @@ impl<'m> Generator<'m> {
             .count();
         let keep = self.cut(common.min(split));
         stats.cached_tokens = keep;
+        stats.uncached_prompt_tokens = tokens.len() - keep;
         self.eval_deadline = self.deadline;
-        let evaluated = self
-            .eval(&tokens[keep..split], keep)
-            .and_then(|()| self.eval(&tokens[split..], split));
+        let evaluated = self.eval(&tokens[keep..split], keep);
         self.eval_deadline = None;
-        evaluated
+        evaluated.map(|()| Prompt { tokens, split })
     }
 
     /// [`GenerateError::Timeout`] once the request's deadline has passed, with `partial`.
@@ -887,9 +929,14 @@ impl<'m> Generator<'m> {
 
     /// The decoding loop: fast-forward forced text, pick the next token under the
     /// constraint, stop at the end of the document, the budget or a repetition.
+    ///
+    /// The model reads each sampled token together with the forced text after it, in one
+    /// call ([`flush`](Self::flush) runs only where logits are needed); the part of the
+    /// prompt not evaluated yet goes in the first call.
     fn decode_with(
         &mut self,
         grammar: &Grammar,
+        prompt: Prompt,
         start: Instant,
         stats: &mut Stats,
         prune: Option<PruneState>,
@@ -903,7 +950,10 @@ impl<'m> Generator<'m> {
             checked_newlines: 0,
             start,
             prune,
-            prompt_len: self.cached.len(),
+            prompt_len: prompt.tokens.len(),
+            prompt,
+            prompt_read: false,
+            logits_at: -1,
         };
         let mut logits_buf: Vec<f32> = Vec::new();
         let mut cut_repetition = false;
@@ -919,6 +969,7 @@ impl<'m> Generator<'m> {
             if finished {
                 break;
             }
+            self.flush(&mut st, stats)?;
             if st.out.len() >= self.max_tokens {
                 // The budget counts the tokens written; ending the document writes none.
                 // A document complete at the cap, where the model's next choice is to end
@@ -939,13 +990,9 @@ impl<'m> Generator<'m> {
                 cut_repetition = true;
                 break;
             }
-            let rewritten = self.rebuild(&mut st, stats)?;
+            self.rebuild(&mut st, stats)?;
             stats.generated_tokens = st.out.len();
             stats.constraint_ms = st.constraint_time * 1e3;
-            if !rewritten {
-                let pos = self.cached.len();
-                self.eval(&[token], pos)?;
-            }
         }
         stats.generated_tokens = st.out.len();
         stats.constraint_ms = st.constraint_time * 1e3;
@@ -995,16 +1042,118 @@ impl<'m> Generator<'m> {
             n_forced = st.constraint.accept_forced(&toks)?;
         }
         st.constraint_time += t.elapsed().as_secs_f64();
-        if n_forced > 0 {
-            let forced_toks = &toks[..n_forced];
-            for &tok in forced_toks {
-                st.push(tok, &self.model.model, stats);
+        for &tok in &toks[..n_forced] {
+            st.push(tok, &self.model.model, stats);
+        }
+        stats.forced_tokens += n_forced;
+        Ok(())
+    }
+
+    /// Makes the logits after the output so far available (`st.logits_at`): from the
+    /// last call where a draft read this very sequence, else in one call that reads what
+    /// the model has not read (the rest of the prompt, the output after the cache's
+    /// common prefix with it) and a new draft after it.
+    fn flush(&mut self, st: &mut Decoding, stats: &mut Stats) -> Result<(), GenerateError> {
+        let total = st.prompt_len + st.out.len();
+        let token_at = |i: usize| {
+            if i < st.prompt_len {
+                st.prompt.tokens[i]
+            } else {
+                st.out[i - st.prompt_len]
             }
-            stats.forced_tokens += n_forced;
-            let pos = self.cached.len();
-            self.eval(forced_toks, pos)?;
+        };
+        let common = self
+            .cached
+            .iter()
+            .take(total)
+            .enumerate()
+            .take_while(|&(i, &c)| token_at(i) == c)
+            .count();
+        if common == total {
+            if let Some(at) = self.logits_index(total - 1) {
+                st.logits_at = at;
+                stats.draft_steps += 1;
+                return Ok(());
+            }
+        }
+        let keep = common.min(total - 1);
+        if keep < self.cached.len() {
+            let before = self.cached.clone();
+            let kept = self.cut(keep);
+            if kept < keep {
+                // The cache could not be cut there: evaluate again what it lost.
+                self.eval(&before[kept..keep], kept)?;
+            }
+        }
+        let mut toks: Vec<LlamaToken> = (keep..total).map(token_at).collect();
+        // A draft goes in the same batch only: its logits must come from one call.
+        let room = self.n_batch - (total - 1) % self.n_batch - 1;
+        let draft = self.draft(st, room.min(self.opts.draft_tokens))?;
+        stats.drafted_tokens += draft.len();
+        toks.extend_from_slice(&draft);
+        let t = Instant::now();
+        self.eval_logits(&toks, keep, total - 1)?;
+        st.logits_at = self
+            .logits_index(total - 1)
+            .ok_or_else(|| GenerateError::Decode("no logits after the call".into()))?;
+        if st.prompt_read {
+            stats.decode_calls += 1;
+            stats.decode_ms += ms(t);
+        } else {
+            st.prompt_read = true;
+            stats.prompt_ms = ms(st.start);
+            if !st.out.is_empty() {
+                stats.ttft_ms = stats.prompt_ms;
+            }
         }
         Ok(())
+    }
+
+    /// The batch index of the logits at absolute position `pos`, if the last call computed
+    /// them and the cache still holds what they were computed on.
+    fn logits_index(&self, pos: usize) -> Option<i32> {
+        let (start, from, end) = self.logits?;
+        (from <= pos && pos < end && pos < self.cached.len())
+            .then(|| i32::try_from(pos - start).ok())
+            .flatten()
+    }
+
+    /// Prompt lookup: the tokens that follow, in the request's part of the prompt, a run
+    /// of the last output tokens (1 to 3, within the current line), as far as the grammar
+    /// allows them from here; of all such places, the one with the longest run, then the
+    /// most tokens allowed. At most `max`, none with a line end.
+    fn draft(&self, st: &mut Decoding, max: usize) -> Result<Vec<LlamaToken>, GenerateError> {
+        if max == 0 || st.out.is_empty() {
+            return Ok(Vec::new());
+        }
+        let vocab = self.model.model.vocab();
+        let ends_line = |t: LlamaToken| {
+            self.model.eog.contains(&t) || vocab.token_to_piece(t, false, None).contains(&b'\n')
+        };
+        let request = &st.prompt.tokens[st.prompt.split..];
+        for m in (1..=3.min(st.out.len())).rev() {
+            let run = &st.out[st.out.len() - m..];
+            if run.iter().any(|&t| ends_line(t)) {
+                continue;
+            }
+            let mut best: Vec<LlamaToken> = Vec::new();
+            for (i, _) in request.windows(m).enumerate().filter(|(_, w)| *w == run) {
+                let next: Vec<LlamaToken> = request[i + m..]
+                    .iter()
+                    .copied()
+                    .take_while(|&t| !ends_line(t))
+                    .take(max)
+                    .collect();
+                let n = st.constraint.valid_prefix(&next)?;
+                if n > best.len() {
+                    best = next[..n].to_vec();
+                }
+            }
+            if !best.is_empty() {
+                return Ok(best);
+            }
+        }
+        Ok(Vec::new())
     }
 
     /// The next token: the greedy one if the constraint allows it, else the best allowed
@@ -1035,7 +1184,7 @@ impl<'m> Generator<'m> {
         logits_buf: &mut Vec<f32>,
         stats: &mut Stats,
     ) -> Result<Option<LlamaToken>, GenerateError> {
-        let logits = self.ctx.get_logits_ith(-1);
+        let logits = self.ctx.get_logits_ith(st.logits_at);
         let greedy = argmax(logits);
         let token = match greedy {
             Some(g) if st.constraint.allows(g)? => g,
@@ -1091,7 +1240,7 @@ impl<'m> Generator<'m> {
             return Ok(token);
         }
         stats.held_lines += 1;
-        let logits = self.ctx.get_logits_ith(-1);
+        let logits = self.ctx.get_logits_ith(st.logits_at);
         logits_buf.clear();
         logits_buf.extend_from_slice(logits);
         st.constraint.mask(logits_buf)?;
@@ -1193,10 +1342,22 @@ impl<'m> Generator<'m> {
 
     /// Evaluates `tokens` at positions `pos..`; logits of the last one are kept.
     fn eval(&mut self, tokens: &[LlamaToken], pos: usize) -> Result<(), GenerateError> {
+        self.eval_logits(tokens, pos, (pos + tokens.len()).saturating_sub(1))
+    }
+
+    /// Evaluates `tokens` at positions `pos..`, keeping the logits of every position from
+    /// `logits_from` on that the last batch holds.
+    fn eval_logits(
+        &mut self,
+        tokens: &[LlamaToken],
+        pos: usize,
+        logits_from: usize,
+    ) -> Result<(), GenerateError> {
         debug_assert_eq!(pos, self.cached.len());
         if tokens.is_empty() {
             return Ok(());
         }
+        self.logits = None;
         let mut batch = LlamaBatch::new(self.n_batch, 1);
         // Batches end at multiples of `n_batch` (absolute positions), so the same tokens
         // at the same positions are always evaluated in the same batches.
@@ -1207,18 +1368,24 @@ impl<'m> Generator<'m> {
             let len = (self.n_batch - at % self.n_batch).min(tokens.len() - done);
             let chunk = &tokens[done..done + len];
             batch.clear();
+            let final_batch = done + len == tokens.len();
             for (i, &t) in chunk.iter().enumerate() {
                 let p = i32::try_from(at + i).map_err(|e| GenerateError::Decode(e.to_string()))?;
-                let last = done + i + 1 == tokens.len();
+                let logits = final_batch && at + i >= logits_from;
                 batch
-                    .add(t, p, &[0], last)
+                    .add(t, p, &[0], logits)
                     .map_err(|e| GenerateError::Decode(e.to_string()))?;
             }
             self.ctx
                 .decode(&mut batch)
                 .map_err(|e| GenerateError::Decode(e.to_string()))?;
+            self.calls.calls += 1;
+            self.calls.tokens += len;
             self.cached.extend_from_slice(chunk);
             done += len;
+            if final_batch {
+                self.logits = Some((at, logits_from.max(at), at + len));
+            }
         }
         Ok(())
     }
@@ -1250,8 +1417,22 @@ struct Decoding {
     start: Instant,
     /// Iterative pruning, when the request is pruned.
     prune: Option<PruneState>,
-    /// The cache's length when decoding began (the prompt's tokens).
+    /// The prompt's length in tokens.
     prompt_len: usize,
+    /// The prompt (the cache holds it up to its split when decoding begins).
+    prompt: Prompt,
+    /// Whether the model has read the whole prompt.
+    prompt_read: bool,
+    /// The index, in the last call's batch, of the logits after the output so far (set by
+    /// [`Generator::flush`]).
+    logits_at: i32,
+}
+
+/// A request's prompt, tokenized.
+struct Prompt {
+    tokens: Vec<LlamaToken>,
+    /// Where the request's own tokens begin (after the shared prefix).
+    split: usize,
 }
 
 /// A pruned grammar (its GBNF), prepared for `model` and `engine`.
@@ -1308,7 +1489,9 @@ struct PruneState {
 impl Decoding {
     /// Appends an output token (its text too); the first one sets the time to first token.
     fn push(&mut self, token: LlamaToken, model: &LlamaModel, stats: &mut Stats) {
-        if self.out.is_empty() {
+        // Forced text written before the model has read the prompt counts from the call
+        // that reads it ([`Generator::flush`]).
+        if self.out.is_empty() && self.prompt_read {
             stats.ttft_ms = ms(self.start);
         }
         self.out.push(token);
