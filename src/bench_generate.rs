@@ -18,7 +18,7 @@ use crate::runtime_cmd::{generate_analyzed, load_model};
 use crate::serve_cmd::spec_examples;
 use dss_compiler::Consume;
 
-/// Targets from the issue: constraint overhead per token, Qwen's median end-to-end, and
+/// The targets: constraint overhead per token, Qwen's median end-to-end, and
 /// (a) against (d).
 const OVERHEAD_TARGET_MS: f64 = 0.2;
 const QWEN_E2E_TARGET_MS: f64 = 350.0;

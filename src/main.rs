@@ -50,7 +50,7 @@ struct Cli {
 enum Command {
     /// Print the notation design of a schema as editable YAML (pass it back with --notation).
     Init {
-        /// The JSON Schema (JSON or YAML).
+        /// The JSON Schema (JSON or YAML; `-` reads standard input).
         schema: PathBuf,
         /// Start from an edited notation design instead of the automatic one.
         #[arg(long, value_name = "FILE.yaml")]
@@ -63,7 +63,7 @@ enum Command {
     /// Tool definitions (an OpenAI `tools` array, Anthropic tools, an MCP `tools/list`
     /// result) compile to the schema of their calls.
     Compile {
-        /// The JSON Schema or tool definitions (JSON or YAML).
+        /// The JSON Schema or tool definitions (JSON or YAML; `-` reads standard input).
         schema: PathBuf,
         /// The notation design to use (from `dss init`, possibly edited).
         #[arg(long, value_name = "FILE.yaml")]
@@ -228,8 +228,9 @@ fn run(cli: Cli) -> Result<ExitCode> {
         } => {
             let spec = compile_schema_file(&schema, notation.as_deref(), read)?;
             // Compile checks everything up front: the validator is otherwise built lazily.
+            let schema = shown(&schema);
             spec.check_validator()
-                .map_err(|e| compile_error(&schema, notation.as_deref(), &e))?;
+                .map_err(|e| compile_error(schema, notation.as_deref(), &e))?;
             for w in spec.warnings() {
                 streams::report(&format!("warning: {}: {w}", schema.display()));
             }
@@ -344,7 +345,11 @@ fn compiled_line(out: Option<&Path>, bnf: &str) -> String {
 
 // ── Loading schemas, notations and specs ─────────────────────────────────────
 
+/// The text of a file, or of standard input for `-`.
 fn read_file(path: &Path) -> Result<String> {
+    if is_stdin(path) {
+        return read_all(stdin_input()).map(|(_, text)| text);
+    }
     let bytes = fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
     String::from_utf8(bytes).map_err(|e| {
         anyhow!(
@@ -489,12 +494,27 @@ fn compile_value(
     Ok(spec)
 }
 
+/// Whether a path argument means standard input (`-`).
+fn is_stdin(path: &Path) -> bool {
+    path.as_os_str() == "-"
+}
+
+/// A path argument as messages name it: `<stdin>` for `-`.
+fn shown(path: &Path) -> &Path {
+    if is_stdin(path) {
+        Path::new("<stdin>")
+    } else {
+        path
+    }
+}
+
 fn compile_schema_file(
     path: &Path,
     notation: Option<&Path>,
     read: read_args::ReadArgs,
 ) -> Result<CompiledSpec> {
     let text = read_file(path)?;
+    let path = shown(path);
     let schema = parse_schema_text(&text, path)?;
     compile_value(&schema, path, notation, read)
 }
@@ -571,7 +591,7 @@ struct Input {
 fn open_input(path: Option<&Path>) -> Result<Input> {
     match path {
         None => Ok(stdin_input()),
-        Some(p) if p.as_os_str() == "-" => Ok(stdin_input()),
+        Some(p) if is_stdin(p) => Ok(stdin_input()),
         Some(p) => {
             let file = fs::File::open(p).with_context(|| format!("cannot read {}", p.display()))?;
             Ok(Input {

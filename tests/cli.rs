@@ -800,7 +800,7 @@ fn broken_spec_file_is_not_compiled_as_a_schema() {
     );
 }
 
-// ── Hostile inputs and lost output (issue 14) ───────────────────────────────
+// ── Hostile inputs and lost output ─────────────────────────────────────────────
 
 /// The five artifacts of `compile -o`, by name, with their contents.
 fn artifact_set(dir: &Path) -> Vec<(String, String)> {
@@ -2094,8 +2094,8 @@ fn eval_leave_one_out_and_typos() {
 /// scoring, report) on two ATIS cases with the small model.
 #[cfg(feature = "runtime")]
 #[test]
-fn eval_runs_conditions_and_prints_the_issue_report() {
-    if skip_model_test("eval_runs_conditions_and_prints_the_issue_report") {
+fn eval_runs_conditions_and_prints_the_report() {
+    if skip_model_test("eval_runs_conditions_and_prints_the_report") {
         return;
     }
     let dir = tempfile::tempdir().expect("tempdir");
@@ -2181,7 +2181,7 @@ fn eval_runs_conditions_and_prints_the_issue_report() {
     }
 }
 
-// ── expand reads what the grammars say; numbers; tampered specs (issue 14) ──────
+// ── expand reads what the grammars say; numbers; tampered specs ─────────────────
 
 /// The viz spec compiled into a tempdir: (the dir, the spec path).
 fn viz_spec() -> (tempfile::TempDir, String) {
@@ -2195,7 +2195,7 @@ fn viz_spec() -> (tempfile::TempDir, String) {
 
 #[test]
 fn expand_reads_only_what_the_grammars_say() {
-    // Issue 14: each of these was expanded to schema-invalid JSON with exit 0.
+    // Each of these must be refused (exit 1), never expanded to schema-invalid JSON.
     let (_dir, viz) = viz_spec();
     for (text, column) in [
         ("fields:\n\"Sales\" sum\nsort:\n\"Sales\" limit 0\n", 15),
@@ -2307,7 +2307,7 @@ fn expand_validates_its_output_unless_told_not_to() {
 
 #[test]
 fn numbers_are_never_changed() {
-    // Issue 14: these came back as 1.8446744073709552e+19, 1e+20 and 0.0.
+    // Read as doubles these would come back as 1.8446744073709552e+19, 1e+20 and 0.0.
     let dir = tempfile::tempdir().expect("tempdir");
     let schema = dir.path().join("int.json");
     std::fs::write(&schema, r#"{"type":"integer"}"#).expect("write schema");
@@ -2410,7 +2410,7 @@ fn tampered_spec_json_is_a_clear_error() {
     }
 }
 
-// ── First hour (issue 16 item 4): error records, CRLF, completions, man, confirmations ──
+// ── First use: error records, CRLF, completions, man, confirmations ─────────────
 
 /// The person fixture's JSONL with a good line, an invalid one, a blank one, one that is not
 /// JSON and a good one.
@@ -2669,7 +2669,7 @@ fn init_lists_a_block_roots_fields_with_their_keywords() {
     );
 }
 
-// ── Tool definitions and the schema lint (issue 16, items 2 and 3) ──────────────
+// ── Tool definitions and the schema lint ────────────────────────────────────────
 
 /// Three OpenAI tools: one with an enum, one with a `$ref` into its own `$defs`, one
 /// without parameters.
@@ -2945,7 +2945,7 @@ fn references_with_brackets_are_not_malformed() {
     assert_eq!(r.code, 1, "the reference is followed: {}", r.stdout);
 }
 
-// ── dss generate: default prefix cache, --print-prompt, failed --stats, examples (issue 16) ──
+// ── dss generate: default prefix cache, --print-prompt, failed --stats, examples ──
 
 #[cfg(feature = "runtime")]
 fn run_with_env(args: &[&str], env: &[(&str, &str)]) -> Run {
@@ -3086,4 +3086,75 @@ fn generate_warns_when_a_spec_has_no_worked_examples() {
         None,
     );
     assert!(!r.stderr.contains("no worked examples"), "{}", r.stderr);
+}
+
+// ── `-` reads standard input ───────────────────────────────────────────────────
+
+/// Every command that takes a file reads `-` as standard input, as the documentation shows:
+/// `compile -`, `init -`, `compress --spec DIR -`, `expand --spec DIR -` (and their
+/// `--jsonl` forms), `extract --jsonl --input -`.
+#[test]
+fn every_file_argument_reads_dash_as_standard_input() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("out");
+    let out_s = out.to_str().unwrap();
+    let schema = person_schema().to_string();
+
+    let r = run(&["compile", "-", "-o", out_s], Some(&schema));
+    assert_eq!(r.code, 0, "compile - -o: {}", r.stderr);
+    assert!(out.join("spec.json").is_file());
+    let r = run(&["compile", "-"], Some(&schema));
+    assert_eq!(r.code, 0, "compile -: {}", r.stderr);
+    assert!(
+        r.stdout.contains("::="),
+        "the readable grammar: {}",
+        r.stdout
+    );
+    let r = run(
+        &["compile", "-"],
+        Some("type: object\nproperties: {a: {type: integer}}\n"),
+    );
+    assert_eq!(r.code, 0, "a YAML schema on stdin: {}", r.stderr);
+    let r = run(&["init", "-"], Some(&schema));
+    assert_eq!(r.code, 0, "init -: {}", r.stderr);
+    assert!(
+        r.stdout.contains("fields"),
+        "the notation YAML: {}",
+        r.stdout
+    );
+    // A bad schema on stdin is named `<stdin>` in the error.
+    let r = run(&["compile", "-"], Some("{\"type\": "));
+    assert_eq!(r.code, 1);
+    assert!(r.stderr.contains("<stdin>"), "{}", r.stderr);
+
+    let bob = r#"{"name": "Bob", "role": "user"}"#;
+    let r = run(&["compress", "--spec", out_s, "-"], Some(bob));
+    assert_eq!(r.code, 0, "compress -: {}", r.stderr);
+    let text = r.stdout.clone();
+    let r = run(&["expand", "--spec", out_s, "--compact", "-"], Some(&text));
+    assert_eq!(r.code, 0, "expand -: {}", r.stderr);
+    let back: Value = serde_json::from_str(&r.stdout).expect("JSON");
+    assert!(
+        json_eq(&back, &serde_json::from_str(bob).unwrap()),
+        "{back}"
+    );
+
+    let r = run(
+        &["compress", "--spec", out_s, "--jsonl", "-"],
+        Some(&format!("{bob}\n")),
+    );
+    assert_eq!(r.code, 0, "compress --jsonl -: {}", r.stderr);
+    let r = run(
+        &["expand", "--spec", out_s, "--jsonl", "-"],
+        Some(&r.stdout),
+    );
+    assert_eq!(r.code, 0, "expand --jsonl -: {}", r.stderr);
+    assert_eq!(r.stdout.lines().count(), 1);
+
+    let r = run(
+        &["extract", "--spec", out_s, "--jsonl", "--input", "-"],
+        Some("\"an admin named Ada\"\n"),
+    );
+    assert_eq!(r.code, 0, "extract --jsonl --input -: {}", r.stderr);
+    assert!(r.stdout.contains("admin"), "{}", r.stdout);
 }

@@ -1,7 +1,12 @@
-//! README.md stays true: every `dss …` command of its `sh` blocks runs as written (from a
-//! copy of the repository root, with the built `dss` first on `PATH`) and exits 0, except
-//! the ones listed in [`SKIPPED`] with their reason; and every Rust block is, word for word,
-//! an example that `cargo test` builds (and, for the library one, runs).
+//! The documentation stays true: README.md, ARCHITECTURE.md and the book under `docs/`.
+//!
+//! - every `dss …` command of their `sh` blocks runs as written (from a copy of the
+//!   repository root, with the built `dss` first on `PATH`) and exits 0, except the ones
+//!   listed in [`SKIPPED`] with their reason;
+//! - every Rust block is, word for word, an example that `cargo test` builds (and, for the
+//!   library one, runs); README.md has both;
+//! - every relative link (a file, and a `#anchor` into a Markdown file) resolves;
+//! - every command `dss --help` lists has its section in `docs/reference/commands.md`.
 //!
 //! `cargo test --no-default-features --test readme` (the runtime is not needed).
 
@@ -11,7 +16,7 @@ use std::process::Command;
 const DSS: &str = env!("CARGO_BIN_EXE_dss");
 const WORKSPACE: &str = env!("CARGO_MANIFEST_DIR");
 
-/// README commands this test does not run, each with why (a substring of the command).
+/// Documented commands this test does not run, each with why (a substring of the command).
 const SKIPPED: &[(&str, &str)] = &[
     (
         "dss model list",
@@ -31,7 +36,7 @@ const SKIPPED: &[(&str, &str)] = &[
     ),
 ];
 
-/// The examples README's Rust blocks are taken from, between `// README begin` and
+/// The examples the documentation's Rust blocks are taken from, between `// README begin` and
 /// `// README end` (indented one level, in `main`).
 const RUST_EXAMPLES: &[&str] = &[
     "dss-compiler/examples/readme_library.rs",
@@ -40,6 +45,43 @@ const RUST_EXAMPLES: &[&str] = &[
 
 fn readme() -> String {
     std::fs::read_to_string(Path::new(WORKSPACE).join("README.md")).expect("README.md")
+}
+
+/// The documentation's Markdown files, relative to the workspace, in a fixed order: README.md,
+/// ARCHITECTURE.md, CHANGELOG.md, then `docs/**/*.md` sorted.
+fn documents() -> Vec<PathBuf> {
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+        let mut entries: Vec<_> = std::fs::read_dir(dir)
+            .expect("read docs/")
+            .map(|e| e.expect("entry").path())
+            .collect();
+        entries.sort();
+        for path in entries {
+            if path.is_dir() {
+                walk(&path, out);
+            } else if path.extension().is_some_and(|e| e == "md") {
+                out.push(path);
+            }
+        }
+    }
+    let root = Path::new(WORKSPACE);
+    let mut out: Vec<PathBuf> = ["README.md", "ARCHITECTURE.md", "CHANGELOG.md"]
+        .iter()
+        .map(|f| root.join(f))
+        .collect();
+    walk(&root.join("docs"), &mut out);
+    out.into_iter()
+        .map(|p| {
+            p.strip_prefix(root)
+                .expect("in the workspace")
+                .to_path_buf()
+        })
+        .collect()
+}
+
+fn read_doc(path: &Path) -> String {
+    std::fs::read_to_string(Path::new(WORKSPACE).join(path))
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
 /// The bodies of README's fenced blocks of language `lang`.
@@ -160,12 +202,16 @@ fn readme_commands_run_as_written() {
     ))
     .unwrap();
 
-    let all: Vec<String> = blocks(&readme(), "sh")
+    let all: Vec<String> = documents()
         .iter()
-        .flat_map(|b| commands(b))
+        .flat_map(|d| blocks(&read_doc(d), "sh"))
+        .flat_map(|b| commands(&b))
         .filter(|c| is_dss(c))
         .collect();
-    assert!(all.len() >= 20, "README's dss commands: {all:#?}");
+    assert!(
+        all.len() >= 40,
+        "the documentation's dss commands: {all:#?}"
+    );
     let (mut ran, mut failures) = (0, Vec::new());
     let mut used = vec![false; SKIPPED.len()];
     for command in &all {
@@ -204,15 +250,18 @@ fn readme_commands_run_as_written() {
         }
     }
     for ((key, _), used) in SKIPPED.iter().zip(used) {
-        assert!(used, "SKIPPED lists `{key}`, which README no longer has");
+        assert!(
+            used,
+            "SKIPPED lists `{key}`, which the documentation no longer has"
+        );
     }
     assert!(
         failures.is_empty(),
-        "README commands that fail:\n{}",
+        "documented commands that fail:\n{}",
         failures.join("\n")
     );
-    eprintln!("{ran} README commands ran, {} in all", all.len());
-    assert!(ran >= 10, "only {ran} README commands ran");
+    eprintln!("{ran} documented commands ran, {} in all", all.len());
+    assert!(ran >= 15, "only {ran} documented commands ran");
 }
 
 /// The lines of an example between its README markers, one indentation level less.
@@ -238,6 +287,189 @@ fn readme_rust_blocks_are_the_examples_cargo_builds() {
             "README.md has no Rust block equal to the README region of {path}:\n{region}"
         );
     }
+}
+
+#[test]
+fn rust_blocks_in_the_book_are_the_examples_cargo_builds() {
+    let regions: Vec<String> = RUST_EXAMPLES.iter().map(|p| example_region(p)).collect();
+    for doc in documents() {
+        for block in blocks(&read_doc(&doc), "rust") {
+            assert!(
+                regions.contains(&block),
+                "{}: a Rust block that is none of {RUST_EXAMPLES:?}'s README region:\n{block}",
+                doc.display()
+            );
+        }
+    }
+}
+
+/// GitHub's anchor of a heading: lower-cased, punctuation other than `-` and `_` dropped,
+/// spaces as `-`.
+fn slug(heading: &str) -> String {
+    heading
+        .trim()
+        .to_lowercase()
+        .chars()
+        .filter(|c| c.is_alphanumeric() || matches!(c, ' ' | '-' | '_'))
+        .map(|c| if c == ' ' { '-' } else { c })
+        .collect()
+}
+
+/// The anchors of a Markdown text's headings (outside fenced blocks), with GitHub's `-1`,
+/// `-2` … for repeated ones.
+fn anchors(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut fenced = false;
+    for line in text.lines() {
+        if line.trim_start().starts_with("```") {
+            fenced = !fenced;
+            continue;
+        }
+        if fenced || !line.starts_with('#') {
+            continue;
+        }
+        let base = slug(line.trim_start_matches('#'));
+        let mut anchor = base.clone();
+        let mut n = 0;
+        while out.contains(&anchor) {
+            n += 1;
+            anchor = format!("{base}-{n}");
+        }
+        out.push(anchor);
+    }
+    out
+}
+
+/// The targets of a Markdown text's links and images (`[text](target)`), outside fenced
+/// blocks and inline code.
+fn links(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut fenced = false;
+    for line in text.lines() {
+        if line.trim_start().starts_with("```") {
+            fenced = !fenced;
+            continue;
+        }
+        if fenced {
+            continue;
+        }
+        // Inline code spans out (a backtick run opens and the same run closes).
+        let mut plain = String::new();
+        let mut rest = line;
+        while let Some(i) = rest.find('`') {
+            plain.push_str(&rest[..i]);
+            let run = rest[i..].chars().take_while(|&c| c == '`').count();
+            let after = &rest[i + run..];
+            match after.find(&"`".repeat(run)) {
+                Some(j) => rest = &after[j + run..],
+                None => {
+                    rest = after;
+                    break;
+                }
+            }
+        }
+        plain.push_str(rest);
+        let mut from = 0;
+        while let Some(i) = plain[from..].find("](") {
+            let start = from + i + 2;
+            let Some(len) = plain[start..].find(')') else {
+                break;
+            };
+            out.push(plain[start..start + len].to_string());
+            from = start + len;
+        }
+    }
+    out
+}
+
+#[test]
+fn relative_links_resolve() {
+    let root = Path::new(WORKSPACE);
+    let mut broken = Vec::new();
+    let mut checked = 0;
+    for doc in documents() {
+        let text = read_doc(&doc);
+        for target in links(&text) {
+            if target.contains("://") || target.starts_with("mailto:") {
+                continue;
+            }
+            checked += 1;
+            let (file, anchor) = match target.split_once('#') {
+                Some((f, a)) => (f, Some(a)),
+                None => (target.as_str(), None),
+            };
+            let path = if file.is_empty() {
+                doc.clone()
+            } else {
+                doc.parent().unwrap_or(Path::new("")).join(file)
+            };
+            let full = root.join(&path);
+            if !full.exists() {
+                broken.push(format!(
+                    "{}: {target} (no {})",
+                    doc.display(),
+                    path.display()
+                ));
+                continue;
+            }
+            if let Some(anchor) = anchor {
+                let is_md = full.extension().is_some_and(|e| e == "md");
+                let known = is_md
+                    && anchors(&std::fs::read_to_string(&full).unwrap_or_default())
+                        .iter()
+                        .any(|a| a == anchor);
+                if !known {
+                    broken.push(format!(
+                        "{}: {target} (no heading #{anchor})",
+                        doc.display()
+                    ));
+                }
+            }
+        }
+    }
+    assert!(checked >= 50, "only {checked} relative links found");
+    assert!(broken.is_empty(), "broken links:\n{}", broken.join("\n"));
+}
+
+#[test]
+fn every_command_has_its_reference_section() {
+    let help = Command::new(DSS)
+        .arg("--help")
+        .output()
+        .expect("dss --help");
+    let help = String::from_utf8_lossy(&help.stdout).into_owned();
+    let reference = read_doc(Path::new("docs/reference/commands.md"));
+    let sections = anchors(&reference);
+    let names: Vec<&str> = help
+        .lines()
+        .skip_while(|l| !l.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|&n| n != "help")
+        .collect();
+    assert!(names.len() >= 10, "dss --help lists: {names:?}");
+    for name in names {
+        let anchor = format!("dss-{name}");
+        assert!(
+            sections.contains(&anchor),
+            "docs/reference/commands.md has no section `dss {name}`"
+        );
+    }
+}
+
+#[test]
+fn anchors_and_links_are_read_as_github_does() {
+    assert_eq!(slug(" `dss model list`"), "dss-model-list");
+    assert_eq!(
+        slug(" Grammar pruning — where extraction and pruning sit"),
+        "grammar-pruning--where-extraction-and-pruning-sit"
+    );
+    assert_eq!(anchors("# A\n```\n# not\n```\n## A\n"), ["a", "a-1"]);
+    assert_eq!(
+        links("see [x](a.md#b) and `[y](not)` and ![i](p.svg)"),
+        ["a.md#b", "p.svg"]
+    );
 }
 
 #[test]

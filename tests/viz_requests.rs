@@ -1,8 +1,9 @@
 //! The project's viz benchmark requests (`examples/viz-requests.jsonl`), each with the
 //! dataset columns it names (`tests/fixtures/viz-requests/columns.jsonl`, written by hand
 //! from the request's words: "monthly sales" names `Sales` and `Order Date`, "in the West
-//! region" names `Region`). For each spec setting the issue names, `dss generate` (grammar
-//! pruning on, the default model) writes every request, and we count the answers that are
+//! region" names `Region`). For each spec setting (the sales spec with its catalogs; the
+//! generic spec with a column catalog), `dss generate` (grammar pruning on, the default
+//! model) writes every request, and we count the answers that are
 //! valid and that name every column their request names, as a `fieldName` of a field, a
 //! filter or a sort.
 //!

@@ -1,5 +1,5 @@
 //! Index build over a generated catalog of 100,000 values and extraction per request
-//! (the targets: build ≤ 1 s, extraction ≤ 1 ms per request, release build).
+//! (targets: build ≤ 1 s, extraction ≤ 1 ms per request, release build).
 //!
 //! `cargo bench -p dss-extract --bench extract`
 

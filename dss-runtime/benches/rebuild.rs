@@ -1,4 +1,4 @@
-//! The cost of one grammar rebuild under pruning (issue #12): after each complete line,
+//! The cost of one grammar rebuild under pruning: after each complete line,
 //! the values it used leave the candidates and the grammar of the rest is built, prepared
 //! for the model's vocabulary (Qwen2.5-Coder's 152k tokens) and started. Measured on real
 //! requests with their gold outputs: the bundled `viz-sales` spec with its worked examples,

@@ -2,7 +2,7 @@
 //! ([`dss_compiler::lark::LarkGrammar`]), without printing Lark and having llguidance lex
 //! and parse it again.
 //!
-//! Why: under pruning the grammar is rebuilt after every complete line (issue #12), and in
+//! Why: under pruning the grammar is rebuilt after every complete line, and in
 //! llguidance 1.9 reading Lark text sets up a lexer for Lark's own syntax on every call:
 //! about 40 % of a rebuild. The structure [`gbnf_to_lark`](dss_compiler::lark::gbnf_to_lark)
 //! prints is handed to llguidance's public grammar API instead

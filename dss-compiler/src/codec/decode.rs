@@ -811,7 +811,7 @@ mod tests {
 
     #[test]
     fn a_bare_property_name_is_a_bare_word() {
-        // Found by fuzzing (MaskBench o65465, CI's brief run of session 12): an undeclared
+        // Found by fuzzing (MaskBench o65465, a brief CI run): an undeclared
         // property written with a bare name starting with `.` (`.um0 10`) was read, but the
         // grammars' bare word starts with a letter, `_` or `$`; compress quotes such a name.
         let schema = json!({"type": "object", "required": ["p"], "properties": {
