@@ -77,7 +77,7 @@ pub(crate) enum ImportSource {
 }
 
 /// The conditions `dss eval` can run, in report order.
-pub(crate) const CONDITIONS: [&str; 6] = ["gp", "prune", "ner-cd", "cd", "free", "json"];
+pub(crate) const CONDITIONS: [&str; 7] = ["gp", "gp-json", "prune", "ner-cd", "cd", "free", "json"];
 
 /// `dss eval SUITE …`.
 #[derive(Args)]
@@ -89,9 +89,10 @@ pub(crate) struct EvalRunArgs {
     #[arg(long, value_name = "NAME|PATH", default_value = "qwen2.5-coder-0.5b")]
     pub(crate) model: String,
     /// Conditions, comma-separated: gp (items in the prompt, pruned grammar, consumption),
-    /// prune (pruned grammar, no consumption), ner-cd (items in the prompt, full grammar), cd (full
+    /// gp-json (items in the prompt, compact JSON under the schema pruned to the same
+    /// values: the notation's effect apart from pruning's), prune (pruned grammar, no consumption), ner-cd (items in the prompt, full grammar), cd (full
     /// grammar), free (no grammar), json (compact JSON under the schema's JSON grammar).
-    #[arg(long, value_delimiter = ',', default_value = "gp,prune,ner-cd,cd,free,json", value_parser = parse_condition)]
+    #[arg(long, value_delimiter = ',', default_value = "gp,gp-json,prune,ner-cd,cd,free,json", value_parser = parse_condition)]
     pub(crate) conditions: Vec<String>,
     /// Evaluate only the first N cases.
     #[arg(long, value_name = "N")]
@@ -131,7 +132,7 @@ pub(crate) struct EvalRunArgs {
     /// Draft tokens per model call: tokens that follow the last output tokens in the
     /// request are read in the same call; where the model agrees with them the next steps
     /// need no call (the output is the same). 0: no drafts.
-    #[arg(long, default_value_t = 4)]
+    #[arg(long, default_value_t = 0)]
     pub(crate) draft_tokens: usize,
     /// In the `gp` and `ner-cd` prompts, show the worked examples' requests with the items
     /// extraction finds in them, as the evaluated request is shown (measured: no gain on
@@ -355,7 +356,7 @@ mod runner {
     fn generator_of(condition: &str) -> Gen {
         match condition {
             "free" => Gen::Free,
-            "json" => Gen::Json,
+            "json" | "gp-json" => Gen::Json,
             "gp" | "ner-cd" => Gen::Items,
             _ => Gen::Shorthand,
         }
@@ -964,6 +965,7 @@ mod runner {
         };
         let r: Result<Generation, GenerateError> = match cond {
             "gp" => gen.generate_pruned(&prompt, &pruning(Consume::Class)),
+            "gp-json" => gen.generate_json_pruned(&prompt, &a.restriction),
             "prune" => gen.generate_pruned(request, &pruning(Consume::Off)),
             "ner-cd" => gen.generate(&prompt),
             _ => gen.generate(request),

@@ -353,7 +353,7 @@ impl Default for GeneratorOptions {
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// The default [`GeneratorOptions::draft_tokens`].
-const DEFAULT_DRAFT_TOKENS: usize = 4;
+const DEFAULT_DRAFT_TOKENS: usize = 0;
 
 /// The default thread count: physical cores.
 pub fn default_threads() -> usize {
@@ -725,6 +725,32 @@ impl<'m> Generator<'m> {
         pruning: &Pruning,
     ) -> Result<Generation, GenerateError> {
         self.timed(|g, start, stats| g.run_pruned(request, pruning, start, stats))
+    }
+
+    /// Compact JSON under the schema pruned to `restriction`
+    /// ([`Restriction::pruned_schema`]): the JSON counterpart of
+    /// [`generate_pruned`](Self::generate_pruned), with the same values offered at each
+    /// site, in one grammar for the whole document (JSON has no lines to consume values
+    /// by). The generator's format must be [`OutputFormat::Json`].
+    pub fn generate_json_pruned(
+        &mut self,
+        request: &str,
+        restriction: &Restriction,
+    ) -> Result<Generation, GenerateError> {
+        if self.opts.format != OutputFormat::Json {
+            return Err(GenerateError::Decode(
+                "a pruned JSON schema needs a generator writing JSON (OutputFormat::Json)".into(),
+            ));
+        }
+        self.timed(|g, start, stats| {
+            let t = Instant::now();
+            let schema = restriction.pruned_schema(g.spec.schema());
+            let grammar = g
+                .model
+                .grammar(g.opts.engine, &GrammarSource::JsonSchema(schema))?;
+            stats.prune_ms += ms(t);
+            g.run(request, &grammar, start, stats)
+        })
     }
 
     fn run_pruned(

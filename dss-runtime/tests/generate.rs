@@ -46,6 +46,8 @@ fn generator_with_budget(
         engine,
         examples: load_examples(&root().join("grammars/viz/examples.jsonl")).expect("examples"),
         max_tokens: Some(max_tokens),
+        // These tests compare outputs; a loaded machine must not turn one into a time-out.
+        timeout: None,
         ..GeneratorOptions::default()
     };
     Generator::new(model, spec(), opts).expect("generator")
@@ -172,6 +174,72 @@ fn prefix_cache_gives_the_cold_output() {
             (w, c) => panic!("warm and cold differ for {r:?}: {w:?} vs {c:?}"),
         }
     }
+}
+
+#[test]
+fn drafts_change_nothing_but_the_calls() {
+    let Some(model) = model("drafts_change_nothing_but_the_calls") else {
+        return;
+    };
+    // A schema written for this test: one free string the request's words fill (a span
+    // site), so the output copies the request and a draft has something to propose.
+    let schema = serde_json::json!({
+        "type": "object",
+        "required": ["destination"],
+        "properties": {"destination": {"type": "string"}}
+    });
+    let spec = || dss_compiler::compile(&schema, &Default::default()).expect("compiles");
+    let with = |draft_tokens| {
+        let opts = GeneratorOptions {
+            max_tokens: Some(32),
+            draft_tokens,
+            timeout: None,
+            ..GeneratorOptions::default()
+        };
+        Generator::new(model, spec(), opts).expect("generator")
+    };
+    let (mut plain, mut drafting) = (with(0), with(8));
+    let mut drafted = 0;
+    for r in [
+        "book a trip to Salt Lake City next week",
+        "a train ticket to New Orleans please",
+        "fly me to Rio de Janeiro",
+    ] {
+        let pruning = dss_runtime::Pruning {
+            restriction: dss_compiler::Restriction {
+                span_sites: ["/destination".to_string()].into(),
+                spans: dss_compiler::Spans::of(r),
+                ..Default::default()
+            },
+            consume: dss_compiler::Consume::Class,
+        };
+        let p = plain.generate_pruned(r, &pruning);
+        let ps = plain.last_stats().clone();
+        let d = drafting.generate_pruned(r, &pruning);
+        let ds = drafting.last_stats().clone();
+        match (p, d) {
+            (Ok(p), Ok(d)) => assert_eq!(p.text, d.text, "request {r:?}"),
+            (Err(p), Err(d)) => assert_eq!(p.to_string(), d.to_string()),
+            (p, d) => panic!("drafts changed the result for {r:?}: {p:?} vs {d:?}"),
+        }
+        assert_eq!(ps.drafted_tokens, 0);
+        for s in [&ps, &ds] {
+            // After the prompt, at most one call per sampled token.
+            let sampled = s.generated_tokens - s.forced_tokens;
+            assert!(s.decode_calls <= sampled, "{s:?}");
+        }
+        // Each step a draft served is a call saved.
+        assert_eq!(
+            ds.decode_calls + ds.draft_steps,
+            ps.decode_calls,
+            "{ps:?} {ds:?}"
+        );
+        drafted += ds.drafted_tokens;
+    }
+    assert!(
+        drafted > 0,
+        "no request was drafted: the comparison checked nothing"
+    );
 }
 
 #[test]

@@ -21,6 +21,7 @@
 
 mod build;
 mod gbnf;
+mod json_prune;
 pub mod lark;
 mod names;
 mod pest;
