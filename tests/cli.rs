@@ -2110,7 +2110,7 @@ fn eval_runs_conditions_and_prints_the_report() {
             "--limit",
             "2",
             "--conditions",
-            "gp,cd",
+            "gp,gp-json,cd",
             "--max-tokens",
             "24",
             "--format",
@@ -2132,8 +2132,8 @@ fn eval_runs_conditions_and_prints_the_report() {
     assert_eq!(v["items"], 2);
     assert_eq!(v["suite"], "apimix-atis");
     assert_eq!(v["model"], "smollm2-135m");
-    assert_eq!(keys(&v["results"]), ["gp", "cd"]);
-    for c in ["gp", "cd"] {
+    assert_eq!(keys(&v["results"]), ["gp", "gp-json", "cd"]);
+    for c in ["gp", "gp-json", "cd"] {
         let r = &v["results"][c];
         assert_eq!(keys(r), dss_eval::ConditionResult::FIELDS);
         let em = r["em"].as_f64().unwrap_or(-1.0);
@@ -2147,7 +2147,7 @@ fn eval_runs_conditions_and_prints_the_report() {
     // --out: one item line per case and condition, the report as CSV and JSON.
     let items = std::fs::read_to_string(out.join("items.jsonl")).expect("items.jsonl");
     let lines: Vec<Value> = items.lines().map(parse_json).collect();
-    assert_eq!(lines.len(), 4, "{items}");
+    assert_eq!(lines.len(), 6, "{items}");
     for l in &lines {
         for k in [
             "id",
@@ -2167,7 +2167,7 @@ fn eval_runs_conditions_and_prints_the_report() {
         parse_json(&std::fs::read_to_string(out.join("report.json")).expect("report.json"));
     assert_eq!(report, v);
     let csv = std::fs::read_to_string(out.join("report.csv")).expect("report.csv");
-    assert_eq!(csv.lines().count(), 3, "{csv}");
+    assert_eq!(csv.lines().count(), 4, "{csv}");
     // The plot of exact match against median latency, a point labelled per condition
     // (CI installs a font; without one the run warns and writes no plot).
     let svg = std::fs::read_to_string(out.join("report.svg")).expect("report.svg");
