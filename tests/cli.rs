@@ -1727,8 +1727,7 @@ fn tokens_unavailable_tokenizers_are_clear_errors() {
 #[cfg(feature = "runtime")]
 #[test]
 fn tokens_gguf_tokenizer_counts_with_the_model() {
-    if std::env::var_os("DSS_SKIP_MODEL_TESTS").is_some() {
-        eprintln!("SKIPPED: DSS_SKIP_MODEL_TESTS is set");
+    if skip_model_test("tokens_gguf_tokenizer_counts_with_the_model") {
         return;
     }
     let model = dss_runtime::models::path_if_cached("smollm2-135m")
@@ -1777,13 +1776,11 @@ fn viz_generate<'a>(rest: &[&'a str]) -> Vec<&'a str> {
     args
 }
 
+/// Whether `test`, which runs the small model, is skipped (`DSS_SKIP_MODEL_TESTS`; recorded
+/// by `dss_data::skip_model_test`, a failure under `CI=true`).
 #[cfg(feature = "runtime")]
 fn skip_model_test(test: &str) -> bool {
-    let skip = std::env::var_os("DSS_SKIP_MODEL_TESTS").is_some();
-    if skip {
-        eprintln!("SKIPPED {test}: DSS_SKIP_MODEL_TESTS is set");
-    }
-    skip
+    dss_data::skip_model_test(test, "smollm2-135m")
 }
 
 #[cfg(feature = "runtime")]

@@ -3,7 +3,8 @@
 //!
 //! The server binary comes from `scripts/llama-server` (built once into the cache; or
 //! `DSS_LLAMA_SERVER`). Without it or without the model: under CI (`CI=true`) the tests
-//! fail, elsewhere they are skipped with the reason printed.
+//! fail, elsewhere they are skipped with the reason (`dss_data::skip`). With
+//! `DSS_SKIP_MODEL_TESTS` set they are skipped before the server is built.
 //!
 //! `bench_served_throughput` (ignored by default; `cargo test --release --test serve --
 //! --ignored --nocapture`) prints requests per second at concurrency 1, 2 and 4 and in
@@ -21,14 +22,13 @@ use std::time::{Duration, Instant};
 const DSS: &str = env!("CARGO_BIN_EXE_dss");
 const MODEL_FILE: &str = "SmolLM2-135M-Instruct.Q4_1.gguf";
 
-fn under_ci() -> bool {
-    std::env::var("CI").is_ok_and(|v| v == "true")
-}
-
-/// Skips (prints why) or, under CI, fails.
+/// Skips the running test (says why, counted by `scripts/test`) or, under CI, fails.
 fn unavailable(why: &str) -> Option<Prereqs> {
-    assert!(!under_ci(), "under CI the served tests must run: {why}");
-    eprintln!("skipped: {why}");
+    assert!(
+        !dss_data::under_ci(),
+        "under CI the served tests must run: {why}"
+    );
+    dss_data::skip(&dss_data::current_test(), why);
     None
 }
 
@@ -43,21 +43,16 @@ struct Prereqs {
 
 static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
-/// The llama-server binary and the model, or why not.
+/// The llama-server binary and the model, or why not (the skip is recorded for the
+/// running test). The model is looked for first: building the server takes minutes.
 fn prereqs() -> Option<Prereqs> {
+    if dss_data::skip_model_test(&dss_data::current_test(), "smollm2-135m") {
+        return None;
+    }
     // A test that failed while holding the lock poisons it; the next still runs.
     let guard = ONE_AT_A_TIME
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let out = Command::new(root.join("scripts/llama-server"))
-        .stderr(Stdio::inherit())
-        .output();
-    let server = match out {
-        Ok(o) if o.status.success() => PathBuf::from(String::from_utf8_lossy(&o.stdout).trim()),
-        Ok(o) => return unavailable(&format!("scripts/llama-server failed ({})", o.status)),
-        Err(e) => return unavailable(&format!("scripts/llama-server did not run: {e}")),
-    };
     let dir = match std::env::var_os("DSS_MODEL_DIR") {
         Some(d) if !d.is_empty() => PathBuf::from(d),
         _ => {
@@ -73,10 +68,29 @@ fn prereqs() -> Option<Prereqs> {
     let model = dir.join(MODEL_FILE);
     if !model.is_file() {
         return unavailable(&format!(
-            "{} is missing (dss model fetch smollm2-135m)",
+            "the model {} is missing (dss model fetch smollm2-135m)",
             model.display()
         ));
     }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let out = Command::new(root.join("scripts/llama-server"))
+        .stderr(Stdio::inherit())
+        .output();
+    let server = match out {
+        Ok(o) if o.status.success() => PathBuf::from(String::from_utf8_lossy(&o.stdout).trim()),
+        Ok(o) => {
+            return unavailable(&format!(
+                "llama-server is not available: scripts/llama-server failed ({}; it needs \
+                 cmake and pip, or set DSS_LLAMA_SERVER to a llama-server binary)",
+                o.status
+            ))
+        }
+        Err(e) => {
+            return unavailable(&format!(
+                "llama-server is not available: scripts/llama-server did not run ({e})"
+            ))
+        }
+    };
     Some(Prereqs {
         server,
         model,

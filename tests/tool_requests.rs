@@ -129,12 +129,10 @@ struct Tally {
 
 #[test]
 fn smollm2_outputs_for_held_out_tool_requests_are_schema_valid() {
-    if std::env::var_os("DSS_SKIP_MODEL_TESTS").is_some() {
-        assert!(
-            std::env::var("CI").as_deref() != Ok("true"),
-            "under CI the model tests must run (DSS_SKIP_MODEL_TESTS is set)"
-        );
-        eprintln!("SKIPPED: DSS_SKIP_MODEL_TESTS is set (needs model smollm2-135m)");
+    if dss_data::skip_model_test(
+        "smollm2_outputs_for_held_out_tool_requests_are_schema_valid",
+        "smollm2-135m",
+    ) {
         return;
     }
     let path = dss_runtime::models::resolve("smollm2-135m").unwrap_or_else(|e| {

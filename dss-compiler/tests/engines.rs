@@ -241,8 +241,8 @@ fn llguidance_reads_the_lark_grammars() {
 }
 
 /// The Python with XGrammar: `DSS_XGRAMMAR_PYTHON`, else the virtualenv `.ci/install-deps`
-/// makes, else `python3`; `None` (the test is skipped) when `xgrammar` does not import
-/// there, except under `CI=true`, where that fails the test.
+/// makes, else `python3`; `None` (the test is skipped, recorded by `dss_data::skip`) when
+/// `xgrammar` does not import there, except under `CI=true`, where that fails the test.
 fn xgrammar_python() -> Option<PathBuf> {
     let venv = std::env::var_os("HOME")
         .map(|h| PathBuf::from(h).join(".cache/dss/xgrammar-venv/bin/python3"));
@@ -260,12 +260,13 @@ fn xgrammar_python() -> Option<PathBuf> {
         return Some(python);
     }
     let message = format!(
-        "`import xgrammar` fails with {} (`.ci/install-deps` installs it; or set \
+        "XGrammar's Python package is not installed: `import xgrammar` fails with {} \
+         (`.ci/install-deps` installs it into ~/.cache/dss/xgrammar-venv; or set \
          DSS_XGRAMMAR_PYTHON to a Python that has it)",
         python.display()
     );
-    assert!(std::env::var("CI").as_deref() != Ok("true"), "{message}");
-    eprintln!("SKIPPED xgrammar_reads_the_gbnf: {message}");
+    assert!(!dss_data::under_ci(), "{message}");
+    dss_data::skip("xgrammar_reads_the_gbnf", &message);
     None
 }
 

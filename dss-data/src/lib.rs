@@ -10,6 +10,10 @@
 //!   the fixture `<fixtures>/<name>` ([`Corpus::Fixture`]), else an error.
 //! - The **policy** ([`Policy`]): under CI (`CI=true`) a missing full corpus is an error,
 //!   never a silent fallback to the fixture.
+//! - **Skips** ([`skip`], [`skip_model_test`]): a test that cannot run here (no model, no
+//!   optional engine, no full data) says so, as `SKIPPED <test>: <reason>` on stderr and in
+//!   the file `$DSS_SKIP_LOG` names, so `scripts/test` counts it instead of reporting it
+//!   as passed.
 //!
 //! Nothing here is baked in at build time (no `CARGO_MANIFEST_DIR`), so a release binary
 //! looks for the data where it runs. The functions that read the environment have pure
@@ -19,6 +23,12 @@
 use std::ffi::OsStr;
 use std::fmt;
 use std::path::{Path, PathBuf};
+
+mod skip;
+pub use skip::{
+    append_skip, current_test, skip, skip_line, skip_model_test, under_ci, SKIP_LOG_VAR,
+    SKIP_MODEL_TESTS_VAR,
+};
 
 /// The environment variable naming the data directory.
 pub const DATA_DIR_VAR: &str = "DSS_DATA_DIR";

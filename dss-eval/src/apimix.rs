@@ -377,7 +377,6 @@ pub fn call_to_json(call: &PyValue) -> std::result::Result<Value, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testdata::data_dir;
 
     #[test]
     fn gold_calls_and_the_repair_rule() {
@@ -444,10 +443,13 @@ mod tests {
         );
     }
 
+    /// Imports the set `name`: its full corpus, else its fixture (the same files, unchanged;
+    /// `dss_data::corpus`, which requires the full corpus under `CI=true`).
     fn import_set(name: &str, stem: &str) {
-        let Some(data) = data_dir() else { return };
+        let corpus = dss_data::corpus(name).unwrap_or_else(|e| panic!("{e}"));
+        eprintln!("corpus {name}: {corpus}");
         let out = tempfile::tempdir().unwrap();
-        let summary = import_apimix(&data.join(name), out.path()).unwrap();
+        let summary = import_apimix(corpus.path(), out.path()).unwrap();
         assert_eq!(summary.cases, 103);
         let suite = Suite::load(out.path()).unwrap();
         assert_eq!(suite.meta.name, format!("apimix-{stem}"));

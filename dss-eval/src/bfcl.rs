@@ -621,12 +621,12 @@ fn check_gold(
 mod tests {
     use super::*;
 
-    /// The data directory's BFCL files, or the fixture's.
+    /// The data directory's BFCL files, or the fixture's (`dss_data::corpus`: under
+    /// `CI=true` the full corpus is required).
     fn bfcl_dir() -> std::path::PathBuf {
-        match crate::testdata::data_dir() {
-            Some(d) if d.join("bfcl").is_dir() => d.join("bfcl"),
-            _ => dss_data::fixtures_dir().join("bfcl"),
-        }
+        let corpus = dss_data::corpus("bfcl").unwrap_or_else(|e| panic!("{e}"));
+        eprintln!("corpus bfcl: {corpus}");
+        corpus.path().to_path_buf()
     }
 
     #[test]

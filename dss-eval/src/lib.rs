@@ -213,19 +213,24 @@ pub(crate) mod testdata {
     use std::path::PathBuf;
 
     /// The data directory ([`dss_data::data_dir`]) when it holds the full corpora, which
-    /// these tests' figures are of; `None` (with a note on stderr) when it does not, unless
-    /// `CI=true` ([`dss_data::Policy`]), then it panics.
+    /// these tests' figures are of; `None` when it does not (the running test's skip is
+    /// recorded by [`dss_data::skip`]), unless `CI=true` ([`dss_data::Policy`]), then it
+    /// panics.
     pub(crate) fn data_dir() -> Option<PathBuf> {
         let dir = dss_data::data_dir();
         if dir.join("SOURCES.md").exists() || dir.join("APIMixSNIPS").exists() {
             return Some(dir);
         }
-        if dss_data::Policy::from_env() == dss_data::Policy::FullRequired {
+        if dss_data::under_ci() {
             panic!("data folder {} is missing (CI=true)", dir.display());
         }
-        eprintln!(
-            "skipped: data folder {} is missing (set DSS_DATA_DIR)",
-            dir.display()
+        dss_data::skip(
+            &dss_data::current_test(),
+            &format!(
+                "the full data is missing: no data folder {} (these tests check figures of \
+                 the full corpora; set DSS_DATA_DIR to the data directory)",
+                dir.display()
+            ),
         );
         None
     }

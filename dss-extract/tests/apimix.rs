@@ -11,43 +11,23 @@
 //! 2. The default extractor: recall 1.00, precision at least the paper's.
 //! 3. With one seeded typo in every mention of 5+ characters: recall ≥ 0.95.
 //!
-//! Data: `DSS_DATA_DIR`, else `shared/data` beside the workspace (or beside one of its
-//! parent directories). Absent data skips the tests, except under `CI=true`. `DEBUG_FP=1`
-//! prints the default mode's false positives.
+//! Data: each set's full corpus in the data directory (`DSS_DATA_DIR`, else
+//! `../shared/data`), else its fixture under `tests/fixtures` (the same files, unchanged),
+//! found by `dss-data`; under `CI=true` the full corpus is required. `DEBUG_FP=1` prints the
+//! default mode's false positives.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use dss_extract::{EntityIndex, Entry, ExtractMode, Extraction};
 use serde_json::Value;
 
-// TODO: dss-data
-fn data_dir() -> Option<PathBuf> {
-    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let root = manifest.parent().unwrap_or(manifest);
-    let dir = match std::env::var_os("DSS_DATA_DIR") {
-        Some(d) => Some(root.join(d)),
-        None => root
-            .ancestors()
-            .map(|a| a.join("shared/data"))
-            .find(|d| d.is_dir()),
-    };
-    match dir {
-        Some(d) if d.join("APIMixATIS").is_dir() => {
-            eprintln!(
-                "corpus APIMixATIS, APIMixSNIPS: full corpus {}",
-                d.display()
-            );
-            Some(d)
-        }
-        _ if std::env::var("CI").as_deref() == Ok("true") => {
-            panic!("APIMix data not found: set DSS_DATA_DIR to a directory holding APIMixATIS/ and APIMixSNIPS/")
-        }
-        _ => {
-            eprintln!("skipped: APIMix data not found (set DSS_DATA_DIR to a directory holding APIMixATIS/)");
-            None
-        }
-    }
+/// The folder of the set `name` (`APIMixATIS`, `APIMixSNIPS`): the full corpus, else the
+/// fixture; under `CI=true` a missing full corpus fails the test.
+fn corpus(name: &str) -> dss_data::Corpus {
+    let corpus = dss_data::corpus(name).unwrap_or_else(|e| panic!("{e}"));
+    eprintln!("corpus {name}: {corpus}");
+    corpus
 }
 
 struct Row {
@@ -60,8 +40,9 @@ fn text(v: &Value) -> String {
     v.as_str().map_or_else(|| v.to_string(), str::to_owned)
 }
 
-fn load(dir: &Path, set: &str, stem: &str) -> (EntityIndex, Vec<Row>) {
-    let base = dir.join(set);
+fn load(set: &str, stem: &str) -> (EntityIndex, Vec<Row>) {
+    let corpus = corpus(set);
+    let base: &Path = corpus.path();
     let schema_path = base.join(format!("{stem}_data_schema.json"));
     let schema: serde_json::Map<String, Value> =
         serde_json::from_str(&std::fs::read_to_string(&schema_path).expect("schema readable"))
@@ -221,9 +202,8 @@ fn input_items(index: &EntityIndex, ex: &Extraction) -> BTreeMap<String, Vec<Str
 
 #[test]
 fn paper_mode_reproduces_the_authors_extraction() {
-    let Some(dir) = data_dir() else { return };
     for (set, stem, want) in SETS {
-        let (index, rows) = load(&dir, set, stem);
+        let (index, rows) = load(set, stem);
         let mut counts = Counts::default();
         for r in &rows {
             let ex = index.extract_with(&r.input, ExtractMode::Paper);
@@ -242,9 +222,8 @@ fn paper_mode_reproduces_the_authors_extraction() {
 
 #[test]
 fn default_mode_recall_one_precision_at_least_the_papers() {
-    let Some(dir) = data_dir() else { return };
     for (set, stem, paper) in SETS {
-        let (index, rows) = load(&dir, set, stem);
+        let (index, rows) = load(set, stem);
         let mut counts = Counts::default();
         let mut tiers: BTreeMap<String, usize> = BTreeMap::new();
         for r in &rows {
@@ -280,10 +259,9 @@ fn default_mode_recall_one_precision_at_least_the_papers() {
 
 #[test]
 fn typos_keep_recall() {
-    let Some(dir) = data_dir() else { return };
     let mut rng = dss_extract::perturb::Rng::new(0x2545_F491_4F6C_DD1D);
     for (set, stem, _) in SETS {
-        let (index, rows) = load(&dir, set, stem);
+        let (index, rows) = load(set, stem);
         let mut counts = Counts::default();
         let mut changed = 0;
         for r in &rows {

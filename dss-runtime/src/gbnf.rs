@@ -233,7 +233,6 @@ fn parse_error_reason(stderr: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::io::Write;
     use std::sync::OnceLock;
 
     const FIELDS: &str = r#"root ::= "fields:\n" item+
@@ -241,14 +240,10 @@ item ::= "\"" [a-zA-Z ]+ "\" " ("sum" | "avg") "\n"
 "#;
 
     /// The SmolLM2 checker shared by the model tests, or `None` when
-    /// `DSS_SKIP_MODEL_TESTS` is set. A missing model fails: CI must have fetched it.
+    /// `DSS_SKIP_MODEL_TESTS` is set (the skip is recorded by `dss_data::skip_model_test`;
+    /// a failure under `CI=true`). A missing model fails: CI must have fetched it.
     fn checker(test: &str) -> Option<&'static GbnfChecker> {
-        if std::env::var_os("DSS_SKIP_MODEL_TESTS").is_some() {
-            // Straight to stderr: libtest would swallow `eprintln!` of a passing test.
-            let _ = writeln!(
-                std::io::stderr(),
-                "\nSKIPPED {test}: DSS_SKIP_MODEL_TESTS is set (needs model smollm2-135m)"
-            );
+        if dss_data::skip_model_test(test, "smollm2-135m") {
             return None;
         }
         static CHECKER: OnceLock<GbnfChecker> = OnceLock::new();

@@ -14,9 +14,11 @@ fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
+/// The small model, loaded once for the file; `None` when the model tests are skipped
+/// (`DSS_SKIP_MODEL_TESTS`, recorded by `dss_data::skip_model_test`; a failure under
+/// `CI=true`). A missing model fails: `.ci/install-deps` fetches it.
 fn model(test: &str) -> Option<&'static LocalModel> {
-    if std::env::var_os("DSS_SKIP_MODEL_TESTS").is_some() {
-        eprintln!("SKIPPED {test}: DSS_SKIP_MODEL_TESTS is set (needs model smollm2-135m)");
+    if dss_data::skip_model_test(test, "smollm2-135m") {
         return None;
     }
     static MODEL: OnceLock<LocalModel> = OnceLock::new();
