@@ -802,46 +802,45 @@ impl<'m> Generator<'m> {
     ///
     /// A line that repeats a value in an optional field is written again without it first
     /// ([`Pruner::deduplicated_line`]): the cache is cut back to the line's start and the
-    /// new line left for the next call to read. Returns whether that happened.
-    fn rebuild(&mut self, st: &mut Decoding, stats: &mut Stats) -> Result<bool, GenerateError> {
+    /// new line left for the next call to read.
+    fn rebuild(&mut self, st: &mut Decoding, stats: &mut Stats) -> Result<(), GenerateError> {
         let Some(p) = st.prune.as_ref() else {
-            return Ok(false);
+            return Ok(());
         };
         if p.pruning.consume == Consume::Off
             || st.text.last() != Some(&b'\n')
             || st.text.len() == p.checked
         {
-            return Ok(false);
+            return Ok(());
         }
         let t = Instant::now();
         let Ok(text) = std::str::from_utf8(&st.text) else {
-            return Ok(false);
+            return Ok(());
         };
         let fixed = self.pruner(&p.pruning).deduplicated_line(text);
-        let rewritten = match fixed {
-            Some(fixed) => self.rewrite_last_line(st, &fixed)?,
-            None => false,
-        };
+        if let Some(fixed) = fixed {
+            self.rewrite_last_line(st, &fixed)?;
+        }
         let Some(p) = st.prune.as_mut() else {
-            return Ok(rewritten);
+            return Ok(());
         };
         p.checked = st.text.len();
         let Ok(text) = std::str::from_utf8(&st.text) else {
-            return Ok(rewritten);
+            return Ok(());
         };
         let rest = PrunedRest {
             pruner: self.pruner(&p.pruning),
             engine: self.opts.engine,
         };
         let Some(constraint) = rest.after_lines(self.model, text)? else {
-            return Ok(rewritten);
+            return Ok(());
         };
         st.constraint = constraint;
         stats.rebuilds += 1;
         let spent = ms(t);
         stats.prune_ms += spent;
         st.constraint_time += spent / 1e3;
-        Ok(rewritten)
+        Ok(())
     }
 
     /// Replaces the output's last line by the last line of `fixed` (the same text before

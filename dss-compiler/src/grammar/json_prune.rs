@@ -166,7 +166,15 @@ fn prune_string(r: &Restriction, o: &Map<String, Value>, path: &str) -> Option<V
             .unwrap_or_else(|| r.spans.texts(MAX_SPAN_WORDS));
         values.extend(spans.into_iter().take(MAX_SPANS).map(Value::String));
     }
-    let values: Vec<Value> = values.into_iter().filter(|v| string_fits(o, v)).collect();
+    // A pattern the regex crate cannot read admits nothing, as before a value is offered.
+    let pattern = o
+        .get("pattern")
+        .and_then(Value::as_str)
+        .map(|p| regex::Regex::new(p).ok());
+    let values: Vec<Value> = values
+        .into_iter()
+        .filter(|v| string_fits(o, pattern.as_ref(), v))
+        .collect();
     (!values.is_empty()).then(|| enum_of(dedup(values)))
 }
 
@@ -257,7 +265,9 @@ fn escape(k: &str) -> String {
     k.replace('~', "~0").replace('/', "~1")
 }
 
-fn string_fits(o: &Map<String, Value>, v: &Value) -> bool {
+/// Whether `v` is a string within `o`'s lengths and `pattern` (compiled once per site:
+/// `Some(None)` where the schema's pattern does not compile).
+fn string_fits(o: &Map<String, Value>, pattern: Option<&Option<regex::Regex>>, v: &Value) -> bool {
     let Some(s) = v.as_str() else {
         return false;
     };
@@ -270,10 +280,7 @@ fn string_fits(o: &Map<String, Value>, v: &Value) -> bool {
         .get("maxLength")
         .and_then(Value::as_u64)
         .is_none_or(|m| n <= m);
-    let pattern_ok = o
-        .get("pattern")
-        .and_then(Value::as_str)
-        .is_none_or(|p| regex::Regex::new(p).is_ok_and(|re| re.is_match(s)));
+    let pattern_ok = pattern.is_none_or(|re| re.as_ref().is_some_and(|re| re.is_match(s)));
     min_ok && max_ok && pattern_ok
 }
 
