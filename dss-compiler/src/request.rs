@@ -1561,6 +1561,39 @@ mod tests {
     }
 
     #[test]
+    fn spans_are_written_quoted_so_a_value_of_several_words_can_go_on() {
+        let spec = compile(
+            &json!({"type": "array", "minItems": 1, "items": {"type": "object",
+            "additionalProperties": false, "required": ["remind"],
+            "properties": {"remind": {"type": "object", "additionalProperties": false,
+                "required": ["text"], "properties": {"text": {"type": "string"}}}}}}),
+            &CompileOptions::default(),
+        )
+        .expect("compiles");
+        let request = "remind me to water plants";
+        let r = open_restriction(&spec, request, &[]);
+        let g = spec.pruned_grammar(&r, Resume::Start);
+        let mut several = false;
+        for seed in 1..200u64 {
+            let text = crate::grammar::sample::Sampler::new(&g, seed).sentence();
+            let v = spec
+                .expand_any_order(&text)
+                .unwrap_or_else(|e| panic!("{text:?}: {e}"));
+            let value = v[0]["remind"]["text"].as_str().unwrap_or_default();
+            assert!(
+                request.contains(value),
+                "{value:?} is no span of the request"
+            );
+            // One-word strings read bare in this notation, but a span is never offered bare:
+            // after its first word the value may still go on.
+            let quoted = serde_json::to_string(value).unwrap_or_default();
+            assert!(text.contains(&quoted), "{text:?} writes {value:?} bare");
+            several |= value.contains(' ');
+        }
+        assert!(several, "no span of several words sampled");
+    }
+
+    #[test]
     fn open_sites_take_the_request_s_spans_and_numbers() {
         let spec = painter();
         let request =

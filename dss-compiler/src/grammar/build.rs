@@ -450,11 +450,17 @@ impl Builder<'_> {
         out
     }
 
-    /// The spans of the request a free string here may be (see [`Spans`](super::prune::Spans)): quoted, any
-    /// run of whole words (one rule per word, shared by every such site); bare, the single
-    /// words the notation writes bare here. `None` where the site takes no spans, or none
-    /// is left.
-    fn span_value(&mut self, expr: ExprId, s: &StrPart, quoted: bool) -> Option<G> {
+    /// The spans of the request a free string here may be (see [`Spans`](super::prune::Spans)), always
+    /// quoted: any run of whole words (one rule per word, shared by every such site). `None`
+    /// where the site takes no spans, or none is left.
+    ///
+    /// Never bare, even where the notation writes a one-word string bare: a bare word ends
+    /// the value at the next space, so a model that starts a value of several words with
+    /// its first word bare has ended it there (`content go` for "go to the gym"). Quoted,
+    /// where the value ends is a choice the model makes after each word. A quoted string
+    /// reads as the same value as the bare one, so every sentence is still one of the
+    /// full grammar.
+    fn span_value(&mut self, expr: ExprId, s: &StrPart) -> Option<G> {
         if !self.at_open_site(|r| &r.span_sites) {
             return None;
         }
@@ -470,55 +476,17 @@ impl Builder<'_> {
             return (!lits.is_empty()).then(|| lit_alts(lits));
         }
         if let Some(offered) = self.narrowed_spans() {
-            // The site's policy narrows its spans: each one offered as a literal, bare
-            // where a single word reads so here.
-            let mut lits = Vec::new();
-            for t in offered {
-                if !quoted && render_word(&t) == t {
-                    let v = Value::String(t.clone());
-                    if Decoder::reads_as(&t, self.shapes, self.notation, p.tables, expr, false, &v)
-                    {
-                        lits.push(t.clone());
-                    }
-                }
-                lits.push(serde_json::to_string(&t).unwrap_or_default());
-            }
+            // The site's policy narrows its spans: each one offered as a quoted literal.
+            let lits: Vec<String> = offered
+                .iter()
+                .map(|t| serde_json::to_string(t).unwrap_or_default())
+                .collect();
             return (!lits.is_empty()).then(|| lit_alts(lits));
         }
-        let spans = &p.restriction.spans;
-        if spans.is_empty() {
+        if p.restriction.spans.is_empty() {
             return None;
         }
-        let mut alts = Vec::new();
-        if !quoted {
-            let mut bare = Vec::new();
-            for (i, w) in spans.words.iter().enumerate() {
-                if !w.joined && spans.starts_at(i) && render_word(&w.text) == w.text {
-                    let v = Value::String(w.text.clone());
-                    if Decoder::reads_as(
-                        &w.text,
-                        self.shapes,
-                        self.notation,
-                        p.tables,
-                        expr,
-                        false,
-                        &v,
-                    ) && !bare.contains(&w.text)
-                    {
-                        bare.push(w.text.clone());
-                    }
-                }
-            }
-            if !bare.is_empty() {
-                alts.push(lit_alts(bare));
-            }
-        }
-        alts.push(self.quoted_spans()?);
-        Some(if alts.len() == 1 {
-            alts.remove(0)
-        } else {
-            G::Alt(alts)
-        })
+        self.quoted_spans()
     }
 
     /// The spans the site here may take where its [`SpanPolicy`](super::prune::SpanPolicy)
@@ -712,7 +680,7 @@ impl Builder<'_> {
         }
         let literals = self.free_literals(expr, &p, quoted);
         let spans = match &p.string {
-            Some(s) if s.values.is_none() => self.span_value(expr, s, quoted),
+            Some(s) if s.values.is_none() => self.span_value(expr, s),
             _ => None,
         };
         // A scalar that is just one terminal is written in place (`number`, `string`).
