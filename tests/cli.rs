@@ -1484,6 +1484,29 @@ fn tokens_csv_has_one_row_per_document() {
 }
 
 #[test]
+fn tokens_reads_standard_input_as_one_document_or_json_lines() {
+    let f = Fixture::new();
+    let one = verbose_person().to_string();
+    let r = run_ok(
+        &["tokens", "--spec", &f.spec(), "-", "--format", "csv"],
+        Some(&one),
+    );
+    let rows = csv_rows(&r.stdout);
+    assert_eq!(rows.len(), 2, "{}", r.stdout);
+    assert_eq!(rows[1][0], "<stdin>", "{}", r.stdout);
+    let lines = format!("{}\n{}\n", verbose_person(), json!({"name": "Zed"}));
+    let r = run_ok(
+        &["tokens", "--spec", &f.spec(), "-", "--format", "csv"],
+        Some(&lines),
+    );
+    let names: Vec<String> = csv_rows(&r.stdout)[1..]
+        .iter()
+        .map(|r| r[0].clone())
+        .collect();
+    assert_eq!(names, ["<stdin>:1", "<stdin>:2"], "{}", r.stdout);
+}
+
+#[test]
 fn tokens_reports_documents_that_fail_to_compress() {
     let f = Fixture::new();
     let dir = write_docs(&f, "docs", &good_people());

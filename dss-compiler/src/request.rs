@@ -1560,6 +1560,66 @@ mod tests {
         r
     }
 
+    /// A tool whose required location has `City, ST` examples.
+    fn forecast() -> CompiledSpec {
+        compile(
+            &json!({"type": "array", "minItems": 1, "items": {"type": "object",
+            "additionalProperties": false, "required": ["forecast"],
+            "properties": {"forecast": {"type": "object", "additionalProperties": false,
+                "required": ["place"], "properties": {
+                    "place": {"type": "string",
+                        "description": "Where, as 'Austin, TX' or 'Lyon, France'"},
+                    "days": {"type": "integer"}}}}}}),
+            &CompileOptions::default(),
+        )
+        .expect("compiles")
+    }
+
+    #[test]
+    fn a_form_the_request_gives_is_offered_and_one_it_lacks_is_completed() {
+        let spec = forecast();
+        let sample = |request: &str| -> Vec<String> {
+            let r = open_restriction(&spec, request, &[]);
+            let g = spec.pruned_grammar(&r, Resume::Start);
+            (1..200u64)
+                .map(|seed| {
+                    let text = crate::grammar::sample::Sampler::new(&g, seed).sentence();
+                    let v = spec
+                        .expand_any_order(&text)
+                        .unwrap_or_else(|e| panic!("{text:?}: {e}"));
+                    v[0]["forecast"]["place"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .to_string()
+                })
+                .collect()
+        };
+        // The request has the form: only its spans of that form.
+        for place in sample("rain tomorrow in Turku, Finland or not") {
+            assert_eq!(place, "Turku, Finland");
+        }
+        // A comma before words in lower case is no `Head, Tail`: the head is completed
+        // with a tail of the model's own, shaped as the examples' (capitalized words).
+        let mut heads = std::collections::BTreeSet::new();
+        for place in sample("forecast for Kyoto, and make it short") {
+            let (head, tail) = place
+                .rsplit_once(", ")
+                .unwrap_or_else(|| panic!("{place:?}"));
+            assert!("forecast for Kyoto".contains(head), "{place:?}");
+            assert!(tail.split(' ').count() <= 1, "{place:?}");
+            assert!(tail.starts_with(|c: char| c.is_uppercase()), "{place:?}");
+            heads.insert(head.to_string());
+        }
+        assert!(heads.contains("Kyoto"), "{heads:?}");
+        // The written value uses the span it completed.
+        let r = open_restriction(&spec, "forecast for Kyoto", &[]);
+        let used = r.consumed(
+            &[("/*/forecast/place".into(), json!("Kyoto, Japan"))],
+            Consume::Class,
+        );
+        assert!(used.spans.words.iter().any(|w| w.text == "Kyoto" && w.used));
+    }
+
     #[test]
     fn spans_are_written_quoted_so_a_value_of_several_words_can_go_on() {
         let spec = compile(

@@ -79,7 +79,7 @@ impl Site {
             form_words = self
                 .examples
                 .iter()
-                .map(|e| e.split_whitespace().count())
+                .map(|e| without_brackets(e).split_whitespace().count())
                 .max()
                 .unwrap_or(0);
         }
@@ -98,13 +98,49 @@ impl Site {
                 shaped.push(ValueForm::of("name@example.com"));
             }
         }
+        // `Head, Tail` examples in capitalized words: how many words a tail has.
+        let comma = ValueForm::of("a, b");
+        // A note in brackets is no part of the tail (`'City, State (abbr)'`).
+        let tails: Vec<String> = self
+            .examples
+            .iter()
+            .filter_map(|e| e.rsplit_once(',').map(|(_, t)| without_brackets(t)))
+            .collect();
+        let tail_words = (shaped == [comma]
+            && tails.len() == self.examples.len()
+            && self
+                .examples
+                .iter()
+                .all(|e| e.starts_with(|c: char| c.is_uppercase() || c.is_ascii_digit()))
+            && tails.iter().all(|t| {
+                let mut ws = t.split_whitespace().peekable();
+                ws.peek().is_some() && ws.all(|w| w.chars().next().is_some_and(char::is_uppercase))
+            }))
+        .then(|| tails.iter().map(|t| t.split_whitespace().count()).max())
+        .flatten();
         SpanPolicy {
             optional: self.optional_field,
             forms: shaped,
             form_words,
             name_words,
+            tail_words,
         }
     }
+}
+
+/// `text` without its bracketed notes (`State (abbr)`: `State`), trimmed.
+fn without_brackets(text: &str) -> String {
+    let mut out = String::new();
+    let mut depth = 0usize;
+    for c in text.chars() {
+        match c {
+            '(' | '[' => depth += 1,
+            ')' | ']' => depth = depth.saturating_sub(1),
+            _ if depth == 0 => out.push(c),
+            _ => {}
+        }
+    }
+    out.trim().to_string()
 }
 
 /// The words of a field's name, lowercased: split at `_`, `-`, `.` and lower-to-upper
@@ -509,7 +545,7 @@ mod tests {
         let spec = compile(
             &json!({"type": "object", "required": ["venue", "tags"],
                 "properties": {
-                    "venue": {"type": "string", "description": "Where, as 'City, ST', e.g. 'Reno, NV'."},
+                    "venue": {"type": "string", "description": "Where, as 'City, ST (abbr)', e.g. 'Reno, NV'."},
                     "city": {"type": "string", "description": "A city such as 'Reno'."},
                     "homepage_url": {"type": "string"},
                     "tags": {"type": "array", "items": {"type": "string"}},
@@ -528,6 +564,8 @@ mod tests {
         let venue = policy("/venue");
         assert!(!venue.optional && venue.forms == [ValueForm::of("Reno, NV")]);
         assert_eq!(venue.form_words, 2);
+        // Its examples are capitalized `Head, Tail`: a tail of at most one word.
+        assert_eq!(venue.tail_words, Some(1));
         // A plain example asks for no form.
         let city = policy("/city");
         assert!(city.optional && city.forms.is_empty());

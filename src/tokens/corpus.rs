@@ -88,8 +88,15 @@ fn is_json_file(path: &Path) -> bool {
         .is_some_and(|x| x.eq_ignore_ascii_case("json") || x.eq_ignore_ascii_case("jsonl"))
 }
 
+/// `-`: standard input.
+fn is_stdin(path: &Path) -> bool {
+    path.as_os_str() == "-"
+}
+
 fn walk(path: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
-    if path.is_dir() {
+    if is_stdin(path) {
+        out.push(path.to_path_buf());
+    } else if path.is_dir() {
         let mut entries = Vec::new();
         for entry in std::fs::read_dir(path)
             .with_context(|| format!("{}: cannot read folder", path.display()))?
@@ -112,7 +119,19 @@ fn walk(path: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
     Ok(())
 }
 
+/// A source as messages and the report name it: `<stdin>` for `-`.
+fn source_name(path: &Path) -> String {
+    if is_stdin(path) {
+        "<stdin>".to_string()
+    } else {
+        path.display().to_string()
+    }
+}
+
 fn folder_of(path: &Path) -> String {
+    if is_stdin(path) {
+        return "<stdin>".to_string();
+    }
     match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.display().to_string(),
         _ => ".".to_string(),
@@ -170,13 +189,20 @@ impl Loaded {
     /// The text of a source, or a failure recorded for it.
     fn read(&mut self, source: &Source) -> Option<String> {
         read_text(&source.path)
-            .map_err(|message| self.fail(source.path.display().to_string(), message))
+            .map_err(|message| self.fail(source_name(&source.path), message))
             .ok()
     }
 }
 
 fn read_text(path: &Path) -> Result<String, String> {
-    let bytes = std::fs::read(path).map_err(|e| format!("cannot read: {e}"))?;
+    let bytes = if is_stdin(path) {
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(&mut std::io::stdin(), &mut bytes)
+            .map_err(|e| format!("cannot read: {e}"))?;
+        bytes
+    } else {
+        std::fs::read(path).map_err(|e| format!("cannot read: {e}"))?
+    };
     String::from_utf8(bytes).map_err(|e| {
         format!(
             "not UTF-8 text (invalid byte at offset {})",
@@ -210,14 +236,20 @@ pub(super) fn load_documents(
     skip: &[SkipRule],
 ) -> Loaded {
     let mut out = Loaded::default();
-    let file = source.path.display().to_string();
+    let file = source_name(&source.path);
     let Some(text) = out.read(source) else {
         return out;
     };
-    let jsonl = source
-        .path
-        .extension()
-        .is_some_and(|x| x.eq_ignore_ascii_case("jsonl"));
+    // Standard input is JSON Lines where it is not one JSON document.
+    let jsonl = if is_stdin(&source.path) {
+        serde_json::from_str::<Value>(&text).is_err()
+            && text.lines().filter(|l| !l.trim().is_empty()).count() > 1
+    } else {
+        source
+            .path
+            .extension()
+            .is_some_and(|x| x.eq_ignore_ascii_case("jsonl"))
+    };
     let doc = |name: String, value: Value| Doc {
         name,
         group: source.group.clone(),

@@ -70,7 +70,8 @@ pub(crate) struct TokensArgs {
     /// Subtotals are per source (`Github_easy---o1.json` is from `Github_easy`).
     #[arg(long, visible_alias = "maskbench", conflicts_with = "spec")]
     pub schema_tests: bool,
-    /// JSON files, JSONL files (one document per line) or folders of them (recursively).
+    /// JSON files, JSONL files (one document per line) or folders of them (recursively);
+    /// `-` reads standard input (one JSON document, or JSON Lines).
     #[arg(value_name = "PATH", required_unless_present = "grammar")]
     pub paths: Vec<PathBuf>,
     /// The prompt side instead: tokens of the readable grammar (`dss compile` prints it)

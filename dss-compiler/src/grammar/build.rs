@@ -81,6 +81,8 @@ struct Builder<'a> {
     /// Pruning, a `lines` document resumed after a line: every line built is a later one,
     /// whose span sites take marked spans ([`SpanPolicy::offered`](super::prune::SpanPolicy::offered)).
     later_line: bool,
+    /// The rule of each word of the request's spans ([`Builder::span_body`]), once made.
+    span_word_rules: Vec<String>,
 }
 
 /// A restriction and what the builder derives from it.
@@ -486,7 +488,31 @@ impl Builder<'_> {
         if p.restriction.spans.is_empty() {
             return None;
         }
+        if let Some(words) = self.completed_tail() {
+            // The examples' form asked for and none in the request: a span with a tail of
+            // the model's own, shaped as the examples' tails.
+            let body = self.span_body(true)?;
+            return Some(G::Seq(vec![
+                G::Text("\"".into()),
+                body,
+                G::Text(", ".into()),
+                tail_words(words),
+                G::Text("\"".into()),
+            ]));
+        }
         self.quoted_spans()
+    }
+
+    /// See [`SpanPolicy::completed_tail`](super::prune::SpanPolicy::completed_tail): the
+    /// most words of the tail a required span site of a `Head, Tail` form adds to a span.
+    fn completed_tail(&self) -> Option<usize> {
+        if self.later_line {
+            return None;
+        }
+        let r = self.prune.as_ref()?.restriction;
+        r.span_policy
+            .get(&self.path)?
+            .completed_tail(&r.spans, MAX_CHECKED_SPAN_WORDS)
     }
 
     /// The spans the site here may take where its [`SpanPolicy`](super::prune::SpanPolicy)
@@ -541,15 +567,53 @@ impl Builder<'_> {
     }
 
     /// The rule of every span of the request in quotes: `"` S_i `"` over the words a span
-    /// may start at, with `S_i ::= w_i (gap_i S_i+1)?` (the gap taken where the next word
-    /// belongs to the same name). Shared by every span site of the grammar.
+    /// may start at ([`Builder::span_body`]). Shared by every span site of the grammar.
     fn quoted_spans(&mut self) -> Option<G> {
         const KEY: &str = "spans:quoted";
         if let Some(n) = self.done.get(KEY) {
             return Some(G::Rule(n.clone()));
         }
-        let spans = self.prune.as_ref()?.restriction.spans.clone();
+        let body = self.span_body(false)?;
         let name = self.fresh("span");
+        self.done.insert(KEY.to_string(), name.clone());
+        let body = G::Seq(vec![G::Text("\"".into()), body, G::Text("\"".into())]);
+        self.add(name.clone(), body, None);
+        Some(G::Rule(name))
+    }
+
+    /// The rule of every span of the request, unquoted (escaped as inside quotes): one of
+    /// S_i over the words a span may start at, with `S_i ::= w_i (gap_i S_i+1)?` (the gap
+    /// taken where the next word belongs to the same name). Shared by every span site.
+    /// `capital`: only the spans that start with a capital letter (a name's).
+    fn span_body(&mut self, capital: bool) -> Option<G> {
+        let key = if capital {
+            "spans:body:capital"
+        } else {
+            "spans:body"
+        };
+        if let Some(n) = self.done.get(key) {
+            return Some(G::Rule(n.clone()));
+        }
+        if capital {
+            // The word rules are shared with the spans of any start.
+            self.span_body(false)?;
+            let spans = &self.prune.as_ref()?.restriction.spans;
+            let starts: Vec<G> = (0..spans.words.len())
+                .filter(|&i| {
+                    spans.starts_at(i) && spans.words[i].text.starts_with(char::is_uppercase)
+                })
+                .map(|i| G::Rule(self.span_word_rules[i].clone()))
+                .collect();
+            if starts.is_empty() {
+                return None;
+            }
+            let name = self.fresh("span_name");
+            self.done.insert(key.to_string(), name.clone());
+            self.add(name.clone(), G::Alt(starts), None);
+            return Some(G::Rule(name));
+        }
+        let spans = self.prune.as_ref()?.restriction.spans.clone();
+        let name = self.fresh("span_body");
         let names: Vec<String> = (0..spans.words.len())
             .map(|i| self.fresh(&format!("span_{i}")))
             .collect();
@@ -589,13 +653,9 @@ impl Builder<'_> {
             };
             self.add(names[i].clone(), body, None);
         }
-        self.done.insert(KEY.to_string(), name.clone());
-        let body = G::Seq(vec![
-            G::Text("\"".into()),
-            G::Alt(starts),
-            G::Text("\"".into()),
-        ]);
-        self.add(name.clone(), body, None);
+        self.done.insert(key.to_string(), name.clone());
+        self.add(name.clone(), G::Alt(starts), None);
+        self.span_word_rules = names;
         Some(G::Rule(name))
     }
 
@@ -1992,6 +2052,32 @@ fn offered<'v, T>(
 const MAX_INT_DIGITS: usize = 15;
 /// Digits after the point of such a number.
 const MAX_FRACTION_DIGITS: usize = 6;
+/// A tail the model writes after a span ([`Builder::completed_tail`]): one to `words`
+/// capitalized words (a letter, then up to 23 letters, `.`, `'` or `-`), or a code of
+/// capitals and digits (`CA`, `NSW`), one space between words.
+fn tail_words(words: usize) -> G {
+    let upper = G::Class(vec![('A', 'Z'), ('\u{c0}', '\u{d6}'), ('\u{d8}', '\u{de}')]);
+    let rest = G::Class(vec![
+        ('\'', '\''),
+        ('-', '.'),
+        ('0', '9'),
+        ('A', 'Z'),
+        ('a', 'z'),
+        ('\u{c0}', '\u{d6}'),
+        ('\u{d8}', '\u{f6}'),
+        ('\u{f8}', '\u{17f}'),
+    ]);
+    let word = G::Seq(vec![upper, G::Rep(Box::new(rest), 0, Some(23))]);
+    if words <= 1 {
+        return word;
+    }
+    let more = G::Seq(vec![G::Text(" ".into()), word.clone()]);
+    G::Seq(vec![
+        word,
+        G::Rep(Box::new(more), 0, Some(words as u32 - 1)),
+    ])
+}
+
 /// Spans of at most this many words are checked one by one at a site whose strings have a
 /// form (a date, a `pattern`, a length), up to [`MAX_CHECKED_SPANS`] of them.
 const MAX_CHECKED_SPAN_WORDS: usize = 8;
@@ -2143,6 +2229,7 @@ fn build_with(
         pin: None,
         undeclared,
         later_line: false,
+        span_word_rules: Vec::new(),
     };
     let doc = b.document(resume);
     let mut rules = vec![Rule {

@@ -122,6 +122,12 @@ pub struct SpanPolicy {
     /// The words of the field's name, lowercased (`modification_request`: `modification`,
     /// `request`), for spans named next to them.
     pub name_words: Vec<String>,
+    /// Where every example is `Head, Tail` in capitalized words (`'San Francisco, CA'`,
+    /// `'Paris, France'`): the most words such a tail has. A span of that form is offered
+    /// only capitalized the same way ("in Paris, then Rome" is no place),
+    /// and where the request has none, a required field takes a span completed with a
+    /// tail of the model's own ([`SpanPolicy::completed_tail`]).
+    pub tail_words: Option<usize>,
 }
 
 /// The punctuation that structures a value: a comma between parts (`Paris, France`), a
@@ -198,6 +204,7 @@ impl SpanPolicy {
                 .filter(|(r, t)| {
                     self.forms.contains(&ValueForm::of(t))
                         && (self.form_words == 0 || r.len() <= self.form_words + 1)
+                        && (self.tail_words.is_none() || capitalized_form(t))
                         && !spans.words[r.clone()]
                             .iter()
                             .any(|w| CLAUSE_WORDS.contains(&w.text.to_lowercase().as_str()))
@@ -245,6 +252,40 @@ impl SpanPolicy {
         }
         Some(offered)
     }
+
+    /// Where a required field's examples are all `Head, Tail` (a city and its state or
+    /// country) and the request has no span of that form: the most words of the tail
+    /// the model adds to a span of the request (`"Boston, MA"` for "weather in Boston").
+    /// The schema asks for the form; the request gives the head; the tail is the model's
+    /// to write, shaped as the examples' tails (capitalized words).
+    pub fn completed_tail(&self, spans: &Spans, max_words: usize) -> Option<usize> {
+        let words = self.tail_words?;
+        if self.optional {
+            return None;
+        }
+        match self.offered(spans, max_words, false) {
+            None => Some(words),
+            Some(_) => None,
+        }
+    }
+}
+
+/// Whether `text` is `Head, Tail` as a place is written: it starts with a capital letter
+/// or a digit (`221 Elm Street, Springfield`)
+/// and the words after its last comma are capitalized (or digits), as in `Paris, France`
+/// and `Austin, TX 78701`, not `Paris, then Rome` or `in Paris, France`.
+fn capitalized_form(text: &str) -> bool {
+    let Some((_, tail)) = text.rsplit_once(',') else {
+        return false;
+    };
+    let mut words = tail.split_whitespace().peekable();
+    text.starts_with(|c: char| c.is_uppercase() || c.is_ascii_digit())
+        && words.peek().is_some()
+        && words.all(|w| {
+            w.chars()
+                .next()
+                .is_some_and(|c| c.is_uppercase() || c.is_ascii_digit())
+        })
 }
 
 /// The words of a request, as span sites take them (see [`Restriction::spans`]).
@@ -747,6 +788,13 @@ impl Restriction {
             })
     }
 
+    /// A value the model completed (`Boston, MA` from "in Boston",
+    /// [`SpanPolicy::completed_tail`]): the span before its last comma is used.
+    fn consume_completed(&mut self, s: &str) -> bool {
+        s.rsplit_once(',')
+            .is_some_and(|(head, _)| !head.is_empty() && self.spans.consume(head.trim_end()))
+    }
+
     /// Uses up what a value written at an open site took from the request: its words
     /// ([`Restriction::spans`]), its number or its date.
     fn consume_open(&mut self, site: &str, v: &Value) {
@@ -754,7 +802,7 @@ impl Restriction {
             Value::String(s) if self.span_sites.contains(site) => {
                 if let Some(i) = self.dates.iter().position(|d| d == v) {
                     self.dates.remove(i);
-                } else if self.spans.consume(s) {
+                } else if self.spans.consume(s) || self.consume_completed(s) {
                     // A number written inside a span (`2020 Main Street`) is used with it.
                     let spans = &self.spans;
                     self.numbers.retain(|n| {
