@@ -24,8 +24,8 @@ fn benches(c: &mut Criterion) {
     let path = corpus.path().join("vega-lite-schema.json");
     let schema_text = std::fs::read_to_string(&path)
         .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
-    let schema: Value = serde_json::from_str(&schema_text)
-        .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let schema: Value =
+        serde_json::from_str(&schema_text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let spec = compile(&schema, &CompileOptions::default())
         .unwrap_or_else(|e| panic!("the Vega-Lite schema does not compile: {e}"));
     let spec_text = spec.to_json().expect("spec.json");
