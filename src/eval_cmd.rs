@@ -417,7 +417,7 @@ mod runner {
 
     /// A second spec of a context, for a generator to own.
     fn spec_copy(ctx: &Ctx) -> CompiledSpec {
-        CompiledSpec::from_file(ctx.spec.file().clone())
+        ctx.spec.clone()
     }
 
     /// The in-process generators the conditions need, over a context's spec (each warmed).

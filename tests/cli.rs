@@ -2396,22 +2396,18 @@ fn tampered_spec_json_is_a_clear_error() {
     let text = std::fs::read_to_string(Path::new(&viz).join("spec.json")).expect("spec.json");
     let good: Value = serde_json::from_str(&text).expect("JSON");
     let example = Path::new(WORKSPACE).join("examples/viz/appendix-a.json");
-    let tampered: [(&str, &str, Value); 3] = [
-        (
-            "index",
-            "/notation/objects/2/Record/fields/1/expr",
-            json!(99_999),
-        ),
-        (
-            "keyword",
-            "/notation/objects/2/Record/fields/1/keyword",
-            json!(""),
-        ),
-        ("root", "/shapes/root", json!(-1)),
+    type Tamper = fn(&mut Value);
+    let tampered: [(&str, Tamper); 4] = [
+        ("malformed", |v| v["schema"]["type"] = json!("objct")),
+        ("unknown-object", |v| {
+            v["notation"]["objects"] = json!({"#/nope": {}});
+        }),
+        ("derived-table", |v| v["shapes"] = json!({"root": -1})),
+        ("version", |v| v["dss_spec"] = json!(2)),
     ];
-    for (name, pointer, value) in tampered {
+    for (name, tamper) in tampered {
         let mut v = good.clone();
-        *v.pointer_mut(pointer).expect("the pointer is in spec.json") = value;
+        tamper(&mut v);
         let spec = dir.path().join(format!("{name}.json"));
         std::fs::write(&spec, v.to_string()).expect("write");
         for args in [

@@ -273,9 +273,33 @@ pub enum ExpandIntoError {
 #[derive(Debug, Clone, Error)]
 #[non_exhaustive]
 pub enum SpecError {
-    /// The file is not a spec this version reads.
+    /// The file is not a `spec.json` (not JSON, no version, or not the layout of its
+    /// version).
     #[error("spec file: {0}")]
     Format(String),
+    /// The file is a `spec.json` of a version this dss does not read.
+    #[error("spec file: version {found} is not supported (this dss reads version {expected}, and converts versions 1 and 2); recompile with `dss compile`")]
+    Version {
+        /// The version the file says it is (its `dss_spec`).
+        found: u32,
+        /// The version this dss writes ([`crate::SPEC_VERSION`]).
+        expected: u32,
+    },
+    /// A version-1 or version-2 file that cannot be converted: the notation it saved is
+    /// not one its schema designs under any notation settings this dss finds for it (it
+    /// was edited, or written by a dss that designed differently).
+    #[error("spec file: version {found} cannot be converted to version {expected}: {reason}; recompile with `dss compile` (with `--notation` if it was compiled with edits)")]
+    Unconvertible {
+        /// The version the file says it is.
+        found: u32,
+        /// The version it would be converted to ([`crate::SPEC_VERSION`]).
+        expected: u32,
+        /// Why not.
+        reason: String,
+    },
+    /// The file's schema or notation settings do not compile (the file was edited).
+    #[error("spec file: its schema and notation settings do not compile: {0}")]
+    Build(Box<CompileError>),
     /// Writing the spec (or its notation YAML) as text failed.
     #[error("cannot serialize the {what}: {message}")]
     Serialize {

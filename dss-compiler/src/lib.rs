@@ -57,6 +57,7 @@ mod schema;
 mod shape;
 mod sites;
 mod spec;
+mod spec_legacy;
 mod stack;
 mod tools;
 mod typed;

@@ -73,3 +73,53 @@ fn bundled_grammars_are_fresh() {
         stale.join(", ")
     );
 }
+
+/// Every bundled `spec.json` follows the published schema of the format
+/// (`docs/reference/spec.schema.json`), as does a spec of tool definitions under edits.
+#[test]
+fn spec_files_follow_their_schema() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let read = |path: &Path| -> serde_json::Value {
+        let text =
+            std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+    };
+    let schema = read(&root.join("docs/reference/spec.schema.json"));
+    let validator = jsonschema::validator_for(&schema).expect("the spec.json schema compiles");
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(root.join("grammars")).expect("grammars/") {
+        let path = entry.expect("grammars/ entry").path().join("spec.json");
+        if path.is_file() {
+            files.push((path.display().to_string(), read(&path)));
+        }
+    }
+    assert!(files.len() >= 2, "bundled spec.json files: {}", files.len());
+    let tools = serde_json::json!([{"type": "function", "function": {"name": "get_weather",
+        "parameters": {"type": "object", "required": ["city"],
+            "properties": {"city": {"type": "string"}, "unit": {"enum": ["c", "f"]}}}}}]);
+    let tool_spec = compile(&tools, &CompileOptions::default()).expect("tools compile");
+    let yaml = tool_spec.notation_yaml().expect("yaml");
+    let edited = compile(
+        &tools,
+        &CompileOptions {
+            notation: Some(serde_yaml::from_str(&yaml).expect("yaml")),
+            ..Default::default()
+        },
+    )
+    .expect("tools compile under their YAML");
+    for (what, spec) in [("tools", &tool_spec), ("edited tools", &edited)] {
+        let text = spec.to_json().expect("spec.json");
+        files.push((what.into(), serde_json::from_str(&text).expect("JSON")));
+    }
+    for (what, file) in &files {
+        let errors: Vec<String> = validator
+            .iter_errors(file)
+            .map(|e| format!("{}: {e}", e.instance_path()))
+            .collect();
+        assert!(errors.is_empty(), "{what}: {errors:?}");
+    }
+    // And a file the format does not describe is not valid.
+    let mut bad = files[0].1.clone();
+    bad["shapes"] = serde_json::json!({});
+    assert!(!validator.is_valid(&bad));
+}

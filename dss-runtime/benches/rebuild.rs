@@ -195,9 +195,7 @@ fn pct(xs: &[f64], p: f64) -> f64 {
 fn viz_sales(root: &Path) -> Result<Suite, String> {
     let dir = root.join("grammars/viz-sales");
     let text = std::fs::read_to_string(dir.join("spec.json")).map_err(|e| e.to_string())?;
-    let spec = CompiledSpec::from_file(
-        dss_compiler::SpecFile::from_json(&text).map_err(|e| e.to_string())?,
-    );
+    let spec = CompiledSpec::from_json(&text).map_err(|e| e.to_string())?;
     let catalogs = Catalogs::from_dir(&dir).map_err(|e| e.to_string())?;
     let index = SpecIndex::build(&spec, &catalogs).map_err(|e| e.to_string())?;
     let ex = std::fs::read_to_string(dir.join("examples.jsonl")).map_err(|e| e.to_string())?;

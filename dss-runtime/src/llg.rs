@@ -282,9 +282,7 @@ mod tests {
             let Ok(text) = std::fs::read_to_string(dir.join("spec.json")) else {
                 continue;
             };
-            let spec = dss_compiler::CompiledSpec::from_file(
-                dss_compiler::SpecFile::from_json(&text).expect("spec.json reads"),
-            );
+            let spec = dss_compiler::CompiledSpec::from_json(&text).expect("spec.json loads");
             let name = dir
                 .file_name()
                 .unwrap_or_default()

@@ -1,9 +1,10 @@
 //! The codec's lookup tables ([`Tables`]): what the encoder and decoder ask of the shapes
 //! and the notation for every value, derived from them when a spec is compiled or loaded.
 //!
-//! The shapes and the notation are the saved form (`spec.json`, see
-//! [`crate::spec::SpecFile`]); these tables are the compiled form, never saved, as
-//! llguidance keeps its saved `TopLevelGrammar` apart from the `CGrammar` it compiles it to.
+//! The saved form is the schema and the notation settings (`spec.json`, see
+//! [`crate::spec::SpecFile`]); the shapes, the notation and these tables are the compiled
+//! form, never saved, as llguidance keeps its saved `TopLevelGrammar` apart from the
+//! `CGrammar` it compiles it to.
 
 use super::index::RecordIndex;
 use super::regular::Regexes;

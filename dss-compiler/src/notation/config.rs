@@ -3,7 +3,7 @@
 //! fits the schema.
 
 use super::layout::{FieldMode, Notation, ObjLayout, RecordLayout, RootLayout};
-use super::words::{is_word, keyword_for, render_word};
+use super::words::{is_word, render_word};
 use crate::error::CompileError;
 use crate::shape::{ExprId, Parts, Record, Shapes};
 use serde::{Deserialize, Serialize};
@@ -302,7 +302,7 @@ pub(crate) fn to_config(n: &Notation, shapes: &Shapes) -> NotationConfig {
     };
     let mut objects = BTreeMap::new();
     for layout in n.objects.values() {
-        for (name, edit) in object_edits(layout, shapes, Some(block_root)) {
+        for (name, edit) in object_edits(layout, shapes, block_root) {
             objects.entry(name).or_insert(edit);
         }
     }
@@ -314,61 +314,13 @@ pub(crate) fn to_config(n: &Notation, shapes: &Shapes) -> NotationConfig {
     }
 }
 
-/// The edits that design a notation again exactly, object by object (see
-/// [`super::redesign`]): unlike [`to_config`] (what is written, for a reader; one edit per
-/// name, as a user gives them), each laid-out expression has its own, since two objects of
-/// one name (a union's variant without its tag and the same object elsewhere) may be laid
-/// out apart.
-#[derive(Debug)]
-pub(crate) struct ExactEdits {
-    /// The root layout (no object edits).
-    pub(super) root: NotationConfig,
-    /// The edits of each laid-out expression, one per record (a tagged union's variants
-    /// may share a name): its fields as laid out, whether it is a named tool call.
-    pub(super) objects: BTreeMap<ExprId, Vec<NotationConfig>>,
-}
-
-/// The [`ExactEdits`] of notation `n`: every record with every field in its mode as laid
-/// out (a block's keyless line stays `keyless`), a keyword where it is not the automatic
-/// one, the tags as their values (a quoted tag unquoted), and a tool call named where `n`
-/// names it.
-pub(crate) fn exact_edits(n: &Notation, shapes: &Shapes) -> ExactEdits {
-    let objects = n
-        .objects
-        .iter()
-        .map(|(&e, layout)| {
-            let configs = object_edits(layout, shapes, None)
-                .into_iter()
-                .zip(layout.records())
-                .map(|(edit, r)| NotationConfig {
-                    objects: BTreeMap::from([edit]),
-                    // Only a named call has a single form (see `design::design_named_call`).
-                    name_calls: r.forms.len() == 1,
-                    ..Default::default()
-                })
-                .collect();
-            (e, configs)
-        })
-        .collect();
-    ExactEdits {
-        root: NotationConfig {
-            root: Some(n.root),
-            ..Default::default()
-        },
-        objects,
-    }
-}
-
-/// The edits of one object layout, by record name. `written`: the edits as written (for
-/// [`to_config`]), with the name of the root record of a block layout; `None`: as laid
-/// out (for [`exact_edits`]).
+/// The edits of one object layout, by record name, as written (for [`to_config`]);
+/// `block_root`: the name of the root record of a block layout.
 fn object_edits(
     layout: &ObjLayout,
     shapes: &Shapes,
-    written: Option<Option<&str>>,
+    block_root: Option<&str>,
 ) -> Vec<(String, ObjectConfig)> {
-    let exact = written.is_none();
-    let block_root = written.flatten();
     let edit = |r: &RecordLayout, tag: Option<String>| {
         let block = block_root == Some(r.name.as_str());
         let fields = r
@@ -385,13 +337,9 @@ fn object_edits(
                     FieldMode::Keyless if block => "keyed",
                     FieldMode::Keyless => "keyless",
                 };
-                let with_keyword = if exact {
-                    f.keyword != keyword_for(&f.name)
-                } else {
-                    f.mode == FieldMode::Keyed
-                        || f.named
-                        || (block && !matches!(f.mode, FieldMode::Const(_)))
-                };
+                let with_keyword = f.mode == FieldMode::Keyed
+                    || f.named
+                    || (block && !matches!(f.mode, FieldMode::Const(_)));
                 FieldConfig {
                     name: f.name.clone(),
                     mode: mode.into(),
@@ -404,29 +352,16 @@ fn object_edits(
     };
     match layout {
         ObjLayout::Record(r) => vec![edit(r, None)],
-        ObjLayout::Tagged { variants, .. } => {
-            // A variant of several tag values keeps them whole under edited tags: tags
-            // shortened there were the automatic design's, which edits would undo.
-            let auto = exact
-                && variants.iter().any(|v| {
-                    v.tags.len() > 1 && v.tags.iter().any(|(value, w)| *w != render_word(value))
-                });
-            variants
-                .iter()
-                .map(|v| {
-                    let tag = match v.tags.as_slice() {
-                        // The design writes a tag as `render_word` does: give it the string
-                        // it renders.
-                        [(_, w)] if exact && !auto => {
-                            Some(serde_json::from_str::<String>(w).unwrap_or_else(|_| w.clone()))
-                        }
-                        [(_, w)] if !exact => Some(w.clone()),
-                        _ => None,
-                    };
-                    edit(&v.record, tag)
-                })
-                .collect()
-        }
+        ObjLayout::Tagged { variants, .. } => variants
+            .iter()
+            .map(|v| {
+                let tag = match v.tags.as_slice() {
+                    [(_, w)] => Some(w.clone()),
+                    _ => None,
+                };
+                edit(&v.record, tag)
+            })
+            .collect(),
     }
 }
 

@@ -1,7 +1,7 @@
 //! The design: [`design`] builds the notation from shapes as a list of passes, each a
 //! function named for what it decides.
 
-use super::config::{check_root, ExactEdits, NotationConfig};
+use super::config::{check_root, NotationConfig};
 use super::fields::design_record;
 use super::layout::{is_section, FieldMode, Form, Notation, ObjLayout, RecordLayout, RootLayout};
 use super::open::mark_open;
@@ -25,25 +25,6 @@ pub(crate) fn design(
         layout_objects(shapes, &canon, &reached, |_| std::slice::from_ref(config))?;
     config.check_used(&used)?;
     let root = choose_root(shapes, &canon, &objects, config)?;
-    mark_open(shapes, &mut objects);
-    mark_quoted(shapes, root, &canon, &mut objects);
-    Ok(Notation::new(root, canon, objects))
-}
-
-/// The notation [`design`] makes of `shapes` with each object's own edits (read back from
-/// a notation by [`exact_edits`](super::exact_edits)): for a loaded `spec.json`, the
-/// notation its settings design, which it must be. An object without edits is designed
-/// automatically (compact style).
-pub(crate) fn redesign(shapes: &Shapes, edits: &ExactEdits) -> Result<Notation, CompileError> {
-    let empty = [NotationConfig::default()];
-    let canon = canonicalize(shapes);
-    let reached = reach(shapes, &canon);
-    let (mut objects, _) =
-        layout_objects(shapes, &canon, &reached, |e| match edits.objects.get(&e) {
-            Some(configs) if !configs.is_empty() => configs.as_slice(),
-            _ => &empty,
-        })?;
-    let root = choose_root(shapes, &canon, &objects, &edits.root)?;
     mark_open(shapes, &mut objects);
     mark_quoted(shapes, root, &canon, &mut objects);
     Ok(Notation::new(root, canon, objects))

@@ -1,8 +1,10 @@
 //! The notation's result: how the document, each object and each field is written.
 //!
-//! These types are part of the saved `spec.json` ([`crate::spec::SpecFile`]) and hold
-//! only what is saved; the codec's lookup tables derived from them (expression -> layout,
-//! per-record indexes, open fields) are [`crate::codec::Tables`].
+//! These types are designed from the shapes under the notation settings when a spec is
+//! compiled or loaded, never saved (`spec.json` holds the settings,
+//! [`crate::spec::SpecFile`]); the codec's lookup tables derived from them (expression ->
+//! layout, per-record indexes, open fields) are [`crate::codec::Tables`]. Their serde
+//! forms are what `spec.json` versions 1 and 2 saved, compared to convert such a file.
 
 use super::first::First;
 use super::open::open_layout;

@@ -37,9 +37,9 @@ mod open;
 mod tags;
 mod words;
 
-pub(crate) use config::{exact_edits, to_config};
+pub(crate) use config::to_config;
 pub use config::{NotationConfig, NotationStyle};
-pub(crate) use design::{design, redesign};
+pub(crate) use design::design;
 pub(crate) use first::First;
 pub(crate) use layout::{
     is_section, FieldLayout, FieldMode, Form, Notation, ObjLayout, RecordLayout, RootLayout,

@@ -14,7 +14,7 @@ use std::sync::Arc;
 /// The layout of a union of `records` told apart by property `key`: each variant's
 /// record without the key, and the tag written for each of its values. Variant `i` is
 /// designed under `configs[i]` (the last one past the end: the user's edits are one for
-/// all, a loaded notation's are one per variant, see `design::redesign`).
+/// all).
 pub(super) fn design_tagged(
     shapes: &Shapes,
     canon: &[ExprId],

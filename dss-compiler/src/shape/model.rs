@@ -2,9 +2,10 @@
 //! ([`Parts`] and its per-type parts), object forms ([`Record`]), and the built arena
 //! ([`Shapes`]), and the JSON types of a shape as bits ([`Kind`]).
 //!
-//! These types are part of the saved `spec.json` ([`crate::spec::SpecFile`]); what is
-//! derived from them for the codec (a [`Kind`] per expression…) is in
-//! [`crate::codec::Tables`], built when a spec is compiled or loaded, never saved.
+//! These types are built from the schema when a spec is compiled or loaded, never saved
+//! (`spec.json` holds the schema, [`crate::spec::SpecFile`]); what is derived from them
+//! for the codec (a [`Kind`] per expression…) is in [`crate::codec::Tables`]. Their serde
+//! forms are what `spec.json` versions 1 and 2 saved, read only to convert such a file.
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Number, Value};
