@@ -97,7 +97,7 @@ pub(crate) fn is_exact(lexeme: &str, n: &Number) -> bool {
 pub(crate) fn first_inexact(text: &str) -> Option<Inexact> {
     let bytes = text.as_bytes();
     // The path to the current value: keys and indexes.
-    let mut path: Vec<Step> = Vec::new();
+    let mut path: Vec<Step<'_>> = Vec::new();
     let mut i = 0;
     while i < bytes.len() {
         match bytes[i] {
@@ -183,7 +183,7 @@ enum Step<'t> {
     Index(usize),
 }
 
-fn pointer(path: &[Step]) -> String {
+fn pointer(path: &[Step<'_>]) -> String {
     let mut p = String::new();
     for s in path {
         p.push('/');
