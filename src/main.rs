@@ -377,7 +377,7 @@ fn json_error(name: &str, e: &serde_json::Error) -> anyhow::Error {
     )
 }
 
-fn yaml_error(name: &str, e: &serde_yaml::Error) -> anyhow::Error {
+fn yaml_error(name: &str, e: &serde_norway::Error) -> anyhow::Error {
     match e.location() {
         Some(loc) => anyhow!("{name}:{}:{}: invalid YAML: {e}", loc.line(), loc.column()),
         None => anyhow!("{name}: invalid YAML: {e}"),
@@ -393,10 +393,10 @@ fn parse_schema_text(text: &str, path: &Path) -> Result<Value> {
         .map(str::to_ascii_lowercase);
     match ext.as_deref() {
         Some("json") => serde_json::from_str(text).map_err(|e| json_error(&name, &e)),
-        Some("yaml" | "yml") => serde_yaml::from_str(text).map_err(|e| yaml_error(&name, &e)),
+        Some("yaml" | "yml") => serde_norway::from_str(text).map_err(|e| yaml_error(&name, &e)),
         _ => match serde_json::from_str(text) {
             Ok(v) => Ok(v),
-            Err(json_err) => match serde_yaml::from_str(text) {
+            Err(json_err) => match serde_norway::from_str(text) {
                 Ok(v) => Ok(v),
                 Err(yaml_err) => {
                     let t = text.trim_start();
@@ -415,7 +415,7 @@ pub(crate) fn load_notation(path: Option<&Path>) -> Result<Option<NotationConfig
     let Some(path) = path else { return Ok(None) };
     let text = read_file(path)?;
     let name = path.display().to_string();
-    let config: NotationConfig = serde_yaml::from_str(&text).map_err(|e| {
+    let config: NotationConfig = serde_norway::from_str(&text).map_err(|e| {
         let message = e.to_string();
         let hint = did_you_mean(&message)
             .map(|k| format!(" (did you mean `{k}`?)"))

@@ -362,7 +362,7 @@ fn compile_writes_spec_and_grammars() {
 #[test]
 fn compile_accepts_yaml_schema() {
     let f = Fixture::new();
-    let yaml = serde_yaml::to_string(&person_schema()).expect("schema to YAML");
+    let yaml = serde_norway::to_string(&person_schema()).expect("schema to YAML");
     let yaml_path = f.write("schema.yaml", &yaml);
     let out = f.path("from-yaml");
     run_ok(
@@ -380,7 +380,7 @@ fn compile_accepts_yaml_schema() {
 fn init_prints_yaml_that_compile_accepts() {
     let f = Fixture::new();
     let r = run_ok(&["init", path_str(&f.schema())], None);
-    serde_yaml::from_str::<serde_yaml::Value>(&r.stdout).expect("init prints YAML");
+    serde_norway::from_str::<serde_norway::Value>(&r.stdout).expect("init prints YAML");
     let notation = f.write("notation.yaml", &r.stdout);
     let out = f.path("with-notation");
     run_ok(

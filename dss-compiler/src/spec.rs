@@ -597,7 +597,7 @@ impl CompiledSpec {
     /// The notation design as editable YAML (what `dss init` prints).
     pub fn notation_yaml(&self) -> Result<String, SpecError> {
         let cfg = notation::to_config(&self.notation, &self.shapes);
-        let body = serde_yaml::to_string(&cfg).map_err(|e| SpecError::Serialize {
+        let body = serde_norway::to_string(&cfg).map_err(|e| SpecError::Serialize {
             what: "notation YAML",
             message: e.to_string(),
         })?;
@@ -1059,7 +1059,8 @@ mod tests {
     #[test]
     fn notation_edits_are_honoured() {
         let auto = compile(&viz(), &CompileOptions::default()).unwrap();
-        let mut cfg: NotationConfig = serde_yaml::from_str(&auto.notation_yaml().unwrap()).unwrap();
+        let mut cfg: NotationConfig =
+            serde_norway::from_str(&auto.notation_yaml().unwrap()).unwrap();
         let field = cfg.objects.get_mut("#/$defs/field").unwrap();
         for f in &mut field.fields {
             if f.name == "agg" {
@@ -1108,11 +1109,12 @@ mod tests {
             explicit.grammar_gbnf()
         );
         // Its YAML reproduces it: `keyed` on a single-valued field writes the value.
-        let cfg: NotationConfig = serde_yaml::from_str(&explicit.notation_yaml().unwrap()).unwrap();
+        let cfg: NotationConfig =
+            serde_norway::from_str(&explicit.notation_yaml().unwrap()).unwrap();
         let again = compile_with(&schema, cfg).unwrap();
         assert_eq!(again.compress(&x).unwrap(), e);
         // And the compact YAML reproduces the flag.
-        let cfg: NotationConfig = serde_yaml::from_str(&yaml).unwrap();
+        let cfg: NotationConfig = serde_norway::from_str(&yaml).unwrap();
         let again = compile_with(&schema, cfg).unwrap();
         assert_eq!(again.compress(&x).unwrap(), c);
         // `flag` on a field with several values is refused.
@@ -1122,7 +1124,7 @@ mod tests {
             1,
         );
         assert_ne!(bad, yaml);
-        let cfg: NotationConfig = serde_yaml::from_str(&bad).unwrap();
+        let cfg: NotationConfig = serde_norway::from_str(&bad).unwrap();
         let err = compile_with(&schema, cfg).unwrap_err();
         assert!(err.to_string().contains("single possible value"), "{err}");
     }
@@ -1159,7 +1161,7 @@ mod tests {
         // Its YAML says `named` and reproduces it; the spec file loads back.
         let yaml = named.notation_yaml().unwrap();
         assert!(yaml.contains("mode: named"), "{yaml}");
-        let cfg: NotationConfig = serde_yaml::from_str(&yaml).unwrap();
+        let cfg: NotationConfig = serde_norway::from_str(&yaml).unwrap();
         assert_eq!(
             compile_with(&schema, cfg).unwrap().compress(&x).unwrap(),
             text
@@ -1173,7 +1175,7 @@ mod tests {
             1,
         );
         assert_ne!(bad, yaml, "{yaml}");
-        let cfg: NotationConfig = serde_yaml::from_str(&bad).unwrap();
+        let cfg: NotationConfig = serde_norway::from_str(&bad).unwrap();
         assert!(compile_with(&schema, cfg).is_err());
         // The compact style keeps required fields positional.
         let compact = compile(&schema, &CompileOptions::default()).unwrap();
@@ -1198,7 +1200,7 @@ mod tests {
     #[test]
     fn ambiguous_edits_are_rejected() {
         let auto = compile(&viz(), &CompileOptions::default()).unwrap();
-        let base: NotationConfig = serde_yaml::from_str(&auto.notation_yaml().unwrap()).unwrap();
+        let base: NotationConfig = serde_norway::from_str(&auto.notation_yaml().unwrap()).unwrap();
         let edit = |name: &str, mode: &str, keyword: Option<&str>| {
             let mut cfg = base.clone();
             for f in &mut cfg.objects.get_mut("#/$defs/field").unwrap().fields {
@@ -1250,7 +1252,8 @@ mod tests {
         // A one-line document has no final newline.
         assert_eq!(spec.compress(&x).unwrap(), "b y");
         assert_eq!(spec.expand("b y\n").unwrap(), x);
-        let mut cfg: NotationConfig = serde_yaml::from_str(&spec.notation_yaml().unwrap()).unwrap();
+        let mut cfg: NotationConfig =
+            serde_norway::from_str(&spec.notation_yaml().unwrap()).unwrap();
         for f in &mut cfg.objects.get_mut("#").unwrap().fields {
             f.mode = "keyless".into();
             f.keyword = None;
@@ -1352,7 +1355,7 @@ mod tests {
     fn a_loaded_spec_designs_the_compiled_notation() {
         let auto = compile(&viz(), &CompileOptions::default()).unwrap();
         let mut edited: NotationConfig =
-            serde_yaml::from_str(&auto.notation_yaml().unwrap()).unwrap();
+            serde_norway::from_str(&auto.notation_yaml().unwrap()).unwrap();
         for f in &mut edited.objects.get_mut("#/$defs/field").unwrap().fields {
             if f.name == "agg" {
                 f.mode = "keyed".into();

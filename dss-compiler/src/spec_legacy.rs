@@ -277,7 +277,7 @@ mod tests {
     fn older_files_convert_under_their_settings() {
         let auto = compile(&viz(), &CompileOptions::default()).unwrap();
         let mut edited: NotationConfig =
-            serde_yaml::from_str(&auto.notation_yaml().unwrap()).unwrap();
+            serde_norway::from_str(&auto.notation_yaml().unwrap()).unwrap();
         for f in &mut edited.objects.get_mut("#/$defs/Field").unwrap().fields {
             if f.name == "aggregation" {
                 f.mode = "keyed".into();

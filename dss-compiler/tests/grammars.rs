@@ -35,7 +35,7 @@ fn bundled_grammars_are_fresh() {
             None,
             Some(NotationConfig::with_style(NotationStyle::Explicit)),
             Some(NotationConfig::with_style(NotationStyle::Named)),
-            Some(serde_yaml::from_str(&spec.notation_yaml().expect("yaml")).expect("yaml")),
+            Some(serde_norway::from_str(&spec.notation_yaml().expect("yaml")).expect("yaml")),
         ] {
             let again = compile(
                 &schema,

@@ -1849,7 +1849,7 @@ mod tests {
         // Its one kind of order is written with its name, as a venue with several writes
         // each, not as a bare `(1 size large …)`.
         let notation: dss_compiler::NotationConfig =
-            serde_yaml::from_str(s.notation.as_deref().expect("a notation")).unwrap();
+            serde_norway::from_str(s.notation.as_deref().expect("a notation")).unwrap();
         let spec = dss_compiler::compile(
             schema,
             &dss_compiler::CompileOptions {

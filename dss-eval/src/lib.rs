@@ -166,7 +166,7 @@ impl SpecCache {
             "{}\u{0}{}",
             schema,
             notation
-                .and_then(|n| serde_yaml::to_string(n).ok())
+                .and_then(|n| serde_norway::to_string(n).ok())
                 .unwrap_or_default()
         );
         if let Some(spec) = self.specs.get(&key) {

@@ -209,7 +209,7 @@ fn jsonl(cases: &[Case]) -> String {
 }
 
 fn to_yaml<T: Serialize>(v: &T, dir: &Path) -> Result<String> {
-    serde_yaml::to_string(v).map_err(|e| EvalError::format(dir, None, e.to_string()))
+    serde_norway::to_string(v).map_err(|e| EvalError::format(dir, None, e.to_string()))
 }
 
 pub(crate) fn read(path: &Path) -> Result<String> {
@@ -221,7 +221,7 @@ pub(crate) fn write_file(path: &Path, text: &str) -> Result<()> {
 }
 
 fn read_yaml<T: for<'de> Deserialize<'de>>(path: &Path) -> Result<T> {
-    serde_yaml::from_str(&read(path)?).map_err(|e| {
+    serde_norway::from_str(&read(path)?).map_err(|e| {
         let at = e.location().map(|l| format!("{}:{}", l.line(), l.column()));
         EvalError::format(path, at, e.to_string())
     })

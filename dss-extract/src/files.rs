@@ -157,7 +157,7 @@ enum Key {
 pub fn read_alias_yaml(path: impl AsRef<Path>) -> Result<Vec<Entry>, ExtractError> {
     let path = path.as_ref();
     let text = read_text(path)?;
-    let doc: Ordered<String, Ordered<Key, Option<Vec<String>>>> = serde_yaml::from_str(&text)
+    let doc: Ordered<String, Ordered<Key, Option<Vec<String>>>> = serde_norway::from_str(&text)
         .map_err(|e| {
             let line = e.location().map_or(0, |l| l.line());
             file_error(

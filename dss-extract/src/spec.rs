@@ -135,7 +135,7 @@ impl Catalogs {
                 source: source.into(),
             })?;
             let doc: BTreeMap<String, CatalogSource> =
-                serde_yaml::from_str(&text).map_err(|e| ExtractError::File {
+                serde_norway::from_str(&text).map_err(|e| ExtractError::File {
                     path: file.clone(),
                     line: e.location().map_or(0, |l| l.line()),
                     message: format!("expected `site path: FILE` or `site path: [values]`: {e}"),

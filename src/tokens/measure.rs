@@ -30,7 +30,7 @@ pub(super) fn encode(doc: &Doc) -> Result<[String; FORMATS.len()], String> {
         .map_err(|e| format!("cannot compress: {e}"))?;
     let pretty = serde_json::to_string_pretty(&doc.value).map_err(|e| format!("JSON: {e}"))?;
     let compact = serde_json::to_string(&doc.value).map_err(|e| format!("JSON: {e}"))?;
-    let yaml = serde_yaml::to_string(&doc.value).map_err(|e| format!("YAML: {e}"))?;
+    let yaml = serde_norway::to_string(&doc.value).map_err(|e| format!("YAML: {e}"))?;
     let toon = toon_format::encode_default(&doc.value).map_err(|e| format!("TOON: {e}"))?;
     Ok([pretty, compact, yaml, toon, dss])
 }

@@ -41,7 +41,7 @@ pub(crate) enum Format {
 
 #[derive(Args)]
 #[command(after_long_help = "\
-Formats: pretty JSON (2-space indent), compact JSON, YAML (serde_yaml), TOON (toon-format) \
+Formats: pretty JSON (2-space indent), compact JSON, YAML (serde_norway), TOON (toon-format) \
 and dss (`dss compress`). Each document is validated and compressed; one that fails is \
 reported on stderr with its file (and line, for JSONL) and counted in `failed`, and the \
 exit code is then 1.

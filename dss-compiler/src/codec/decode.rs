@@ -1,6 +1,7 @@
 //! The decoder: shorthand -> JSON, left to right with one token of lookahead; the cursor,
 //! errors, tokens and values (objects are in `decode_object.rs`).
 
+use super::index::RecordIndex;
 use super::number;
 use super::regular;
 use super::tables::Tables;
@@ -15,7 +16,7 @@ use crate::shape::{
     same_number, ArrPart, ExprId, IntRange, Lexical, NumPart, Parts, Shapes, StrPart,
 };
 use serde_json::{Number, Value};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 /// Reads shorthand.
 pub(crate) struct Decoder<'a> {
@@ -45,10 +46,11 @@ pub(super) enum Tok<'s> {
 }
 
 impl Tok<'_> {
-    pub(super) fn selects(&self, first: &BTreeSet<First>) -> bool {
+    /// The fields of a record (by its index) this token selects, in order.
+    pub(super) fn selected<'i>(&self, ix: &'i RecordIndex) -> &'i [u32] {
         match self {
-            Tok::Word(w) => first.iter().any(|f| matches!(f, First::Word(x) if x == w)),
-            Tok::Class(c) => first.contains(c),
+            Tok::Word(w) => ix.selected_by(Some(w), None),
+            Tok::Class(c) => ix.selected_by(None, Some(c)),
         }
     }
 }
@@ -316,6 +318,16 @@ impl<'a> Decoder<'a> {
             let len = word_len(rest);
             (len > 0 && rest[len..].starts_with(':')).then(|| (rest[..len].to_string(), len + 1))
         }
+    }
+
+    /// Whether a line starts here with a statement head (see [`Self::statement_head`]).
+    pub(super) fn at_statement_head(&self) -> bool {
+        let rest = self.rest();
+        if rest.starts_with('"') {
+            return self.statement_head().is_some();
+        }
+        let len = word_len(rest);
+        len > 0 && rest[len..].starts_with(':')
     }
 
     /// The raw text of the next word or quoted string.

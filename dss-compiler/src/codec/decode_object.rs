@@ -2,6 +2,8 @@
 //! tagged unions, optional fields found by their first token, and undeclared properties.
 
 use super::decode::{DResult, Tok};
+use super::index::RecordIndex;
+use super::tables::Rec;
 use super::{Decoder, MAX_DEPTH, NO_ABBREV};
 use crate::grammar::terminal::is_word;
 use crate::notation::{is_section, FieldLayout, FieldMode, First, ObjLayout, RecordLayout};
@@ -10,19 +12,20 @@ use serde_json::{Map, Value};
 
 impl Decoder<'_> {
     pub(super) fn block(&mut self, expr: ExprId) -> DResult<Value> {
-        let r = match self.tables.object(expr).map(|o| o.layout) {
-            Some(ObjLayout::Record(r)) => r,
-            _ => return self.error("an object"),
+        let tables = self.tables;
+        let Some(rec) = tables.object(expr).and_then(|o| o.plain()) else {
+            return self.error("an object");
         };
+        let (r, ix) = (rec.layout, tables.index(rec, self.shapes));
         let mut map = Map::new();
         // Plain lines (`kw value`), then sections (`kw:`), as the encoder writes them.
-        let plain = r.fields.iter().filter(|f| !is_section(self.shapes, f.expr));
-        for f in plain.chain(r.fields.iter().filter(|f| is_section(self.shapes, f.expr))) {
+        for &i in &ix.block_order {
+            let f = &r.fields[i as usize];
             if let FieldMode::Const(c) = &f.mode {
                 map.insert(f.name.clone(), c.clone());
                 continue;
             }
-            let section = is_section(self.shapes, f.expr);
+            let section = ix.slots[i as usize].section;
             let head = if section {
                 self.statement_head().filter(|(kw, _)| *kw == f.keyword)
             } else {
@@ -46,7 +49,7 @@ impl Decoder<'_> {
                 self.expect('\n', "end of line after a section header")?;
                 let item = self.shapes.items_of(f.expr);
                 let mut items = Vec::new();
-                while !self.at_end() && self.statement_head().is_none() {
+                while !self.at_end() && !self.at_statement_head() {
                     items.push(self.line_item(item)?);
                     self.end_line()?;
                 }
@@ -126,17 +129,22 @@ impl Decoder<'_> {
     pub(super) fn body(&mut self, expr: ExprId, open: bool) -> DResult<Value> {
         let mut map = Map::new();
         let mut slots = 0usize;
-        match self.tables.object(expr).map(|o| o.layout) {
-            Some(ObjLayout::Record(r)) => {
-                self.record(r, &mut map, &mut slots, open)?;
+        let tables = self.tables;
+        let Some(obj) = tables.object(expr) else {
+            return self.error("no object here");
+        };
+        match (obj.layout, obj.plain()) {
+            (_, Some(rec)) => {
+                self.record(rec, &mut map, &mut slots, open)?;
             }
-            Some(ObjLayout::Tagged { key, variants }) => {
+            (ObjLayout::Tagged { key, variants }, None) => {
                 let start = self.pos;
                 let written = self.token_text();
-                let Some((var, value)) = written.and_then(|w| {
-                    variants
-                        .iter()
-                        .find_map(|v| v.tags.iter().find(|(_, t)| t == w).map(|(val, _)| (v, val)))
+                let Some((rec, value)) = written.and_then(|w| {
+                    variants.iter().enumerate().find_map(|(i, v)| {
+                        let (val, _) = v.tags.iter().find(|(_, t)| t == w)?;
+                        Some((obj.record(i)?, val))
+                    })
                 }) else {
                     let all: Vec<String> = variants
                         .iter()
@@ -148,20 +156,22 @@ impl Decoder<'_> {
                 self.pos += written.map_or(0, str::len);
                 map.insert(key.clone(), Value::String(value.clone()));
                 slots = 1;
-                self.record(&var.record, &mut map, &mut slots, open)?;
+                self.record(rec, &mut map, &mut slots, open)?;
             }
-            None => return self.error("no object here"),
+            (ObjLayout::Record(_), None) => return self.error("no object here"),
         }
         Ok(Value::Object(map))
     }
 
     pub(super) fn record(
         &mut self,
-        r: &RecordLayout,
+        rec: Rec<'_>,
         map: &mut Map<String, Value>,
         slots: &mut usize,
         open: bool,
     ) -> DResult<()> {
+        let r = rec.layout;
+        let ix = self.tables.index(rec, self.shapes);
         let mut i = self.leading_fields(r, map, slots)?;
         // Optional fields in order, then undeclared properties.
         let mut extras_started = false;
@@ -180,18 +190,15 @@ impl Decoder<'_> {
                 break;
             }
             let token = self.classify();
-            let found = if extras_started {
-                None
-            } else {
-                token
-                    .as_ref()
-                    .and_then(|t| (i..r.fields.len()).find(|&j| t.selects(&r.fields[j].first)))
+            let selected = match (&token, extras_started) {
+                (Some(t), false) => t.selected(ix),
+                _ => &[],
             };
+            let found = selected.iter().map(|&j| j as usize).find(|&j| j >= i);
             // Read in any order: an optional field before `i` not given yet.
-            let earlier = match (&token, found, self.any_order && !extras_started) {
-                (Some(t), None, true) => (0..i).find(|&j| {
-                    matches!(r.fields[j].mode, FieldMode::Keyed | FieldMode::Keyless)
-                        && t.selects(&r.fields[j].first)
+            let earlier = match (found, self.any_order) {
+                (None, true) => selected.iter().map(|&j| j as usize).find(|&j| {
+                    j < i && matches!(r.fields[j].mode, FieldMode::Keyed | FieldMode::Keyless)
                 }),
                 _ => None,
             };
@@ -200,16 +207,16 @@ impl Decoder<'_> {
                 if map.contains_key(&f.name) {
                     return self.error(format!("`{}` once (it was given already)", f.name));
                 }
-                let v = self.optional_field(f)?;
+                let v = self.optional_field(f, ix, j)?;
                 map.insert(f.name.clone(), v);
                 *slots += 1;
                 continue;
             }
             if let Some(j) = found {
                 // Const fields between i and j take their value without being written.
-                insert_consts(&r.fields[i..j], map);
+                insert_consts(r, ix, i..j, map);
                 let f = &r.fields[j];
-                let v = self.optional_field(f)?;
+                let v = self.optional_field(f, ix, j)?;
                 map.insert(f.name.clone(), v);
                 i = j + 1;
                 *slots += 1;
@@ -242,7 +249,7 @@ impl Decoder<'_> {
             };
             return self.nothing_fits(r, rest, *slots > 0, sep_pos);
         }
-        insert_consts(&r.fields[i..], map);
+        insert_consts(r, ix, i..r.fields.len(), map);
         Ok(())
     }
 
@@ -261,8 +268,8 @@ impl Decoder<'_> {
                     map.insert(f.name.clone(), c.clone());
                 }
                 FieldMode::Positional => {
-                    if *slots > 0 {
-                        self.expect(' ', &format!("a space, then `{}`", f.name))?;
+                    if *slots > 0 && !self.eat(' ') {
+                        return self.error(format!("a space, then `{}`", f.name));
                     }
                     *slots += 1;
                     if f.named {
@@ -360,17 +367,25 @@ impl Decoder<'_> {
         self.error(expected.join(" or "))
     }
 
-    pub(super) fn optional_field(&mut self, f: &FieldLayout) -> DResult<Value> {
+    /// Field `f`, number `j` of the record whose index is `ix`.
+    pub(super) fn optional_field(
+        &mut self,
+        f: &FieldLayout,
+        ix: &RecordIndex,
+        j: usize,
+    ) -> DResult<Value> {
         if f.mode == FieldMode::Keyless {
             return self.value(f.expr, &f.abbrev);
         }
         self.pos += f.keyword.len();
-        if f.is_flag(self.shapes) {
-            if let Some(c) = self.shapes.parts(f.expr).single_value() {
-                return Ok(c);
+        if ix.slots[j].flag {
+            if let Some(c) = &ix.single[j] {
+                return Ok(c.clone());
             }
         }
-        self.expect(' ', &format!("a space, then the value of `{}`", f.name))?;
+        if !self.eat(' ') {
+            return self.error(format!("a space, then the value of `{}`", f.name));
+        }
         if f.open && self.peek() != Some('(') {
             // An empty open object is written `()`, never as nothing.
             let start = self.pos;
@@ -406,11 +421,21 @@ impl Decoder<'_> {
     }
 }
 
-/// Const fields take their value without being written.
-fn insert_consts(fields: &[FieldLayout], map: &mut Map<String, Value>) {
-    for f in fields {
-        if let FieldMode::Const(c) = &f.mode {
-            map.insert(f.name.clone(), c.clone());
+/// The const fields of record `r` (index `ix`) in `range` take their value without being
+/// written.
+fn insert_consts(
+    r: &RecordLayout,
+    ix: &RecordIndex,
+    range: std::ops::Range<usize>,
+    map: &mut Map<String, Value>,
+) {
+    for &c in &ix.consts {
+        let c = c as usize;
+        if !range.contains(&c) {
+            continue;
+        }
+        if let FieldMode::Const(v) = &r.fields[c].mode {
+            map.insert(r.fields[c].name.clone(), v.clone());
         }
     }
 }

@@ -1,6 +1,6 @@
 //! The encoder's per-record lookups ([`RecordIndex`]), packed for cache locality.
 
-use crate::notation::{is_section, FieldMode, RecordLayout};
+use crate::notation::{is_section, FieldMode, First, RecordLayout};
 use crate::shape::{ExprId, Shapes};
 use rustc_hash::FxHashMap as HashMap;
 use serde_json::Value;
@@ -29,6 +29,33 @@ pub(crate) struct RecordIndex {
     pub single: Vec<Option<Value>>,
     /// See [`RecordLayout::bare_keys`].
     pub bare_keys: bool,
+    /// The decoder's choice of an optional field by its first token: the fields (in order)
+    /// a token class selects, by [`class_slot`].
+    by_class: [Vec<u32>; CLASSES],
+    /// The fields (in order) a bare word selects (keywords, enum values of keyless fields).
+    by_word: HashMap<Box<str>, Vec<u32>>,
+    /// The const fields, in order (they take their value without being written).
+    pub consts: Vec<u32>,
+    /// Field `i`'s order among the block lines: plain lines first, then sections.
+    pub block_order: Vec<u32>,
+}
+
+/// The token classes other than words ([`First`] less [`First::Word`]).
+const CLASSES: usize = 8;
+
+/// The slot of a token class in [`RecordIndex`]'s class table (`None` for a word).
+fn class_slot(f: &First) -> Option<usize> {
+    Some(match f {
+        First::Null => 0,
+        First::True => 1,
+        First::False => 2,
+        First::Number => 3,
+        First::Quoted => 4,
+        First::LParen => 5,
+        First::LBracket => 6,
+        First::LBrace => 7,
+        First::Word(_) => return None,
+    })
 }
 
 /// The part of a [`FieldLayout`](crate::notation::FieldLayout) the encoder reads, packed.
@@ -50,6 +77,9 @@ pub(crate) struct FieldSlot {
     /// A positional field written `keyword value` (see `FieldLayout::named`).
     pub named: bool,
     pub open: bool,
+    /// Written as its keyword alone (see `FieldLayout::is_flag`): its value is
+    /// [`RecordIndex::single`].
+    pub flag: bool,
     pub abbreviated: bool,
     /// The field's shape admits free strings (no enum).
     pub free_string: bool,
@@ -119,12 +149,30 @@ impl RecordIndex {
                 quoted: f.quoted || f.mode == FieldMode::Keyless,
                 named: f.named && f.mode == FieldMode::Positional,
                 open: f.open,
+                flag: f.mode == FieldMode::Keyed && !f.explicit && single.is_some(),
                 abbreviated: !f.abbrev.is_empty(),
                 free_string: parts.string.as_ref().is_some_and(|sp| sp.values.is_none()),
                 section: is_section(shapes, f.expr),
             });
             ix.single.push(single);
+            if matches!(f.mode, FieldMode::Const(_)) {
+                ix.consts.push(i as u32);
+            }
+            for first in &f.first {
+                match (class_slot(first), first) {
+                    (Some(c), _) => ix.by_class[c].push(i as u32),
+                    (None, First::Word(w)) => ix
+                        .by_word
+                        .entry(w.as_str().into())
+                        .or_default()
+                        .push(i as u32),
+                    (None, _) => {}
+                }
+            }
         }
+        let (plain, sections): (Vec<u32>, Vec<u32>) =
+            (0..r.fields.len() as u32).partition(|&i| !ix.slots[i as usize].section);
+        ix.block_order = plain.into_iter().chain(sections).collect();
         if r.fields.len() > SCAN_MAX {
             ix.by_name = Some(
                 r.fields
@@ -145,6 +193,16 @@ impl RecordIndex {
         self.slots.iter().position(|f| {
             (f.name.1 - f.name.0) as usize == name.len() && self.slice(f.name) == name
         })
+    }
+
+    /// The fields a token selects, in order: words by their text, other tokens by class.
+    pub(crate) fn selected_by(&self, word: Option<&str>, class: Option<&First>) -> &[u32] {
+        let found = match (word, class) {
+            (Some(w), _) => self.by_word.get(w),
+            (None, Some(c)) => class_slot(c).map(|c| &self.by_class[c]),
+            (None, None) => None,
+        };
+        found.map_or(&[], Vec::as_slice)
     }
 
     fn slice(&self, (start, end): (u32, u32)) -> &str {

@@ -79,6 +79,16 @@ pub(crate) fn same_value(a: &str, b: &str) -> bool {
 /// Whether `n`, read from `lexeme`, is the number the lexeme writes: false when reading it
 /// rounded it (`100000000000000000001`, `1e-400`, `0.30000000000000000001`).
 pub(crate) fn is_exact(lexeme: &str, n: &Number) -> bool {
+    // At most 15 significant digits and no exponent: a double holds the value exactly
+    // enough that it reads back as the same decimal (what most lexemes are).
+    let digits = lexeme.bytes().filter(u8::is_ascii_digit).count();
+    if digits <= 15
+        && lexeme
+            .bytes()
+            .all(|b| b.is_ascii_digit() || b == b'-' || b == b'.')
+    {
+        return true;
+    }
     same_value(lexeme, &n.to_string())
 }
 
@@ -87,7 +97,7 @@ pub(crate) fn is_exact(lexeme: &str, n: &Number) -> bool {
 pub(crate) fn first_inexact(text: &str) -> Option<Inexact> {
     let bytes = text.as_bytes();
     // The path to the current value: keys and indexes.
-    let mut path: Vec<Step> = Vec::new();
+    let mut path: Vec<Step<'_>> = Vec::new();
     let mut i = 0;
     while i < bytes.len() {
         match bytes[i] {
@@ -99,9 +109,8 @@ pub(crate) fn first_inexact(text: &str) -> Option<Inexact> {
                     j += 1;
                 }
                 if bytes.get(j) == Some(&b':') {
-                    let key = serde_json::from_str::<String>(&text[i..end]).unwrap_or_default();
                     if let Some(Step::Key(k)) = path.last_mut() {
-                        *k = key;
+                        *k = &text[i..end];
                     }
                     i = j + 1;
                     continue;
@@ -109,7 +118,7 @@ pub(crate) fn first_inexact(text: &str) -> Option<Inexact> {
                 i = end;
             }
             b'{' => {
-                path.push(Step::Key(String::new()));
+                path.push(Step::Key("\"\""));
                 i += 1;
             }
             b'[' => {
@@ -168,17 +177,21 @@ pub(crate) struct Inexact {
     pub became: String,
 }
 
-enum Step {
-    Key(String),
+enum Step<'t> {
+    /// The key as written (a JSON string literal), read only for a pointer.
+    Key(&'t str),
     Index(usize),
 }
 
-fn pointer(path: &[Step]) -> String {
+fn pointer(path: &[Step<'_>]) -> String {
     let mut p = String::new();
     for s in path {
         p.push('/');
         match s {
-            Step::Key(k) => p.push_str(&k.replace('~', "~0").replace('/', "~1")),
+            Step::Key(k) => {
+                let k = serde_json::from_str::<String>(k).unwrap_or_default();
+                p.push_str(&k.replace('~', "~0").replace('/', "~1"))
+            }
             Step::Index(n) => p.push_str(&n.to_string()),
         }
     }

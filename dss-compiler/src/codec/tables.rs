@@ -68,7 +68,6 @@ impl<'t> Obj<'t> {
 
     /// Record `variant` of the layout: a tagged union's variant, or the plain record
     /// (variant 0).
-    #[cfg(test)]
     pub(crate) fn record(self, variant: usize) -> Option<Rec<'t>> {
         Some(Rec {
             layout: self.layout.record(variant)?,

@@ -374,17 +374,17 @@ mod tests {
     fn unknown_keys_are_errors() {
         let yaml =
             "objects:\n  '#':\n    fields:\n    - name: a\n      mode: keyed\n      kyeword: x\n";
-        let e = serde_yaml::from_str::<NotationConfig>(yaml).expect_err("kyeword");
+        let e = serde_norway::from_str::<NotationConfig>(yaml).expect_err("kyeword");
         assert!(e.to_string().contains("unknown field `kyeword`"), "{e}");
         assert_eq!(e.location().map(|l| l.line()), Some(6));
         for bad in ["rooot: block\n", "objects:\n  '#':\n    feilds: []\n"] {
             assert!(
-                serde_yaml::from_str::<NotationConfig>(bad).is_err(),
+                serde_norway::from_str::<NotationConfig>(bad).is_err(),
                 "{bad}"
             );
         }
         let ok = "root: block\nobjects:\n  '#':\n    fields:\n    - name: a\n      mode: keyed\n      keyword: x\n";
-        assert!(serde_yaml::from_str::<NotationConfig>(ok).is_ok());
+        assert!(serde_norway::from_str::<NotationConfig>(ok).is_ok());
     }
 
     /// Under `root: block` the YAML lists the root's fields as they are written (each line
@@ -400,7 +400,7 @@ mod tests {
             "chart": {"enum": ["bar", "line"]}}});
         let auto = compile(&schema, &CompileOptions::default()).unwrap();
         let yaml = auto.notation_yaml().unwrap();
-        let cfg: NotationConfig = serde_yaml::from_str(&yaml).unwrap();
+        let cfg: NotationConfig = serde_norway::from_str(&yaml).unwrap();
         let root = &cfg.objects["#"].fields;
         let listed: Vec<(&str, &str, Option<&str>)> = root
             .iter()

@@ -180,7 +180,6 @@ impl ObjLayout {
 
     /// Record `variant` of this layout: a tagged union's variant, or the plain record
     /// (variant 0).
-    #[cfg(test)]
     pub(crate) fn record(&self, variant: usize) -> Option<&RecordLayout> {
         match self {
             ObjLayout::Record(r) => (variant == 0).then_some(r),
