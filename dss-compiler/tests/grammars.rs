@@ -102,7 +102,7 @@ fn spec_files_follow_their_schema() {
     let edited = compile(
         &tools,
         &CompileOptions {
-            notation: Some(serde_yaml::from_str(&yaml).expect("yaml")),
+            notation: Some(serde_norway::from_str(&yaml).expect("yaml")),
             ..Default::default()
         },
     )
