@@ -1560,6 +1560,18 @@ mod tests {
         r
     }
 
+    /// A tool `name` with one required free string, `text`.
+    fn text_tool(name: &str) -> CompiledSpec {
+        compile(
+            &json!({"type": "array", "minItems": 1, "items": {"type": "object",
+            "additionalProperties": false, "required": [name],
+            "properties": {name: {"type": "object", "additionalProperties": false,
+                "required": ["text"], "properties": {"text": {"type": "string"}}}}}}),
+            &CompileOptions::default(),
+        )
+        .expect("compiles")
+    }
+
     /// A tool whose required location has `City, ST` examples.
     fn forecast() -> CompiledSpec {
         compile(
@@ -1622,14 +1634,7 @@ mod tests {
 
     #[test]
     fn spans_are_written_quoted_so_a_value_of_several_words_can_go_on() {
-        let spec = compile(
-            &json!({"type": "array", "minItems": 1, "items": {"type": "object",
-            "additionalProperties": false, "required": ["remind"],
-            "properties": {"remind": {"type": "object", "additionalProperties": false,
-                "required": ["text"], "properties": {"text": {"type": "string"}}}}}}),
-            &CompileOptions::default(),
-        )
-        .expect("compiles");
+        let spec = text_tool("remind");
         let request = "remind me to water plants";
         let r = open_restriction(&spec, request, &[]);
         let g = spec.pruned_grammar(&r, Resume::Start);
@@ -1787,14 +1792,7 @@ mod tests {
 
     #[test]
     fn plain_words_left_ask_for_no_more_lines_where_marked_ones_do() {
-        let spec = compile(
-            &json!({"type": "array", "minItems": 1, "items": {"type": "object",
-            "additionalProperties": false, "required": ["add_note"],
-            "properties": {"add_note": {"type": "object", "additionalProperties": false,
-                "required": ["text"], "properties": {"text": {"type": "string"}}}}}}),
-            &CompileOptions::default(),
-        )
-        .expect("compiles");
+        let spec = text_tool("add_note");
         let lines_after_one = |request: &str| {
             let used = [("/*/add_note/text".to_string(), json!("buy milk"))];
             sampled_lines_after_one(&spec, request, &[], &used)
