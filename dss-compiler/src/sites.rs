@@ -118,14 +118,34 @@ impl Site {
             }))
         .then(|| tails.iter().map(|t| t.split_whitespace().count()).max())
         .flatten();
+        let dates = !self.examples.is_empty() && self.examples.iter().all(|e| is_date_example(e));
         SpanPolicy {
             optional: self.optional_field,
             forms: shaped,
             form_words,
             name_words,
             tail_words,
+            dates,
         }
     }
+}
+
+/// Whether an example value is a calendar date: `2023-04-01`, or the pattern `YYYY-MM-DD`
+/// (any case).
+fn is_date_example(text: &str) -> bool {
+    let t = text.trim();
+    if t.eq_ignore_ascii_case("yyyy-mm-dd") {
+        return true;
+    }
+    let b = t.as_bytes();
+    b.len() == 10
+        && b[4] == b'-'
+        && b[7] == b'-'
+        && b.iter()
+            .enumerate()
+            .all(|(i, c)| i == 4 || i == 7 || c.is_ascii_digit())
+        && matches!(t[5..7].parse::<u8>(), Ok(1..=12))
+        && matches!(t[8..10].parse::<u8>(), Ok(1..=31))
 }
 
 /// `text` without its bracketed notes (`State (abbr)`: `State`), trimmed.
@@ -549,7 +569,11 @@ mod tests {
                     "city": {"type": "string", "description": "A city such as 'Reno'."},
                     "homepage_url": {"type": "string"},
                     "tags": {"type": "array", "items": {"type": "string"}},
-                    "notes": {"type": "array", "items": {"type": "string"}}}}),
+                    "notes": {"type": "array", "items": {"type": "string"}},
+                    "since": {"type": "string", "description": "First day, in the format of 'YYYY-MM-DD'."},
+                    "until": {"type": "string", "description": "Last day, such as '2024-02-29'."},
+                    "at": {"type": "string", "description": "When, as 'YYYY-MM-DD HH:MM'."},
+                    "code": {"type": "string", "description": "A code such as '2024-13-45'."}}}),
             &CompileOptions::default(),
         )
         .unwrap();
@@ -577,6 +601,10 @@ mod tests {
         // A required list's items must be written; an optional list's may be left out.
         assert!(!policy("/tags/*").optional);
         assert!(policy("/notes/*").optional);
+        // A date pattern or calendar dates as the examples ask for dates; a date with a
+        // time, or digits that are no date, do not.
+        assert!(policy("/since").dates && policy("/until").dates);
+        assert!(!policy("/at").dates && !policy("/code").dates && !venue.dates);
     }
 
     fn sites_of(schema: Value) -> Vec<Site> {

@@ -891,9 +891,23 @@ impl SpecIndex {
         r.span_sites = self.span_sites.clone();
         r.span_policy = self.span_policy.clone();
         r.number_sites = self.number_sites.clone();
-        // A word that names a value found at a site is that value's, not a span of its own.
+        // A word that names a value found at a site is that value's, not a span of its own;
+        // so are the words of a calendar date where a field takes dates (`April 25th 2023`
+        // is `2023-04-25` there, and `April` no value of its own).
+        let date_site = self.span_policy.values().any(|p| p.dates)
+            || self.sites.iter().any(|s| {
+                self.span_sites.contains(&s.path)
+                    && matches!(
+                        s.kind,
+                        SiteKind::Text {
+                            lexical: Some(dss_compiler::Lexical::Date)
+                        }
+                    )
+            });
         for m in mentions {
-            if !m.site.starts_with('#') && m.tier != Tier::Nearest {
+            let full_date =
+                m.site == crate::DATE_SITE && m.value.as_str().is_some_and(is_full_date);
+            if (!m.site.starts_with('#') || (date_site && full_date)) && m.tier != Tier::Nearest {
                 r.spans.claim(m.span.clone());
             }
         }
@@ -1550,6 +1564,42 @@ mod tests {
         c.aliases
             .push(Entry::new("*", json!("mean")).with_aliases(["average"]));
         c
+    }
+
+    #[test]
+    fn a_field_that_asks_for_dates_takes_the_request_s_dates_written_as_it_asks() {
+        let spec = compile(
+            &json!({"type": "object", "properties": {
+                "city": {"type": "string"},
+                "day": {"type": "string", "description": "The day, in the format of 'YYYY-MM-DD'."}
+            }, "required": ["city"], "additionalProperties": false}),
+            &CompileOptions::default(),
+        )
+        .expect("compiles");
+        let ix = SpecIndex::build(&spec, &Catalogs::default()).expect("index");
+        let a = ix.analyze("a picnic in Lyon on June 3rd 2025", ExtractMode::Full, 0);
+        let r = &a.restriction;
+        assert_eq!(r.dates, vec![json!("2025-06-03")]);
+        let g = spec.pruned_grammar(r, Resume::Start).to_gbnf();
+        assert!(g.contains("day \\\"2025-06-03\\\""), "{g}");
+        // The date's words are the date's: no span of them, at the date or anywhere else.
+        for never in ["\"June", "\"3rd", "2025\""] {
+            assert!(!g.contains(never), "{never} in {g}");
+        }
+        let date_words = r
+            .spans
+            .words
+            .iter()
+            .filter(|w| ["June", "3rd", "2025"].contains(&w.text.as_str()));
+        assert_eq!(date_words.clone().count(), 3);
+        assert!(date_words.clone().all(|w| w.used), "{:?}", r.spans.words);
+        // No date in the request: the optional field is left out.
+        let a = ix.analyze("a picnic in Lyon", ExtractMode::Full, 0);
+        let g = spec.pruned_grammar(&a.restriction, Resume::Start).to_gbnf();
+        assert!(g.contains("Lyon") && !g.contains("day"), "{g}");
+        // Written, the date is used up.
+        let rest = r.consumed(&[("/day".to_string(), json!("2025-06-03"))], Consume::Class);
+        assert!(rest.dates.is_empty(), "{:?}", rest.dates);
     }
 
     #[test]

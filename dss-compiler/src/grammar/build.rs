@@ -525,6 +525,17 @@ impl Builder<'_> {
             return None;
         }
         let policy = policy.cloned().unwrap_or_default();
+        if policy.dates {
+            // A date field: the request's dates, as the field writes them.
+            let dates: Vec<String> = r
+                .dates
+                .iter()
+                .filter_map(|d| d.as_str().map(str::to_string))
+                .collect();
+            if !dates.is_empty() {
+                return Some(dates);
+            }
+        }
         let mut offered = policy.offered(&r.spans, MAX_CHECKED_SPAN_WORDS, self.later_line)?;
         offered.truncate(MAX_CHECKED_SPANS);
         Some(offered)

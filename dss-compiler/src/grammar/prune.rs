@@ -128,6 +128,11 @@ pub struct SpanPolicy {
     /// and where the request has none, a required field takes a span completed with a
     /// tail of the model's own ([`SpanPolicy::completed_tail`]).
     pub tail_words: Option<usize>,
+    /// The field asks for a calendar date: every example is one (`'2023-04-01'`) or the
+    /// pattern `YYYY-MM-DD`. It takes the request's dates, written that way
+    /// ([`Restriction::dates`]: "April 25th 2023" is `2023-04-25`), and no other span
+    /// while there are any; with none, an optional field is left out.
+    pub dates: bool,
 }
 
 /// The punctuation that structures a value: a comma between parts (`Paris, France`), a
@@ -183,7 +188,7 @@ impl ValueForm {
 impl SpanPolicy {
     /// Whether this policy narrows the spans at all.
     pub fn narrows(&self) -> bool {
-        self.optional || !self.forms.is_empty()
+        self.optional || !self.forms.is_empty() || self.dates
     }
 
     /// The spans of `spans` (of at most `max_words` words, as text) this policy offers;
@@ -196,6 +201,10 @@ impl SpanPolicy {
     pub fn offered(&self, spans: &Spans, max_words: usize, later: bool) -> Option<Vec<String>> {
         if !self.narrows() && !later {
             return None;
+        }
+        if self.dates && self.optional {
+            // The request's dates are offered beside these ([`SpanPolicy::dates`]).
+            return Some(Vec::new());
         }
         let all = spans.spans(max_words);
         if !self.forms.is_empty() {
