@@ -137,13 +137,7 @@ fn is_date_example(text: &str) -> bool {
     if t.eq_ignore_ascii_case("yyyy-mm-dd") {
         return true;
     }
-    let b = t.as_bytes();
-    b.len() == 10
-        && b[4] == b'-'
-        && b[7] == b'-'
-        && b.iter()
-            .enumerate()
-            .all(|(i, c)| i == 4 || i == 7 || c.is_ascii_digit())
+    crate::codec::is_date(t)
         && matches!(t[5..7].parse::<u8>(), Ok(1..=12))
         && matches!(t[8..10].parse::<u8>(), Ok(1..=31))
 }

@@ -332,6 +332,10 @@ pub struct SpecIndex {
     /// Free number sites no catalog binds: they take the request's numbers
     /// ([`Restriction::number_sites`]).
     number_sites: BTreeSet<String>,
+    /// Whether some span site takes calendar dates (a `format: date` string, or one whose
+    /// examples are dates, [`dss_compiler::SpanPolicy::dates`]): a date's words are then
+    /// that date's, no span of their own.
+    date_sites: bool,
 }
 
 impl SpecIndex {
@@ -479,7 +483,7 @@ impl SpecIndex {
             .filter(|s| matches!(s.kind, SiteKind::Text { .. }) && !closed(&s.path))
             .map(|s| s.path.clone())
             .collect();
-        let span_policy = sites
+        let span_policy: BTreeMap<String, dss_compiler::SpanPolicy> = sites
             .iter()
             .filter(|s| span_sites.contains(&s.path))
             .map(|s| (s.path.clone(), s.span_policy()))
@@ -490,7 +494,18 @@ impl SpecIndex {
             .filter(|s| matches!(s.kind, SiteKind::Number { .. }) && !bound.contains(&s.path))
             .map(|s| s.path.clone())
             .collect();
+        let date_sites = span_policy.values().any(|p| p.dates)
+            || sites.iter().any(|s| {
+                span_sites.contains(&s.path)
+                    && matches!(
+                        s.kind,
+                        SiteKind::Text {
+                            lexical: Some(dss_compiler::Lexical::Date)
+                        }
+                    )
+            });
         Ok(SpecIndex {
+            date_sites,
             span_sites,
             span_policy,
             number_sites,
@@ -894,20 +909,12 @@ impl SpecIndex {
         // A word that names a value found at a site is that value's, not a span of its own;
         // so are the words of a calendar date where a field takes dates (`April 25th 2023`
         // is `2023-04-25` there, and `April` no value of its own).
-        let date_site = self.span_policy.values().any(|p| p.dates)
-            || self.sites.iter().any(|s| {
-                self.span_sites.contains(&s.path)
-                    && matches!(
-                        s.kind,
-                        SiteKind::Text {
-                            lexical: Some(dss_compiler::Lexical::Date)
-                        }
-                    )
-            });
         for m in mentions {
             let full_date =
                 m.site == crate::DATE_SITE && m.value.as_str().is_some_and(is_full_date);
-            if (!m.site.starts_with('#') || (date_site && full_date)) && m.tier != Tier::Nearest {
+            if (!m.site.starts_with('#') || (self.date_sites && full_date))
+                && m.tier != Tier::Nearest
+            {
                 r.spans.claim(m.span.clone());
             }
         }

@@ -703,7 +703,8 @@ pub(super) fn range_text(r: &IntRange) -> String {
     }
 }
 
-fn is_date(s: &str) -> bool {
+/// `YYYY-MM-DD` in digits, the grammars' `date` terminal.
+pub(crate) fn is_date(s: &str) -> bool {
     is_date_bytes(s.as_bytes())
 }
 
