@@ -49,6 +49,7 @@ mod error;
 mod gaps;
 mod grammar;
 mod lint;
+mod moments;
 mod notation;
 pub mod prompt;
 mod prune;
@@ -71,6 +72,7 @@ pub use grammar::{
     quote_lit, Consume, Grammar, Restriction, Resume, SpanPolicy, SpanWord, Spans, ValueForm,
 };
 pub use lint::SchemaWarning;
+pub use moments::{Moment, MomentForm};
 pub use notation::{NotationConfig, NotationStyle};
 pub use prune::{Continuation, Pruner, Pruning};
 pub use request::{GrammarOptions, Progress};

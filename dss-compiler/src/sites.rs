@@ -118,28 +118,16 @@ impl Site {
             }))
         .then(|| tails.iter().map(|t| t.split_whitespace().count()).max())
         .flatten();
-        let dates = !self.examples.is_empty() && self.examples.iter().all(|e| is_date_example(e));
+        let moment = crate::MomentForm::agreed(&self.examples);
         SpanPolicy {
             optional: self.optional_field,
             forms: shaped,
             form_words,
             name_words,
             tail_words,
-            dates,
+            moment,
         }
     }
-}
-
-/// Whether an example value is a calendar date: `2023-04-01`, or the pattern `YYYY-MM-DD`
-/// (any case).
-fn is_date_example(text: &str) -> bool {
-    let t = text.trim();
-    if t.eq_ignore_ascii_case("yyyy-mm-dd") {
-        return true;
-    }
-    crate::codec::is_date(t)
-        && matches!(t[5..7].parse::<u8>(), Ok(1..=12))
-        && matches!(t[8..10].parse::<u8>(), Ok(1..=31))
 }
 
 /// `text` without its bracketed notes (`State (abbr)`: `State`), trimmed.
@@ -567,6 +555,8 @@ mod tests {
                     "since": {"type": "string", "description": "First day, in the format of 'YYYY-MM-DD'."},
                     "until": {"type": "string", "description": "Last day, such as '2024-02-29'."},
                     "at": {"type": "string", "description": "When, as 'YYYY-MM-DD HH:MM'."},
+                    "leaves": {"type": "string", "description": "Departure, in 24-hour format, such as '18:45'."},
+                    "day": {"type": "string", "description": "As 'dd/mm/yyyy', such as '15/03/2024' or '01/02/2024'."},
                     "code": {"type": "string", "description": "A code such as '2024-13-45'."}}}),
             &CompileOptions::default(),
         )
@@ -595,10 +585,18 @@ mod tests {
         // A required list's items must be written; an optional list's may be left out.
         assert!(!policy("/tags/*").optional);
         assert!(policy("/notes/*").optional);
-        // A date pattern or calendar dates as the examples ask for dates; a date with a
-        // time, or digits that are no date, do not.
-        assert!(policy("/since").dates && policy("/until").dates);
-        assert!(!policy("/at").dates && !policy("/code").dates && !venue.dates);
+        // A date or time pattern, or samples of one, ask for dates or times in that form;
+        // digits that are no date do not.
+        let iso = crate::MomentForm::of("YYYY-MM-DD");
+        assert!(iso.is_some());
+        assert_eq!(policy("/since").moment, iso);
+        assert_eq!(policy("/until").moment, iso);
+        let at = policy("/at").moment.expect("a date and a time");
+        assert!(at.has_date() && at.has_time());
+        let leaves = policy("/leaves").moment.expect("a time");
+        assert!(leaves.has_time() && !leaves.has_date());
+        assert_eq!(policy("/day").moment, crate::MomentForm::of("dd/mm/yyyy"));
+        assert!(policy("/code").moment.is_none() && venue.moment.is_none());
     }
 
     fn sites_of(schema: Value) -> Vec<Site> {

@@ -11,7 +11,16 @@
 //!   `current month` -> `"P0Y"`, `"P0M"`; `today`, `yesterday`, `tomorrow` -> `"P0D"`, `"-P1D"`,
 //!   `"+P1D"`.
 //!
+//! - the date a request says is today, `today is Monday April 25th 2023` ->
+//!   `"today=2023-04-25/1"` (`/1`: the weekday it names, 1 = Monday … 7 = Sunday; left out
+//!   where it names none), so that days named relative to it can be resolved;
+//! - a weekday named as the next one, `next Thursday`, `on the upcoming Saturday`,
+//!   `this coming Friday`, `on Monday` -> `"weekday=4"`, `"weekday=6"`, …
+//!
 //! A month name alone (`may`, `march`) is not a date: it is too often another word.
+//!
+//! Clock times ([`find_times`], the value `HH:MM:SS`): `14:00`, `4:30 PM`, `8pm`, `1:45 p.m.`,
+//! `3 in the afternoon`, `7 o'clock`, `noon`, `midnight`.
 
 use crate::normalize::{stem, Normalized};
 use crate::numbers::NumberSpan;
@@ -145,6 +154,227 @@ fn iso_dates(orig: &str, n: &Normalized, out: &mut Vec<DateSpan>) {
     }
 }
 
+/// The weekday (1 = Monday … 7 = Sunday) a word names, in full or as its abbreviation.
+fn weekday(w: &str) -> Option<u32> {
+    const DAYS: [&str; 7] = [
+        "monday",
+        "tuesday",
+        "wednesday",
+        "thursday",
+        "friday",
+        "saturday",
+        "sunday",
+    ];
+    if let Some(i) = DAYS.iter().position(|d| *d == w) {
+        return Some(i as u32 + 1);
+    }
+    let abbr = [
+        "mon", "tue", "tues", "wed", "thu", "thur", "thurs", "fri", "sat", "sun",
+    ];
+    if abbr.contains(&w) {
+        return DAYS
+            .iter()
+            .position(|d| d.starts_with(w))
+            .map(|i| i as u32 + 1);
+    }
+    None
+}
+
+/// Whether a calendar date's value is a whole date (`2024-03-01`).
+fn full_date(v: &str) -> bool {
+    v.len() == 10 && v.as_bytes()[4] == b'-' && !v.starts_with('-')
+}
+
+/// Marks the date the request says is today (`today is [Monday,] April 25th 2023`) and
+/// reads the weekdays named as the next one (`next Thursday`).
+fn today_and_weekdays(words: &[&str], out: &mut Vec<DateSpan>) {
+    // today [s] [date] [is|was] [<weekday>] <full date>
+    let mut anchors = Vec::new();
+    for (i, d) in out.iter().enumerate() {
+        if !full_date(&d.value) {
+            continue;
+        }
+        let mut k = d.tok_a;
+        let stated = k.checked_sub(1).and_then(|p| weekday(words[p]));
+        if stated.is_some() {
+            k -= 1;
+        }
+        let mut skipped = 0;
+        let mut is = false;
+        while k > 0 && skipped < 3 && matches!(words[k - 1], "is" | "s" | "date" | "being") {
+            is |= words[k - 1] != "date";
+            k -= 1;
+            skipped += 1;
+        }
+        // `today is …` says which date is today; `for today April 25th` asks for that date.
+        if is && k > 0 && matches!(words[k - 1], "today" | "todays") {
+            let value = match stated {
+                Some(w) => format!("today={}/{w}", d.value),
+                None => format!("today={}", d.value),
+            };
+            anchors.push((i, k - 1, value));
+        }
+    }
+    for (i, a, value) in anchors.into_iter().rev() {
+        let b = out[i].tok_b;
+        out[i] = DateSpan {
+            tok_a: a,
+            tok_b: b,
+            value,
+        };
+        // `today` inside is no period of its own.
+        out.retain(|d| !(d.tok_a >= a && d.tok_b <= b && d.value == "P0D"));
+    }
+    let taken = |out: &Vec<DateSpan>, t: usize| out.iter().any(|d| d.tok_a <= t && t < d.tok_b);
+    for j in 0..words.len() {
+        let Some(day) = weekday(words[j]) else {
+            continue;
+        };
+        if taken(out, j) {
+            continue;
+        }
+        let mut a = j;
+        let mut named = false;
+        while a > 0 && j - a < 3 {
+            match words[a - 1] {
+                "next" | "upcoming" | "coming" | "this" | "on" => named = true,
+                "the" => {}
+                _ => break,
+            }
+            a -= 1;
+        }
+        if named && !(a..j).any(|t| taken(out, t)) {
+            out.push(DateSpan {
+                tok_a: a,
+                tok_b: j + 1,
+                value: format!("weekday={day}"),
+            });
+        }
+    }
+}
+
+/// The clock times of a request (see the module documentation), as `HH:MM:SS`.
+pub(crate) fn find_times(orig: &str, n: &Normalized, numbers: &[NumberSpan]) -> Vec<DateSpan> {
+    let words: Vec<&str> = n.tokens.iter().map(|t| &n.text[t.start..t.end]).collect();
+    let gap = |j: usize| -> &str {
+        match (n.tokens.get(j), n.tokens.get(j + 1)) {
+            (Some(a), Some(b)) => orig.get(a.orig_end..b.orig_start).unwrap_or(""),
+            _ => "",
+        }
+    };
+    let digits = |w: &str, max: usize| {
+        !w.is_empty() && w.len() <= max && w.bytes().all(|b| b.is_ascii_digit())
+    };
+    // `pm`, `p.m.` (`p` `m`), glued to the number before or not: (half, words used).
+    let meridiem = |j: usize| -> Option<(bool, usize)> {
+        match words.get(j).copied() {
+            Some("am") => Some((false, 1)),
+            Some("pm") => Some((true, 1)),
+            Some(w @ ("a" | "p")) if words.get(j + 1) == Some(&"m") => Some((w == "p", 2)),
+            _ => None,
+        }
+    };
+    fn glued(w: &str) -> Option<(&str, bool)> {
+        match w.strip_suffix("pm") {
+            Some(x) => Some((x, true)),
+            None => Some((w.strip_suffix("am")?, false)),
+        }
+    }
+    let twelve = |h: u32, pm: bool| -> Option<u32> {
+        (1..=12)
+            .contains(&h)
+            .then(|| if pm { h % 12 + 12 } else { h % 12 })
+    };
+    let mut out = Vec::new();
+    let mut j = 0;
+    while j < words.len() {
+        let w = words[j];
+        let found: Option<(usize, u32, u32, u32)> = (|| {
+            match w {
+                "noon" | "midday" => return Some((j + 1, 12, 0, 0)),
+                "midnight" => return Some((j + 1, 0, 0, 0)),
+                _ => {}
+            }
+            // H:MM[:SS] [am|pm], the minutes or seconds perhaps glued to `pm`.
+            if digits(w, 2) && gap(j) == ":" {
+                let h: u32 = w.parse().ok()?;
+                let (mut end, mut half) = (j + 2, None);
+                let mut minute_word = *words.get(j + 1)?;
+                if let Some((num, pm)) = glued(minute_word) {
+                    minute_word = num;
+                    half = Some(pm);
+                }
+                if minute_word.len() != 2 || !digits(minute_word, 2) {
+                    return None;
+                }
+                let m: u32 = minute_word.parse().ok()?;
+                let mut s = 0;
+                if half.is_none() && gap(j + 1) == ":" {
+                    let sec = words
+                        .get(j + 2)
+                        .copied()
+                        .filter(|x| x.len() == 2 && digits(x, 2));
+                    if let Some(sec) = sec {
+                        s = sec.parse().ok()?;
+                        end = j + 3;
+                    }
+                }
+                if half.is_none() {
+                    if let Some((pm, used)) = meridiem(end) {
+                        half = Some(pm);
+                        end += used;
+                    }
+                }
+                let h = match half {
+                    Some(pm) => twelve(h, pm)?,
+                    None => h,
+                };
+                return (h < 24 && m < 60 && s < 60).then_some((end, h, m, s));
+            }
+            // Hpm, H pm, H in the afternoon, H o'clock.
+            if let Some((num, pm)) = glued(w) {
+                if digits(num, 2) {
+                    return Some((j + 1, twelve(num.parse().ok()?, pm)?, 0, 0));
+                }
+            }
+            let number = numbers.iter().find(|s| s.tok_a == j && !s.ordinal)?;
+            if number.value.fract() != 0.0 || !(1.0..=12.0).contains(&number.value) {
+                return None;
+            }
+            let h = number.value as u32;
+            let at = number.tok_b;
+            if let Some((pm, used)) = meridiem(at) {
+                return Some((at + used, twelve(h, pm)?, 0, 0));
+            }
+            let next = |k: usize| words.get(at + k).copied();
+            match (next(0), next(1), next(2)) {
+                (Some("in"), Some("the"), Some("morning")) => {
+                    Some((at + 3, twelve(h, false)?, 0, 0))
+                }
+                (Some("in"), Some("the"), Some("afternoon" | "evening")) => {
+                    Some((at + 3, twelve(h, true)?, 0, 0))
+                }
+                (Some("at"), Some("night"), _) => Some((at + 2, twelve(h, true)?, 0, 0)),
+                (Some("oclock"), _, _) => Some((at + 1, h, 0, 0)),
+                (Some("o"), Some("clock"), _) => Some((at + 2, h, 0, 0)),
+                _ => None,
+            }
+        })();
+        match found {
+            Some((end, h, m, s)) => {
+                out.push(DateSpan {
+                    tok_a: j,
+                    tok_b: end,
+                    value: format!("{h:02}:{m:02}:{s:02}"),
+                });
+                j = end;
+            }
+            None => j += 1,
+        }
+    }
+    out
+}
+
 /// The dates of a request (see the module documentation), given its numbers.
 pub(crate) fn find_dates(orig: &str, n: &Normalized, numbers: &[NumberSpan]) -> Vec<DateSpan> {
     let mut out = Vec::new();
@@ -168,6 +398,7 @@ pub(crate) fn find_dates(orig: &str, n: &Normalized, numbers: &[NumberSpan]) -> 
         }
         j += 1;
     }
+    today_and_weekdays(&words, &mut out);
     out.sort_by_key(|d| (d.tok_a, d.tok_b));
     out
 }
@@ -288,5 +519,50 @@ mod tests {
             ["-P2W", "-P1D", "P0D"]
         );
         assert_eq!(dates("the last one"), Vec::<String>::new());
+    }
+
+    #[test]
+    fn the_date_given_as_today_and_weekdays_named_as_the_next() {
+        assert_eq!(
+            dates("book it for next friday, today is Tuesday, May 7th 2024"),
+            ["weekday=5", "today=2024-05-07/2"]
+        );
+        assert_eq!(
+            dates("on the upcoming sunday; today's date is 2024-05-07"),
+            ["weekday=7", "today=2024-05-07"]
+        );
+        // A weekday that is not named as a day to come is no date.
+        assert_eq!(dates("fridays are busy"), Vec::<String>::new());
+        assert_eq!(dates("today and 2024-05-07"), ["P0D", "2024-05-07"]);
+        assert_eq!(dates("for today May 7th 2024"), ["P0D", "2024-05-07"]);
+    }
+
+    fn times(s: &str) -> Vec<String> {
+        let n = Normalized::new(s);
+        let nums = find_numbers(s, &n);
+        find_times(s, &n, &nums)
+            .into_iter()
+            .map(|d| d.value)
+            .collect()
+    }
+
+    #[test]
+    fn clock_times() {
+        assert_eq!(times("from 09:15 to 17:40:30"), ["09:15:00", "17:40:30"]);
+        assert_eq!(
+            times("at 7:05 p.m. or 11am or 6 PM"),
+            ["19:05:00", "11:00:00", "18:00:00"]
+        );
+        assert_eq!(times("12 am, 12:30pm"), ["00:00:00", "12:30:00"]);
+        assert_eq!(
+            times("at 2 in the afternoon, 9 in the morning, 10 at night, 8 o'clock"),
+            ["14:00:00", "09:00:00", "22:00:00", "08:00:00"]
+        );
+        assert_eq!(times("lunch at noon"), ["12:00:00"]);
+        // Numbers that are no clock time.
+        assert_eq!(
+            times("3 boxes, ratio 4:3, 13 pm, 25:00"),
+            Vec::<String>::new()
+        );
     }
 }

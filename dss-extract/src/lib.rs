@@ -88,6 +88,8 @@ use normalize::{normalize_pattern, stem_pattern, stemmed, Normalized};
 pub const NUMBER_SITE: &str = "#number";
 /// The site of [`Tier::Date`] mentions.
 pub const DATE_SITE: &str = "#date";
+/// The site of clock times, [`Tier::Date`] mentions whose value is `HH:MM:SS`.
+pub const TIME_SITE: &str = "#time";
 
 /// Errors of this crate: reading alias and catalog files, building an index.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -599,7 +601,12 @@ impl EntityIndex {
     /// -> `"--03-03"`, with a year -> `"2024-03-03"`; relative periods as signed ISO 8601
     /// durations: `last 2 years` -> `"-P2Y"`, `next week` -> `"+P1W"`, `past three quarters`
     /// -> `"-P9M"`, `2 days ago` -> `"-P2D"`, `this month` -> `"P0M"`, `today` / `yesterday` /
-    /// `tomorrow` -> `"P0D"` / `"-P1D"` / `"+P1D"`. A month name alone is not a date.
+    /// `tomorrow` -> `"P0D"` / `"-P1D"` / `"+P1D"`; the date given as today, `today is Monday
+    /// April 25th 2023` -> `"today=2023-04-25/1"`; a weekday named as the next one, `next
+    /// Thursday` -> `"weekday=4"`. A month name alone is not a date.
+    ///
+    /// Clock times, at [`TIME_SITE`]: `14:00`, `4:30 pm`, `8pm`, `3 in the afternoon`, `noon`
+    /// -> `"14:00:00"`, … (the numbers in them are numbers too).
     pub fn extract(&self, request: &str) -> Extraction {
         self.extract_with(request, ExtractMode::Full)
     }
@@ -706,6 +713,23 @@ impl EntityIndex {
                 span,
                 site: DATE_SITE.to_owned(),
                 value: Value::String(d.value.clone()),
+                tier: Tier::Date,
+                score: 1.0,
+            });
+        }
+        // Clock times, beside the numbers they are written with (`at 5 pm` is 17:00 where
+        // a field takes a time, and 5 where a field takes a number).
+        for t in dates::find_times(request, &n, &nums) {
+            if dates.iter().any(|d| d.tok_a < t.tok_b && t.tok_a < d.tok_b) {
+                continue;
+            }
+            covered[t.tok_a..t.tok_b].iter_mut().for_each(|x| *x = true);
+            let span = n.tokens[t.tok_a].orig_start..n.tokens[t.tok_b - 1].orig_end;
+            mentions.push(Mention {
+                text: request[span.clone()].to_owned(),
+                span,
+                site: TIME_SITE.to_owned(),
+                value: Value::String(t.value),
                 tier: Tier::Date,
                 score: 1.0,
             });

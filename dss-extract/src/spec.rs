@@ -333,9 +333,15 @@ pub struct SpecIndex {
     /// ([`Restriction::number_sites`]).
     number_sites: BTreeSet<String>,
     /// Whether some span site takes calendar dates (a `format: date` string, or one whose
-    /// examples are dates, [`dss_compiler::SpanPolicy::dates`]): a date's words are then
+    /// examples show a date, [`dss_compiler::SpanPolicy::moment`]): a date's words are then
     /// that date's, no span of their own.
     date_sites: bool,
+    /// The words of the schema's names (tools and fields), lowercased: each name whole
+    /// without its separators and each of its words ([`dss_compiler::Spans::name_schema_words`]).
+    schema_names: BTreeSet<String>,
+    /// Whether some span site takes clock times (its examples show one): a time's words
+    /// (and its numbers) are then that time's.
+    time_sites: bool,
 }
 
 impl SpecIndex {
@@ -478,6 +484,12 @@ impl SpecIndex {
         }
         let cues = TagCues::build(&sites, &spec.form_sites());
         let closed = |path: &str| catalogs.closed.iter().any(|p| path_matches(p, path));
+        let schema_names = sites
+            .iter()
+            .flat_map(|s| s.path.split('/'))
+            .filter(|seg| !seg.is_empty() && *seg != "*")
+            .flat_map(name_keys)
+            .collect();
         let span_sites: BTreeSet<String> = sites
             .iter()
             .filter(|s| matches!(s.kind, SiteKind::Text { .. }) && !closed(&s.path))
@@ -494,7 +506,13 @@ impl SpecIndex {
             .filter(|s| matches!(s.kind, SiteKind::Number { .. }) && !bound.contains(&s.path))
             .map(|s| s.path.clone())
             .collect();
-        let date_sites = span_policy.values().any(|p| p.dates)
+        let form_has = |f: fn(&dss_compiler::MomentForm) -> bool| {
+            span_policy
+                .values()
+                .any(|p| p.moment.as_ref().is_some_and(f))
+        };
+        let time_sites = form_has(dss_compiler::MomentForm::has_time);
+        let date_sites = form_has(dss_compiler::MomentForm::has_date)
             || sites.iter().any(|s| {
                 span_sites.contains(&s.path)
                     && matches!(
@@ -505,7 +523,9 @@ impl SpecIndex {
                     )
             });
         Ok(SpecIndex {
+            schema_names,
             date_sites,
+            time_sites,
             span_sites,
             span_policy,
             number_sites,
@@ -899,40 +919,192 @@ impl SpecIndex {
     }
 
     /// What the open sites of a request take from its own words: spans at free strings no
-    /// complete catalog binds, its numbers at free numbers, its dates (ISO `YYYY-MM-DD`)
-    /// at date strings (see [`Restriction::spans`]).
+    /// complete catalog binds, its numbers at free numbers, its dates and clock times
+    /// ([`SpecIndex::moments`]) at date and time strings (see [`Restriction::spans`]).
     fn open_values(&self, r: &mut Restriction, request: &str, mentions: &[Mention]) {
         r.spans = dss_compiler::Spans::of(request);
+        r.spans.name_schema_words(request, &self.schema_names);
         r.span_sites = self.span_sites.clone();
         r.span_policy = self.span_policy.clone();
         r.number_sites = self.number_sites.clone();
         // A word that names a value found at a site is that value's, not a span of its own;
-        // so are the words of a calendar date where a field takes dates (`April 25th 2023`
-        // is `2023-04-25` there, and `April` no value of its own).
+        // so are the words of a date or time where a field takes one (`April 25th 2023` is
+        // `2023-04-25` there, and `April` no value of its own).
         for m in mentions {
-            let full_date =
-                m.site == crate::DATE_SITE && m.value.as_str().is_some_and(is_full_date);
-            if (!m.site.starts_with('#') || (self.date_sites && full_date))
-                && m.tier != Tier::Nearest
-            {
+            if !m.site.starts_with('#') && m.tier != Tier::Nearest {
                 r.spans.claim(m.span.clone());
             }
         }
+        let (moments, claimed) = self.moments(request, mentions);
+        for span in &claimed {
+            r.spans.claim(span.clone());
+        }
         let mut seen = Vec::new();
         for m in mentions {
-            // One number per span of the request (`a dozen` is 12 once).
-            if seen.contains(&(m.span.start, m.span.end, m.site.as_str())) {
+            // One number per span of the request (`a dozen` is 12 once); none of a time's.
+            if seen.contains(&(m.span.start, m.span.end, m.site.as_str()))
+                || claimed
+                    .iter()
+                    .any(|c| c.start <= m.span.start && m.span.end <= c.end)
+            {
                 continue;
             }
             if m.site == crate::NUMBER_SITE && m.value.is_number() {
                 r.numbers.push(m.value.clone());
-            } else if m.site == crate::DATE_SITE && m.value.as_str().is_some_and(is_full_date) {
-                r.dates.push(m.value.clone());
-            } else {
+                seen.push((m.span.start, m.span.end, m.site.as_str()));
+            }
+        }
+        r.dates.extend(moments.into_iter().map(Value::String));
+    }
+
+    /// The dates and clock times a request gives, in ISO 8601 ([`dss_compiler::Moment`]),
+    /// and the spans of the request that are theirs (no span of their own).
+    ///
+    /// - A whole date is one; a day without a year (`April 3rd`) takes the year of the
+    ///   request's whole dates where they all have one ("from April 3rd to April 5th 2023").
+    /// - Where the request says which date is today (`today is Monday April 25th 2023`),
+    ///   `tomorrow`, `yesterday` and the next weekday it names (`next Thursday`) are dates
+    ///   counted from it (from the weekday it names, where it names one); today's date is
+    ///   then no value of its own.
+    /// - Where a field takes clock times, a time written next to a date ("on the 12th of
+    ///   March 2023 at 3 in the afternoon", "at 8pm on 2024-05-01") makes one moment with
+    ///   it (`2023-03-12T15:00:00`), and a time alone is one (`15:00:00`).
+    ///
+    /// A date's words are claimed where some field takes dates, a time's where some
+    /// field takes times.
+    fn moments(
+        &self,
+        request: &str,
+        mentions: &[Mention],
+    ) -> (Vec<String>, Vec<std::ops::Range<usize>>) {
+        type Date = (u32, u32, u32);
+        let mut anchor: Option<(Date, Option<u32>)> = None;
+        for m in mentions.iter().filter(|m| m.site == crate::DATE_SITE) {
+            if let Some(rest) = m.value.as_str().and_then(|v| v.strip_prefix("today=")) {
+                let (d, wd) = match rest.split_once('/') {
+                    Some((d, w)) => (d, w.parse().ok()),
+                    None => (rest, None),
+                };
+                if let Some(date) = dss_compiler::Moment::parse(d).and_then(|m| m.date) {
+                    anchor = Some((date, wd));
+                }
+            }
+        }
+        let whole: Vec<Date> = mentions
+            .iter()
+            .filter(|m| m.site == crate::DATE_SITE)
+            .filter_map(|m| m.value.as_str())
+            .filter_map(|v| {
+                dss_compiler::Moment::parse(v.trim_start_matches("today=").split('/').next()?)
+            })
+            .filter_map(|m| m.date)
+            .collect();
+        let year = whole
+            .first()
+            .map(|d| d.0)
+            .filter(|y| whole.iter().all(|d| d.0 == *y));
+        // (span, date, time)
+        type Found = (std::ops::Range<usize>, Option<Date>, Option<Date>);
+        let mut found: Vec<Found> = Vec::new();
+        let mut claimed = Vec::new();
+        // Where today's date is given: where it is in `found`, and its span.
+        let mut today_at: Option<(usize, std::ops::Range<usize>)> = None;
+        let mut counted = false;
+        for m in mentions {
+            let Some(v) = m.value.as_str() else { continue };
+            if m.site == crate::TIME_SITE {
+                if self.time_sites {
+                    let t = dss_compiler::Moment::parse(v).and_then(|m| m.time);
+                    found.push((m.span.clone(), None, t));
+                }
                 continue;
             }
-            seen.push((m.span.start, m.span.end, m.site.as_str()));
+            if m.site != crate::DATE_SITE {
+                continue;
+            }
+            let date = if let Some(d) = dss_compiler::Moment::parse(v).and_then(|m| m.date) {
+                Some(d)
+            } else if let (Some(md), Some(y)) = (v.strip_prefix("--"), year) {
+                dss_compiler::Moment::parse(&format!("{y:04}-{md}")).and_then(|m| m.date)
+            } else if v.starts_with("today=") {
+                today_at = Some((found.len(), m.span.clone()));
+                continue;
+            } else if let Some((today, stated)) = anchor {
+                let offset = match v {
+                    "P0D" => Some(0),
+                    "+P1D" => Some(1),
+                    "-P1D" => Some(-1),
+                    _ => v
+                        .strip_prefix("weekday=")
+                        .and_then(|w| w.parse::<i64>().ok())
+                        .map(|w| {
+                            let now = stated.map_or_else(|| weekday_of(today), i64::from);
+                            (w - now).rem_euclid(7).max(1)
+                        }),
+                };
+                counted |= offset.is_some();
+                offset.map(|o| add_days(today, o))
+            } else {
+                None
+            };
+            if date.is_some() {
+                found.push((m.span.clone(), date, None));
+            }
         }
+        // Today's date is a value of its own only where no day is counted from it ("today
+        // is May 7th 2024: what is on?"); else its words are claimed.
+        if let (Some((at, span)), Some((today, _))) = (today_at, anchor) {
+            if counted {
+                if self.date_sites {
+                    claimed.push(span);
+                }
+            } else {
+                found.insert(at.min(found.len()), (span, Some(today), None));
+            }
+        }
+        found.sort_by_key(|f| f.0.start);
+        // A date and a time next to each other are one moment.
+        let near = |a: &std::ops::Range<usize>, b: &std::ops::Range<usize>| {
+            let gap = request.get(a.end..b.start).unwrap_or("x");
+            let words: Vec<&str> = gap
+                .split(|c: char| c.is_whitespace() || c == ',')
+                .filter(|w| !w.is_empty())
+                .collect();
+            words.len() <= 2
+                && words.iter().all(|w| {
+                    matches!(
+                        w.to_lowercase().as_str(),
+                        "at" | "on" | "by" | "around" | "about" | "the"
+                    )
+                })
+        };
+        let mut moments = Vec::new();
+        let mut i = 0;
+        while i < found.len() {
+            let (span, date, time) = found[i].clone();
+            let next = found.get(i + 1);
+            let pair = next.filter(|n| {
+                near(&span, &n.0)
+                    && ((date.is_some() && n.1.is_none()) || (time.is_some() && n.2.is_none()))
+            });
+            let m = match pair {
+                Some(n) => {
+                    i += 1;
+                    claimed.push(n.0.clone());
+                    dss_compiler::Moment {
+                        date: date.or(n.1),
+                        time: time.or(n.2),
+                    }
+                }
+                None => dss_compiler::Moment { date, time },
+            };
+            if (m.date.is_some() && self.date_sites) || (m.date.is_none() && self.time_sites) {
+                claimed.push(span);
+            }
+            moments.push(m.iso());
+            i += 1;
+        }
+        (moments, claimed)
     }
 
     fn is_bound(&self, s: &Site) -> bool {
@@ -941,15 +1113,62 @@ impl SpecIndex {
     }
 }
 
-/// Whether `s` is a calendar date `YYYY-MM-DD`.
-fn is_full_date(s: &str) -> bool {
-    let b = s.as_bytes();
-    b.len() == 10
-        && b[4] == b'-'
-        && b[7] == b'-'
-        && b.iter()
-            .enumerate()
-            .all(|(i, c)| i == 4 || i == 7 || c.is_ascii_digit())
+/// The keys a name (a path segment: `uber.ride`, `get_user_info`, `maxResults`) gives
+/// [`SpecIndex::schema_names`]: the name lowercased without its separators, and each of
+/// its words of two letters or more (split at non-alphanumerics and lower-to-upper case
+/// changes).
+fn name_keys(name: &str) -> Vec<String> {
+    let mut keys = vec![name
+        .chars()
+        .filter(|c| c.is_alphanumeric())
+        .flat_map(char::to_lowercase)
+        .collect::<String>()];
+    let mut cur = String::new();
+    let mut prev_lower = false;
+    for c in name.chars().chain(std::iter::once(' ')) {
+        if !c.is_alphanumeric() || (c.is_uppercase() && prev_lower) {
+            if cur.chars().count() >= 2 && !keys.contains(&cur) {
+                keys.push(cur.clone());
+            }
+            cur.clear();
+        }
+        if c.is_alphanumeric() {
+            cur.extend(c.to_lowercase());
+        }
+        prev_lower = c.is_lowercase();
+    }
+    keys
+}
+
+/// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's `days_from_civil`).
+fn days_from_civil((y, m, d): (u32, u32, u32)) -> i64 {
+    let y = i64::from(y) - i64::from(m <= 2);
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let m = i64::from(m);
+    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + i64::from(d) - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+/// The date `days` after `date` (before, where negative).
+fn add_days(date: (u32, u32, u32), days: i64) -> (u32, u32, u32) {
+    let z = days_from_civil(date) + days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    (y as u32, m as u32, d as u32)
+}
+
+/// The weekday of a date, 1 = Monday … 7 = Sunday.
+fn weekday_of(date: (u32, u32, u32)) -> i64 {
+    // 1970-01-01 was a Thursday.
+    (days_from_civil(date) + 3).rem_euclid(7) + 1
 }
 
 /// A mention's readings as (site, value) pairs.
@@ -1607,6 +1826,126 @@ mod tests {
         // Written, the date is used up.
         let rest = r.consumed(&[("/day".to_string(), json!("2025-06-03"))], Consume::Class);
         assert!(rest.dates.is_empty(), "{:?}", rest.dates);
+    }
+
+    #[test]
+    fn date_and_time_fields_take_the_request_s_moments_in_their_own_forms() {
+        let spec = compile(
+            &json!({"type": "object", "properties": {
+                "from": {"type": "string", "description": "Where from, such as 'Oslo'."},
+                "leave": {"type": "string", "description": "Departure in the format 'dd/mm/yyyy HH:MM'."},
+                "back": {"type": "string", "description": "Return day, such as '21/07/2024'."},
+                "meet": {"type": "string", "description": "Meeting time, in 24-hour format, such as '18:45'."},
+                "seats": {"type": "integer"}
+            }, "required": ["from", "leave"], "additionalProperties": false}),
+            &CompileOptions::default(),
+        )
+        .expect("compiles");
+        let ix = SpecIndex::build(&spec, &Catalogs::default()).expect("index");
+        let a = ix.analyze(
+            "fly 2 of us from Oslo on the 9th of August 2024 at 7 in the evening, back on \
+             August 19th; meet at 5 pm",
+            ExtractMode::Full,
+            0,
+        );
+        let r = &a.restriction;
+        // The date next to a time is one moment; the day without a year takes the year
+        // of the request's date; the time alone is one.
+        assert_eq!(
+            r.dates,
+            [
+                json!("2024-08-09T19:00:00"),
+                json!("2024-08-19"),
+                json!("17:00:00")
+            ]
+        );
+        let g = spec.pruned_grammar(r, Resume::Start).to_gbnf();
+        for offered in ["09/08/2024 19:00", "19/08/2024", "17:00"] {
+            assert!(g.contains(offered), "{offered} in {g}");
+        }
+        // A time's numbers are the time's: 2 is a number, 7 and 5 are not.
+        assert_eq!(r.numbers, [json!(2)]);
+        for never in ["\"August", "\"evening", "\"pm"] {
+            assert!(!g.contains(never), "{never} in {g}");
+        }
+        // Written as a date, a moment leaves its time.
+        let rest = r.consumed(
+            &[("/back".to_string(), json!("09/08/2024"))],
+            Consume::Class,
+        );
+        assert_eq!(
+            rest.dates,
+            [json!("19:00:00"), json!("2024-08-19"), json!("17:00:00")]
+        );
+
+        // Days named from the date given as today.
+        let a = ix.analyze(
+            "from Oslo next friday at noon, today is Tuesday, May 7th 2024",
+            ExtractMode::Full,
+            0,
+        );
+        assert_eq!(a.restriction.dates, [json!("2024-05-10T12:00:00")]);
+        let a = ix.analyze(
+            "from Oslo tomorrow at 09:30; today is 2024-12-31",
+            ExtractMode::Full,
+            0,
+        );
+        assert_eq!(a.restriction.dates, [json!("2025-01-01T09:30:00")]);
+        // Today's date with no day counted from it is the date asked for.
+        let a = ix.analyze("from Oslo; today is May 7th 2024", ExtractMode::Full, 0);
+        assert_eq!(a.restriction.dates, [json!("2024-05-07")]);
+        // Without today's date, a weekday is no date.
+        let a = ix.analyze("from Oslo next friday", ExtractMode::Full, 0);
+        assert!(a.restriction.dates.is_empty(), "{:?}", a.restriction.dates);
+    }
+
+    #[test]
+    fn a_word_that_names_the_tool_or_a_field_asks_for_no_other_call() {
+        let spec = compile(
+            &json!({"type": "array", "items": {"type": "object", "properties": {
+                "taxi.book": {"type": "object", "properties": {
+                    "pickup_url": {"type": "string"},
+                    "note": {"type": "string"}
+                }, "required": ["pickup_url"], "additionalProperties": false}
+            }, "required": ["taxi.book"], "additionalProperties": false}}),
+            &CompileOptions::default(),
+        )
+        .expect("compiles");
+        let ix = SpecIndex::build(&spec, &Catalogs::default()).expect("index");
+        assert_eq!(name_keys("maxResults"), ["maxresults", "max", "results"]);
+        let a = ix.analyze(
+            "get me a Taxi from the pickup URL https://x.example/p please",
+            ExtractMode::Full,
+            0,
+        );
+        let words = &a.restriction.spans.words;
+        let named: Vec<&str> = words
+            .iter()
+            .filter(|w| w.names_schema)
+            .map(|w| w.text.as_str())
+            .collect();
+        assert_eq!(named, ["Taxi", "pickup", "URL"]);
+        // Once the address is written, the names left ask for no other call.
+        let mut r = a.restriction.clone();
+        r.spans.consume("https://x.example/p");
+        assert!(!r.spans.marked_left(), "{:?}", r.spans.words);
+        // A quoted word is a value, whatever it spells.
+        let a = ix.analyze("book a taxi with the note 'URL'", ExtractMode::Full, 0);
+        assert!(a
+            .restriction
+            .spans
+            .words
+            .iter()
+            .all(|w| w.text != "URL" || !w.names_schema));
+    }
+
+    #[test]
+    fn calendar_arithmetic() {
+        assert_eq!(add_days((2024, 2, 28), 1), (2024, 2, 29));
+        assert_eq!(add_days((2023, 12, 31), 1), (2024, 1, 1));
+        assert_eq!(add_days((2024, 3, 1), -1), (2024, 2, 29));
+        assert_eq!(weekday_of((2024, 5, 7)), 2, "a Tuesday");
+        assert_eq!(weekday_of((2000, 1, 1)), 6, "a Saturday");
     }
 
     #[test]

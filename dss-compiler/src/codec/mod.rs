@@ -25,7 +25,7 @@ mod number;
 mod regular;
 mod tables;
 
-pub(crate) use decode::{is_date, Decoder, MAX_DEPTH};
+pub(crate) use decode::{Decoder, MAX_DEPTH};
 pub use encode::EncodeError;
 pub(crate) use encode::Encoder;
 pub use json::json_eq;

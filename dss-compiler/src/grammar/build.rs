@@ -525,15 +525,18 @@ impl Builder<'_> {
             return None;
         }
         let policy = policy.cloned().unwrap_or_default();
-        if policy.dates {
-            // A date field: the request's dates, as the field writes them.
-            let dates: Vec<String> = r
-                .dates
-                .iter()
-                .filter_map(|d| d.as_str().map(str::to_string))
-                .collect();
-            if !dates.is_empty() {
-                return Some(dates);
+        if let Some(form) = &policy.moment {
+            // A date or time field: the request's moments, as the field writes them.
+            let mut moments: Vec<String> = Vec::new();
+            for m in r.dates.iter().filter_map(|d| d.as_str()) {
+                if let Some(t) = crate::Moment::parse(m).and_then(|m| form.render(&m)) {
+                    if !moments.contains(&t) {
+                        moments.push(t);
+                    }
+                }
+            }
+            if !moments.is_empty() {
+                return Some(moments);
             }
         }
         let mut offered = policy.offered(&r.spans, MAX_CHECKED_SPAN_WORDS, self.later_line)?;
@@ -550,10 +553,13 @@ impl Builder<'_> {
             return Vec::new();
         };
         let r = p.restriction;
+        // A moment as ISO 8601 writes it, and its date alone (`format: date`).
         let dates = r
             .dates
             .iter()
-            .filter_map(|d| d.as_str().map(str::to_string));
+            .filter_map(|d| d.as_str().and_then(crate::Moment::parse))
+            .flat_map(|m| [Some(m.iso()), crate::MomentForm::iso_date().render(&m)])
+            .flatten();
         let mut lits = Vec::new();
         for t in dates.chain(r.spans.texts(MAX_CHECKED_SPAN_WORDS)) {
             let text = serde_json::to_string(&t).unwrap_or_default();

@@ -11,6 +11,7 @@
 //! are ever removed, so every pruned sentence is a sentence of the full grammar:
 //! **L(G_x) ⊆ L(G)**, and it expands and validates with the unpruned spec.
 
+use crate::moments::MomentForm;
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -79,8 +80,10 @@ pub struct Restriction {
     /// Number sites that take the request's [`numbers`](Restriction::numbers): those no
     /// catalog binds.
     pub number_sites: BTreeSet<String>,
-    /// The dates the request gives (ISO 8601 `YYYY-MM-DD`), offered the same way at free
-    /// string sites whose format is `date`.
+    /// The dates and clock times the request gives, in ISO 8601 (`2023-04-25`,
+    /// `2023-11-01T20:00:00`, `14:00:00`; see [`Moment`](crate::Moment)): offered at free
+    /// string sites whose format is `date` and at those whose examples show a form of
+    /// them ([`SpanPolicy::moment`]), each written once.
     pub dates: Vec<Value>,
     /// How each span site narrows the spans it takes ([`SpanPolicy`]); a site not listed
     /// takes any span.
@@ -128,11 +131,12 @@ pub struct SpanPolicy {
     /// and where the request has none, a required field takes a span completed with a
     /// tail of the model's own ([`SpanPolicy::completed_tail`]).
     pub tail_words: Option<usize>,
-    /// The field asks for a calendar date: every example is one (`'2023-04-01'`) or the
-    /// pattern `YYYY-MM-DD`. It takes the request's dates, written that way
-    /// ([`Restriction::dates`]: "April 25th 2023" is `2023-04-25`), and no other span
-    /// while there are any; with none, an optional field is left out.
-    pub dates: bool,
+    /// The field asks for a date, a clock time or both, in the form its examples show
+    /// ([`MomentForm::agreed`]: `'2023-04-01'`, `'YYYY-MM-DD'`, `'dd/mm/yyyy HH:MM'`,
+    /// `'18:45'`). It takes the request's moments ([`Restriction::dates`]) written that
+    /// way ("April 25th 2023" is `2023-04-25` or `25/04/2023`), and no other span while
+    /// there are any; with none, an optional field is left out.
+    pub moment: Option<MomentForm>,
 }
 
 /// The punctuation that structures a value: a comma between parts (`Paris, France`), a
@@ -188,7 +192,7 @@ impl ValueForm {
 impl SpanPolicy {
     /// Whether this policy narrows the spans at all.
     pub fn narrows(&self) -> bool {
-        self.optional || !self.forms.is_empty() || self.dates
+        self.optional || !self.forms.is_empty() || self.moment.is_some()
     }
 
     /// The spans of `spans` (of at most `max_words` words, as text) this policy offers;
@@ -202,8 +206,8 @@ impl SpanPolicy {
         if !self.narrows() && !later {
             return None;
         }
-        if self.dates && self.optional {
-            // The request's dates are offered beside these ([`SpanPolicy::dates`]).
+        if self.moment.is_some() && self.optional {
+            // The request's moments are offered beside these ([`SpanPolicy::moment`]).
             return Some(Vec::new());
         }
         let all = spans.spans(max_words);
@@ -330,6 +334,11 @@ pub struct SpanWord {
     /// symbols (`v2`, `my-bot-id`, `owner/repo`). Such a word left unwritten asks for
     /// another line where spans are all a line could take.
     pub marked: bool,
+    /// Whether the word, unquoted, is a word of the schema's names (a tool's or a
+    /// field's: `Uber` for `uber.ride`, `to-do` for `todo`, `URL` for `url`): it names a
+    /// call or a field, so left unwritten it asks for no other line
+    /// ([`Spans::name_schema_words`]).
+    pub names_schema: bool,
     /// Whether a line written so far took this word.
     pub used: bool,
     /// Where the word is in the request (byte offsets).
@@ -339,9 +348,10 @@ pub struct SpanWord {
 impl Spans {
     /// The words of `request` (see [`Spans`]).
     pub fn of(request: &str) -> Spans {
-        // (start, end) byte offsets of each word, and whether its raw token opened or
-        // closed a quotation.
-        let mut raw: Vec<(usize, usize, bool, bool)> = Vec::new();
+        // (start, end) byte offsets of each word, whether its raw token opened or closed a
+        // quotation, and where the word ends with the sentence's closing punctuation kept
+        // (`name?` in `'What is your name?'`).
+        let mut raw: Vec<(usize, usize, bool, bool, usize)> = Vec::new();
         let mut at = 0;
         for token in request.split_inclusive(char::is_whitespace) {
             let start = at;
@@ -354,20 +364,29 @@ impl Spans {
             let lead = token.len() - token.trim_start_matches(|c: char| !keeps_edge(c)).len();
             let s = start + lead;
             let opens = token[..lead].contains(is_quote);
-            let closes = token[lead + inner.len()..].contains(is_quote);
-            raw.push((s, s + inner.len(), opens, closes));
+            let tail = &token[lead + inner.len()..];
+            let closes = tail.contains(is_quote);
+            let punct: usize = tail
+                .chars()
+                .take_while(|c| matches!(c, '?' | '!' | '.'))
+                .map(char::len_utf8)
+                .sum();
+            raw.push((s, s + inner.len(), opens, closes, s + inner.len() + punct));
         }
         let mut words = Vec::with_capacity(raw.len());
         let mut quoted = false;
         let mut prev_opens = true;
-        for (i, &(s, e, opens, closes)) in raw.iter().enumerate() {
-            let text = request[s..e].to_string();
+        for (i, &(s, e, opens, closes, with_punct)) in raw.iter().enumerate() {
             if opens {
                 quoted = true;
             }
+            // A quotation is the request's value as written: the question or exclamation
+            // it ends with is part of it.
+            let e = if quoted && closes { with_punct } else { e };
+            let text = request[s..e].to_string();
             let next = raw.get(i + 1);
-            let gap = next.map(|&(ns, _, _, _)| &request[e..ns]);
-            let next_word = next.map(|&(ns, ne, _, _)| &request[ns..ne]);
+            let gap = next.map(|&(ns, _, _, _, _)| &request[e..ns]);
+            let next_word = next.map(|&(ns, ne, _, _, _)| &request[ns..ne]);
             // A clause begins after a comma: `Tel Aviv, and could you…` ends at `Aviv`.
             let clause = |g: &str| {
                 g.contains([',', ';'])
@@ -412,6 +431,7 @@ impl Spans {
                 joined,
                 marked,
                 may_start,
+                names_schema: false,
                 used: false,
                 at: s..e,
             });
@@ -424,9 +444,33 @@ impl Spans {
         self.words.iter().all(|w| w.used)
     }
 
-    /// Whether a word the request marks as a value's ([`SpanWord::marked`]) is left.
+    /// Whether a word the request marks as a value's ([`SpanWord::marked`]) is left, one
+    /// that names no tool or field of the schema ([`SpanWord::names_schema`]).
     pub fn marked_left(&self) -> bool {
-        self.words.iter().any(|w| w.marked && !w.used)
+        self.words
+            .iter()
+            .any(|w| w.marked && !w.used && !w.names_schema)
+    }
+
+    /// Marks the words that are words of the schema's names ([`SpanWord::names_schema`]):
+    /// `names` holds them lowercased, each name whole without its separators (`todo`,
+    /// `uberride`) and each of its words (`uber`, `ride`). A word compares lowercased,
+    /// without `-`, `_` and `.`; a quoted word is the request's value, never a name.
+    pub fn name_schema_words(&mut self, request: &str, names: &BTreeSet<String>) {
+        for w in &mut self.words {
+            let quoted = request[..w.at.start]
+                .chars()
+                .next_back()
+                .is_some_and(is_quote)
+                || request[w.at.end..].chars().next().is_some_and(is_quote);
+            let key: String = w
+                .text
+                .chars()
+                .filter(|c| !matches!(c, '-' | '_' | '.'))
+                .flat_map(char::to_lowercase)
+                .collect();
+            w.names_schema = !quoted && names.contains(&key);
+        }
     }
 
     /// Whether a span may start at word `i` (unused, and not inside a name begun before).
@@ -809,8 +853,9 @@ impl Restriction {
     fn consume_open(&mut self, site: &str, v: &Value) {
         match v {
             Value::String(s) if self.span_sites.contains(site) => {
-                if let Some(i) = self.dates.iter().position(|d| d == v) {
-                    self.dates.remove(i);
+                let form = self.span_policy.get(site).and_then(|p| p.moment.as_ref());
+                if crate::moments::consume_moment(&mut self.dates, form, s) {
+                    // A date or time written uses up its moment (or the part written).
                 } else if self.spans.consume(s) || self.consume_completed(s) {
                     // A number written inside a span (`2020 Main Street`) is used with it.
                     let spans = &self.spans;
@@ -1107,6 +1152,22 @@ mod tests {
             assert!(s.consume(v), "{v}");
         }
         assert!(!s.marked_left(), "only plain words are left");
+    }
+
+    #[test]
+    fn a_quotation_keeps_the_question_or_exclamation_it_ends_with() {
+        let s = Spans::of("translate 'Where is the station?' and 'Stop!', please. Thanks?");
+        let texts = s.texts(8);
+        assert!(
+            texts.iter().any(|t| t == "Where is the station?"),
+            "{texts:?}"
+        );
+        assert!(texts.iter().any(|t| t == "Stop!"), "{texts:?}");
+        // Outside quotes, punctuation ends a value and is no part of it.
+        assert!(texts.iter().any(|t| t == "Thanks"), "{texts:?}");
+        assert!(!texts.iter().any(|t| t == "Thanks?"), "{texts:?}");
+        let mut s = s;
+        assert!(s.consume("Where is the station?"));
     }
 
     #[test]
