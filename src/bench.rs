@@ -32,6 +32,10 @@ pub(crate) struct BenchArgs {
     /// back); the median of the per-repetition ratios is reported.
     #[arg(long, default_value_t = 15, value_parser = clap::value_parser!(u32).range(1..))]
     reps: u32,
+    /// Also time each phase alone (best of the repetitions): serde_json's parse and
+    /// serialize, compress's validation, expand's decoding.
+    #[arg(long)]
+    phases: bool,
 }
 
 fn read_json(path: &Path) -> Result<Value> {
@@ -112,11 +116,17 @@ fn prepare<'a>(
         };
         match guard("compress", || spec.compress(value)) {
             Ok(Ok(shorthand)) => match guard("expand", || spec.expand(&shorthand)) {
-                Ok(Ok(_)) => docs.push(Doc {
-                    spec,
-                    json,
-                    shorthand,
-                }),
+                // Both expand paths write the same text (the bench times the direct one).
+                Ok(Ok(expanded))
+                    if serde_json::to_string(&expanded).ok()
+                        == spec.expand_unvalidated_json(&shorthand).ok() =>
+                {
+                    docs.push(Doc {
+                        spec,
+                        json,
+                        shorthand,
+                    })
+                }
                 _ => failed += 1,
             },
             _ => failed += 1,
@@ -159,9 +169,7 @@ fn measure(docs: &[Doc<'_>], reps: u32) -> Throughput {
 
         let t = Instant::now();
         for d in docs {
-            if let Ok(v) = d.spec.expand_unvalidated(&d.shorthand) {
-                black_box(serde_json::to_string(&v).ok());
-            }
+            black_box(d.spec.expand_unvalidated_json(&d.shorthand).ok());
         }
         expand.push(t.elapsed());
     }
@@ -189,6 +197,65 @@ fn mb_per_s(bytes: usize, d: Duration) -> f64 {
         return f64::INFINITY;
     }
     bytes as f64 / 1e6 / d.as_secs_f64()
+}
+
+/// The phases alone, best of `reps` each: what the throughput ratios are made of.
+fn report_phases(docs: &[Doc<'_>], reps: u32) {
+    let values: Vec<Value> = docs
+        .iter()
+        .filter_map(|d| serde_json::from_str(&d.json).ok())
+        .collect();
+    let best = |f: &dyn Fn()| {
+        (0..reps)
+            .map(|_| {
+                let t = Instant::now();
+                f();
+                t.elapsed()
+            })
+            .min()
+            .unwrap_or_default()
+    };
+    let parse = best(&|| {
+        for d in docs {
+            black_box(serde_json::from_str::<Value>(&d.json).ok());
+        }
+    });
+    let serialize = best(&|| {
+        for v in &values {
+            black_box(serde_json::to_string(v).ok());
+        }
+    });
+    let validate = best(&|| {
+        for (d, v) in docs.iter().zip(&values) {
+            black_box(d.spec.validate(v).ok());
+        }
+    });
+    let compress = best(&|| {
+        for (d, v) in docs.iter().zip(&values) {
+            black_box(d.spec.compress(v).ok());
+        }
+    });
+    let decode = best(&|| {
+        for d in docs {
+            black_box(d.spec.expand_unvalidated(&d.shorthand).ok());
+        }
+    });
+    let expand = best(&|| {
+        for d in docs {
+            black_box(d.spec.expand_unvalidated_json(&d.shorthand).ok());
+        }
+    });
+    println!(
+        "  phases (ms, best of {reps}): serde_json parse {:.2}, serialize {:.2}; \
+         validate (full validator) {:.2}, compress {:.2}; decode to a Value {:.2}, \
+         expand to JSON text {:.2}",
+        ms(parse),
+        ms(serialize),
+        ms(validate),
+        ms(compress),
+        ms(decode),
+        ms(expand),
+    );
 }
 
 fn report_throughput(label: &str, docs: &[Doc<'_>], unusable: usize, reps: u32) {
@@ -339,6 +406,9 @@ pub(crate) fn run(args: &BenchArgs) -> Result<ExitCode> {
     if let Some(spec) = &vl_spec {
         let (docs, bad) = prepare(vl_examples.iter().map(|v| (spec, v)));
         report_throughput("vega-lite examples", &docs, bad, args.reps);
+        if args.phases {
+            report_phases(&docs, args.reps);
+        }
     }
     let (docs, bad) = prepare(
         specs
@@ -346,5 +416,8 @@ pub(crate) fn run(args: &BenchArgs) -> Result<ExitCode> {
             .flat_map(|(spec, values)| values.iter().map(move |v| (spec, v))),
     );
     report_throughput("maskbench valid instances", &docs, bad, args.reps);
+    if args.phases {
+        report_phases(&docs, args.reps);
+    }
     Ok(ExitCode::SUCCESS)
 }

@@ -704,6 +704,16 @@ fn expand_document(
     no_validate: bool,
 ) -> Result<()> {
     let (name, text) = read_all(input)?;
+    if no_validate && compact {
+        // Straight to text: the same JSON, without building the value first.
+        let json = guard("expand", || spec.expand_unvalidated_json(&text))
+            .map_err(|e| anyhow!("{name}: {e}"))?
+            .map_err(|e| match e {
+                ExpandError::Syntax { .. } => anyhow!("{name}:{e}"),
+                _ => anyhow!("{name}: {e}"),
+            })?;
+        return write_stdout(&json);
+    }
     let value = expand_text(spec, &text, no_validate)
         .map_err(|e| anyhow!("{name}: {e}"))?
         .map_err(|e| match e {
@@ -770,6 +780,11 @@ fn expand_record(
         )
         .into());
     };
+    if no_validate {
+        // Straight to compact text, as the record is written.
+        return Ok(guard("expand", || spec.expand_unvalidated_json(&text))?
+            .map_err(|e| expand_record_error(&e))?);
+    }
     let value = expand_text(spec, &text, no_validate)?.map_err(|e| expand_record_error(&e))?;
     Ok(serde_json::to_string(&value).map_err(|e| e.to_string())?)
 }

@@ -523,6 +523,32 @@ impl CompiledSpec {
         Decoder::new(&text, &self.shapes, &self.notation, self.tables()).document()
     }
 
+    /// [`Self::expand_unvalidated`] written straight to compact JSON text: exactly what
+    /// `serde_json::to_string` writes of the value it returns, without building the value
+    /// (no map per object, no string per property name) or walking it again to write it.
+    /// For output that is text anyway (`dss expand --no-validate --compact`, a pipeline).
+    ///
+    /// ```
+    /// use dss_compiler::{compile, CompileOptions};
+    /// let schema = serde_json::json!({"type": "object", "properties": {
+    ///     "city": {"type": "string"}, "days": {"type": "integer"}}, "required": ["city"]});
+    /// let spec = compile(&schema, &CompileOptions::default())?;
+    /// let text = "Paris days 3";
+    /// assert_eq!(spec.expand_unvalidated_json(text)?, r#"{"city":"Paris","days":3}"#);
+    /// assert_eq!(
+    ///     spec.expand_unvalidated_json(text)?,
+    ///     serde_json::to_string(&spec.expand_unvalidated(text)?)?
+    /// );
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`Self::expand_unvalidated`].
+    pub fn expand_unvalidated_json(&self, text: &str) -> Result<String, ExpandError> {
+        let text = unix_lines(text);
+        Decoder::text(&text, &self.shapes, &self.notation, self.tables()).document_text()
+    }
+
     /// [`Self::expand`] of text whose records' optional fields may come in any order (each
     /// once): what a model writes under a grammar pruned for its request, which offers the
     /// fields it found in any order (`CompiledSpec::pruned_grammar`). Validated like
@@ -706,7 +732,8 @@ impl CompiledSpec {
 /// Windows line endings (`\r\n`) read as `\n`: the columns of every error stay those of the
 /// text given (a `\r` ends its line). A lone `\r` is left, for the decoder to name.
 fn unix_lines(text: &str) -> std::borrow::Cow<'_, str> {
-    if text.contains("\r\n") {
+    // A byte search (memchr) first: most text has no carriage return at all.
+    if text.as_bytes().contains(&b'\r') && text.contains("\r\n") {
         std::borrow::Cow::Owned(text.replace("\r\n", "\n"))
     } else {
         std::borrow::Cow::Borrowed(text)

@@ -444,6 +444,18 @@ fn check_valid(spec: &CompiledSpec, x: &Value) -> Result<(), (Kind, String)> {
             format!("expand(compress(x)) != x\nx:        {x}\nexpanded: {y}\nshorthand:\n{s}"),
         ));
     }
+    // Expanded straight to text: what serde_json writes of the expanded value.
+    let text = serde_json::to_string(&y).unwrap_or_default();
+    match guarded(|| spec.expand_unvalidated_json(&s)) {
+        Err(p) => return Err(panic("expand_unvalidated_json", p)),
+        Ok(Ok(t)) if t == text => {}
+        Ok(other) => {
+            return Err((
+                Kind::RoundTrip,
+                format!("expand_unvalidated_json(s) != the expanded value's JSON\nexpected: {text}\nfound:    {other:?}\nshorthand:\n{s}"),
+            ))
+        }
+    }
     match guarded(|| spec.compress(&y)) {
         Err(p) => Err(panic("compress", p)),
         Ok(Err(e)) => Err((

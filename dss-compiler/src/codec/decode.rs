@@ -3,6 +3,7 @@
 
 use super::index::RecordIndex;
 use super::number;
+use super::out::{Out, TextOut, ValueOut};
 use super::regular;
 use super::tables::Tables;
 use super::NO_ABBREV;
@@ -16,10 +17,11 @@ use crate::shape::{
     same_number, ArrPart, ExprId, IntRange, Lexical, NumPart, Parts, Shapes, StrPart,
 };
 use serde_json::{Number, Value};
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
-/// Reads shorthand.
-pub(crate) struct Decoder<'a> {
+/// Reads shorthand, into a `Value` or straight into JSON text (see [`Out`]).
+pub(crate) struct Decoder<'a, O: Out = ValueOut> {
     pub(super) src: &'a str,
     pub(super) pos: usize,
     /// Nesting of `(` and `[`, bounded so hostile input cannot overflow the stack.
@@ -34,6 +36,8 @@ pub(crate) struct Decoder<'a> {
     /// A record's optional fields may come in any order (each once): what a grammar pruned
     /// for a request lets a model write (see `CompiledSpec::expand_any_order`).
     pub(super) any_order: bool,
+    /// What the values read are written to.
+    pub(super) out: O,
 }
 
 pub(super) type DResult<T> = Result<T, ExpandError>;
@@ -108,13 +112,59 @@ pub(crate) fn invisible_name(c: char) -> Option<&'static str> {
 /// reads back.
 pub(crate) const MAX_DEPTH: usize = 127;
 
-impl<'a> Decoder<'a> {
+impl<'a> Decoder<'a, ValueOut> {
     /// A decoder of `src`, written in `notation` for `shapes`; `tables` are theirs.
     pub(crate) fn new(
         src: &'a str,
         shapes: &'a Shapes,
         notation: &'a Notation,
         tables: &'a Tables,
+    ) -> Self {
+        Decoder::with_out(src, shapes, notation, tables, ValueOut)
+    }
+
+    /// Whether `text` is exactly one value of `expr` that reads back as `expected` (`quoted`
+    /// as in [`FieldLayout::quoted`](crate::notation::FieldLayout::quoted)).
+    pub(crate) fn reads_as(
+        text: &'a str,
+        shapes: &'a Shapes,
+        notation: &'a Notation,
+        tables: &'a Tables,
+        expr: ExprId,
+        quoted: bool,
+        expected: &Value,
+    ) -> bool {
+        let mut d = Decoder::new(text, shapes, notation, tables);
+        matches!(d.value_as(expr, &NO_ABBREV, quoted), Ok(v) if d.at_end() && super::json_eq(&v, expected))
+    }
+}
+
+impl<'a> Decoder<'a, TextOut> {
+    /// A decoder of `src` that writes compact JSON text as it reads (see [`TextOut`]).
+    pub(crate) fn text(
+        src: &'a str,
+        shapes: &'a Shapes,
+        notation: &'a Notation,
+        tables: &'a Tables,
+    ) -> Self {
+        Decoder::with_out(src, shapes, notation, tables, TextOut::default())
+    }
+
+    /// The document as compact JSON text: what `serde_json::to_string` writes of the
+    /// value [`Decoder::document`] reads with a `Value` output.
+    pub(crate) fn document_text(mut self) -> DResult<String> {
+        self.document()?;
+        Ok(self.out.text)
+    }
+}
+
+impl<'a, O: Out> Decoder<'a, O> {
+    fn with_out(
+        src: &'a str,
+        shapes: &'a Shapes,
+        notation: &'a Notation,
+        tables: &'a Tables,
+        out: O,
     ) -> Self {
         Decoder {
             src,
@@ -125,6 +175,7 @@ impl<'a> Decoder<'a> {
             tables,
             partial: false,
             any_order: false,
+            out,
         }
     }
 
@@ -145,21 +196,6 @@ impl<'a> Decoder<'a> {
             any_order: true,
             ..self
         }
-    }
-
-    /// Whether `text` is exactly one value of `expr` that reads back as `expected` (`quoted`
-    /// as in [`FieldLayout::quoted`](crate::notation::FieldLayout::quoted)).
-    pub(crate) fn reads_as(
-        text: &'a str,
-        shapes: &'a Shapes,
-        notation: &'a Notation,
-        tables: &'a Tables,
-        expr: ExprId,
-        quoted: bool,
-        expected: &Value,
-    ) -> bool {
-        let mut d = Decoder::new(text, shapes, notation, tables);
-        matches!(d.value_as(expr, &NO_ABBREV, quoted), Ok(v) if d.at_end() && super::json_eq(&v, expected))
     }
 
     pub(super) fn rest(&self) -> &'a str {
@@ -261,7 +297,7 @@ impl<'a> Decoder<'a> {
         }
     }
 
-    pub(crate) fn document(&mut self) -> DResult<Value> {
+    pub(crate) fn document(&mut self) -> DResult<O::V> {
         let root = self.shapes.root;
         let v = match self.notation.root {
             RootLayout::Block => self.block(root)?,
@@ -272,13 +308,15 @@ impl<'a> Decoder<'a> {
             }
             RootLayout::Lines => {
                 let item = self.shapes.items_of(root);
-                let mut items = Vec::new();
+                let mut items = self.out.array();
                 while !self.at_end() {
-                    items.push(self.line_item(item)?);
+                    self.out.item(&mut items);
+                    let v = self.line_item(item)?;
+                    self.out.push(&mut items, v);
                     self.end_line()?;
                 }
-                self.check_min_items(root, items.len(), "line")?;
-                Value::Array(items)
+                self.check_min_items(root, self.out.items(&items), "line")?;
+                self.out.end_array(items)
             }
             RootLayout::Value => {
                 let v = self.value(root, &NO_ABBREV)?;
@@ -360,20 +398,24 @@ impl<'a> Decoder<'a> {
     }
 
     pub(super) fn quoted(&mut self) -> DResult<String> {
+        self.quoted_str().map(Cow::into_owned)
+    }
+
+    /// A quoted string, borrowed from the input where it has no escapes (most strings).
+    pub(super) fn quoted_str(&mut self) -> DResult<Cow<'a, str>> {
         let rest = self.rest();
         let Some(n) = quoted_len(rest) else {
             return self.error("a closed string");
         };
-        // Most strings have no escapes: take them as they are.
         let inner = &rest[1..n - 1];
         if !inner.bytes().any(|b| b == b'\\' || b < 0x20) {
             self.pos += n;
-            return Ok(inner.to_string());
+            return Ok(Cow::Borrowed(inner));
         }
         match serde_json::from_str::<String>(&rest[..n]) {
             Ok(s) => {
                 self.pos += n;
-                Ok(s)
+                Ok(Cow::Owned(s))
             }
             Err(e) => self.error(format!("a valid JSON string ({e})")),
         }
@@ -385,6 +427,10 @@ impl<'a> Decoder<'a> {
         let rest = self.rest();
         let n = number_len(rest);
         let lexeme = &rest[..n];
+        if let Some(num) = number::small_integer(lexeme) {
+            self.pos += n;
+            return Ok(num);
+        }
         match serde_json::from_str::<Number>(lexeme) {
             Ok(num) if n > 0 && number::is_exact(lexeme, &num) => {
                 self.pos += n;
@@ -399,7 +445,7 @@ impl<'a> Decoder<'a> {
 
     /// An array or object `enum`/`const` lists, written as its compact JSON: one of
     /// `listed` exactly as spelled (none is a prefix of another: each is one JSON value).
-    fn listed(&mut self, listed: &[String], p: &Parts) -> DResult<Value> {
+    fn listed(&mut self, listed: &[String], p: &Parts) -> DResult<O::V> {
         let rest = self.rest();
         let Some(l) = listed.iter().find(|l| rest.starts_with(l.as_str())) else {
             return self.error(self.expected_of(p));
@@ -407,14 +453,14 @@ impl<'a> Decoder<'a> {
         match serde_json::from_str::<Value>(l) {
             Ok(v) => {
                 self.pos += l.len();
-                Ok(v)
+                Ok(self.out.owned_json(v))
             }
             Err(e) => self.error(format!("a listed value ({e})")),
         }
     }
 
     /// A compact JSON value (the fallback for unconstrained subtrees).
-    pub(super) fn json(&mut self) -> DResult<Value> {
+    pub(super) fn json(&mut self) -> DResult<O::V> {
         let rest = self.rest();
         let Some(n) = json_len(rest) else {
             return self.error("a JSON value");
@@ -438,7 +484,7 @@ impl<'a> Decoder<'a> {
                     );
                 }
                 self.pos += n;
-                Ok(v)
+                Ok(self.out.owned_json(v))
             }
             Err(e) => self.error(format!("a JSON value ({e})")),
         }
@@ -496,7 +542,7 @@ impl<'a> Decoder<'a> {
         &mut self,
         expr: ExprId,
         abbrev: &BTreeMap<String, String>,
-    ) -> DResult<Value> {
+    ) -> DResult<O::V> {
         self.value_as(expr, abbrev, false)
     }
 
@@ -506,7 +552,7 @@ impl<'a> Decoder<'a> {
         expr: ExprId,
         abbrev: &BTreeMap<String, String>,
         quoted: bool,
-    ) -> DResult<Value> {
+    ) -> DResult<O::V> {
         if matches!(self.peek(), Some('(' | '[')) {
             if self.depth >= MAX_DEPTH {
                 return self.error(format!("at most {MAX_DEPTH} levels of nesting"));
@@ -520,34 +566,37 @@ impl<'a> Decoder<'a> {
     }
 
     /// An array after its `[`.
-    fn array(&mut self, expr: ExprId, a: &ArrPart) -> DResult<Value> {
+    fn array(&mut self, expr: ExprId, a: &ArrPart) -> DResult<O::V> {
         self.pos += 1;
-        let mut items = Vec::new();
+        let mut items = self.out.array();
         if self.peek() == Some(']') {
             self.check_min_items(expr, 0, "item")?;
             self.pos += 1;
-            return Ok(Value::Array(items));
+            return Ok(self.out.end_array(items));
         }
         loop {
-            let Some(e) = a.item_at(items.len()) else {
+            let n = self.out.items(&items);
+            let Some(e) = a.item_at(n) else {
                 return self.error(format!("`]` (at most {} items)", a.prefix.len()));
             };
-            items.push(self.value(e, &NO_ABBREV)?);
+            self.out.item(&mut items);
+            let v = self.value(e, &NO_ABBREV)?;
+            self.out.push(&mut items, v);
             if self.peek() == Some(']') {
-                self.check_min_items(expr, items.len(), "item")?;
+                self.check_min_items(expr, n + 1, "item")?;
                 self.pos += 1;
-                return Ok(Value::Array(items));
+                return Ok(self.out.end_array(items));
             }
             self.expect(' ', "a space or `]`")?;
         }
     }
 
     /// A number (starting at `start`): one of the allowed ones, or an integer if need be.
-    fn number_value(&mut self, np: &NumPart, start: usize) -> DResult<Value> {
+    fn number_value(&mut self, np: &NumPart, start: usize) -> DResult<O::V> {
         let n = self.number()?;
         match &np.values {
             Some(vs) => match vs.iter().find(|m| same_number(m, &n)) {
-                Some(m) => Ok(Value::Number(m.clone())),
+                Some(m) => Ok(self.out.number(m)),
                 None => self.error_at(
                     start,
                     format!(
@@ -575,7 +624,7 @@ impl<'a> Decoder<'a> {
                         return self.error_at(start, range_text(r));
                     }
                 }
-                Ok(Value::Number(n))
+                Ok(self.out.number(&n))
             }
         }
     }
@@ -618,7 +667,7 @@ impl<'a> Decoder<'a> {
         expr: ExprId,
         abbrev: &BTreeMap<String, String>,
         quoted: bool,
-    ) -> DResult<Value> {
+    ) -> DResult<O::V> {
         let p = self.shapes.parts(expr);
         if p.any {
             return self.json();
@@ -642,14 +691,17 @@ impl<'a> Decoder<'a> {
             },
             Some('"') => match &p.string {
                 Some(sp) => {
-                    let s = self.quoted()?;
+                    let s = self.quoted_str()?;
                     match &sp.values {
                         None => {
                             self.check_lexical(sp, start, &s)?;
-                            Ok(Value::String(s))
+                            Ok(match s {
+                                Cow::Borrowed(s) => self.out.plain_str(s),
+                                Cow::Owned(s) => self.out.string(s),
+                            })
                         }
                         Some(vs) => match lookup_enum(vs, abbrev, &s, false) {
-                            Some(v) => Ok(Value::String(v)),
+                            Some(v) => Ok(self.out.str(v)),
                             None => self.error_at(start, self.expected_of(p)),
                         },
                     }
@@ -663,11 +715,11 @@ impl<'a> Decoder<'a> {
             Some(c) if is_word_char(c) && !c.is_ascii_digit() && c != '-' => {
                 let w = self.token_text().unwrap_or_default();
                 let v = match w {
-                    "null" if p.null => Some(Value::Null),
-                    "true" if p.bool_true => Some(Value::Bool(true)),
-                    "false" if p.bool_false => Some(Value::Bool(false)),
+                    "null" if p.null => Some(Word::Null),
+                    "true" if p.bool_true => Some(Word::Bool(true)),
+                    "false" if p.bool_false => Some(Word::Bool(false)),
                     _ => match p.string.as_ref().map(|s| &s.values) {
-                        Some(Some(vs)) => lookup_enum(vs, abbrev, w, true).map(Value::String),
+                        Some(Some(vs)) => lookup_enum(vs, abbrev, w, true).map(Word::Str),
                         // A free string written bare (dates are always quoted).
                         Some(None)
                             if !quoted
@@ -676,7 +728,7 @@ impl<'a> Decoder<'a> {
                                     s.lexical.as_ref().is_some_and(Lexical::always_quoted)
                                 }) =>
                         {
-                            Some(Value::String(w.to_string()))
+                            Some(Word::Str(w))
                         }
                         _ => None,
                     },
@@ -684,7 +736,11 @@ impl<'a> Decoder<'a> {
                 match v {
                     Some(v) => {
                         self.pos += w.len();
-                        Ok(v)
+                        Ok(match v {
+                            Word::Null => self.out.null(),
+                            Word::Bool(b) => self.out.bool(b),
+                            Word::Str(s) => self.out.str(s),
+                        })
                     }
                     None => self.error(self.expected_of(p)),
                 }
@@ -752,21 +808,28 @@ fn digits(b: &[u8]) -> bool {
     b.iter().all(u8::is_ascii_digit)
 }
 
+/// What a bare word read as a value stands for.
+enum Word<'s> {
+    Null,
+    Bool(bool),
+    Str(&'s str),
+}
+
 /// Which enum value a written token stands for (bare words must be written bare, others
 /// quoted, so each value has one spelling).
-fn lookup_enum(
-    values: &[String],
+fn lookup_enum<'v>(
+    values: &'v [String],
     abbrev: &BTreeMap<String, String>,
     written: &str,
     bare: bool,
-) -> Option<String> {
+) -> Option<&'v str> {
     values
         .iter()
         .find(|v| {
             let w = abbrev.get(*v).map(String::as_str).unwrap_or(v.as_str());
             w == written && is_word(w) == bare
         })
-        .cloned()
+        .map(String::as_str)
 }
 
 #[cfg(test)]

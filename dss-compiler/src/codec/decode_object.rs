@@ -3,26 +3,31 @@
 
 use super::decode::{DResult, Tok};
 use super::index::RecordIndex;
+use super::out::Out;
 use super::tables::Rec;
 use super::{Decoder, MAX_DEPTH, NO_ABBREV};
 use crate::grammar::terminal::is_word;
 use crate::notation::{is_section, FieldLayout, FieldMode, First, ObjLayout, RecordLayout};
 use crate::shape::ExprId;
-use serde_json::{Map, Value};
+use smallvec::SmallVec;
 
-impl Decoder<'_> {
-    pub(super) fn block(&mut self, expr: ExprId) -> DResult<Value> {
+impl<O: Out> Decoder<'_, O> {
+    pub(super) fn block(&mut self, expr: ExprId) -> DResult<O::V> {
         let tables = self.tables;
         let Some(rec) = tables.object(expr).and_then(|o| o.plain()) else {
             return self.error("an object");
         };
         let (r, ix) = (rec.layout, tables.index(rec, self.shapes));
-        let mut map = Map::new();
+        let mut map = self.out.object();
+        // The fields read, for the message when nothing fits after them.
+        let mut given: SmallVec<[u32; 16]> = SmallVec::new();
         // Plain lines (`kw value`), then sections (`kw:`), as the encoder writes them.
         for &i in &ix.block_order {
             let f = &r.fields[i as usize];
             if let FieldMode::Const(c) = &f.mode {
-                map.insert(f.name.clone(), c.clone());
+                self.out.key(&mut map, &f.name);
+                let v = self.out.json(c);
+                self.out.insert(&mut map, v);
                 continue;
             }
             let section = ix.slots[i as usize].section;
@@ -34,7 +39,11 @@ impl Decoder<'_> {
                     .then(|| (f.keyword.clone(), f.keyword.len()))
             };
             match head {
-                Some((_, len)) => self.pos += len,
+                Some((_, len)) => {
+                    self.pos += len;
+                    self.out.key(&mut map, &f.name);
+                    given.push(i);
+                }
                 None if self.partial && self.at_end() => continue,
                 None if f.mode == FieldMode::Positional => {
                     return self.error(if section {
@@ -48,13 +57,15 @@ impl Decoder<'_> {
             let v = if section {
                 self.expect('\n', "end of line after a section header")?;
                 let item = self.shapes.items_of(f.expr);
-                let mut items = Vec::new();
+                let mut items = self.out.array();
                 while !self.at_end() && !self.at_statement_head() {
-                    items.push(self.line_item(item)?);
+                    self.out.item(&mut items);
+                    let v = self.line_item(item)?;
+                    self.out.push(&mut items, v);
                     self.end_line()?;
                 }
-                self.check_min_items(f.expr, items.len(), "line")?;
-                Value::Array(items)
+                self.check_min_items(f.expr, self.out.items(&items), "line")?;
+                self.out.end_array(items)
             } else {
                 self.expect(' ', "a space after the keyword")?;
                 let v = if self.tables.opens_on_line(f.expr) && self.peek() != Some('(') {
@@ -65,15 +76,15 @@ impl Decoder<'_> {
                 self.end_line()?;
                 v
             };
-            map.insert(f.name.clone(), v);
+            self.out.insert(&mut map, v);
         }
-        self.block_extras(r, &mut map)?;
-        Ok(Value::Object(map))
+        self.block_extras(r, &mut map, &given)?;
+        Ok(self.out.end_object(map))
     }
 
     /// The lines after a block's fields: undeclared properties (`"key": value`), else the
-    /// end of input.
-    fn block_extras(&mut self, r: &RecordLayout, map: &mut Map<String, Value>) -> DResult<()> {
+    /// end of input (`given`: the fields read).
+    fn block_extras(&mut self, r: &RecordLayout, map: &mut O::Obj, given: &[u32]) -> DResult<()> {
         while !self.at_end() {
             let start = self.pos;
             match (self.statement_head(), r.extras) {
@@ -82,15 +93,20 @@ impl Decoder<'_> {
                     self.check_new_key(r, map, &key, start)?;
                     self.pos += len;
                     self.expect(' ', "a space after `:`")?;
+                    self.out.own_key(map, key);
                     let v = self.value(e, &NO_ABBREV)?;
                     self.end_line()?;
-                    map.insert(key, v);
+                    self.out.insert(map, v);
                 }
                 _ => {
                     let next: Vec<String> = r
                         .fields
                         .iter()
-                        .filter(|f| !map.contains_key(&f.name))
+                        .enumerate()
+                        .filter(|(i, f)| {
+                            !matches!(f.mode, FieldMode::Const(_)) && !given.contains(&(*i as u32))
+                        })
+                        .map(|(_, f)| f)
                         .filter(|f| is_section(self.shapes, f.expr))
                         .map(|f| format!("`{}:`", f.keyword))
                         .collect();
@@ -105,7 +121,7 @@ impl Decoder<'_> {
         Ok(())
     }
 
-    pub(super) fn line_item(&mut self, expr: ExprId) -> DResult<Value> {
+    pub(super) fn line_item(&mut self, expr: ExprId) -> DResult<O::V> {
         if self.tables.kind(expr).object_only() {
             self.body(expr, false)
         } else {
@@ -115,7 +131,7 @@ impl Decoder<'_> {
 
     /// An object written without parentheses: it ends before the first token that none
     /// of its fields can take.
-    pub(super) fn open_body(&mut self, expr: ExprId) -> DResult<Value> {
+    pub(super) fn open_body(&mut self, expr: ExprId) -> DResult<O::V> {
         if self.depth >= MAX_DEPTH {
             return self.error(format!("at most {MAX_DEPTH} levels of nesting"));
         }
@@ -126,13 +142,13 @@ impl Decoder<'_> {
     }
 
     /// `open`: the object has no closing parenthesis (see [`Decoder::open_body`]).
-    pub(super) fn body(&mut self, expr: ExprId, open: bool) -> DResult<Value> {
-        let mut map = Map::new();
+    pub(super) fn body(&mut self, expr: ExprId, open: bool) -> DResult<O::V> {
         let mut slots = 0usize;
         let tables = self.tables;
         let Some(obj) = tables.object(expr) else {
             return self.error("no object here");
         };
+        let mut map = self.out.object();
         match (obj.layout, obj.plain()) {
             (_, Some(rec)) => {
                 self.record(rec, &mut map, &mut slots, open)?;
@@ -154,25 +170,29 @@ impl Decoder<'_> {
                         .error_at(start, format!("a `{key}` tag: one of {}", all.join(" ")));
                 };
                 self.pos += written.map_or(0, str::len);
-                map.insert(key.clone(), Value::String(value.clone()));
+                self.out.own_key(&mut map, key.clone());
+                let v = self.out.str(value);
+                self.out.insert(&mut map, v);
                 slots = 1;
                 self.record(rec, &mut map, &mut slots, open)?;
             }
             (ObjLayout::Record(_), None) => return self.error("no object here"),
         }
-        Ok(Value::Object(map))
+        Ok(self.out.end_object(map))
     }
 
     pub(super) fn record(
         &mut self,
         rec: Rec<'_>,
-        map: &mut Map<String, Value>,
+        map: &mut O::Obj,
         slots: &mut usize,
         open: bool,
     ) -> DResult<()> {
         let r = rec.layout;
         let ix = self.tables.index(rec, self.shapes);
         let mut i = self.leading_fields(r, map, slots)?;
+        // Read in any order: the optional fields given so far.
+        let mut given: SmallVec<[usize; 8]> = SmallVec::new();
         // Optional fields in order, then undeclared properties.
         let mut extras_started = false;
         loop {
@@ -204,20 +224,26 @@ impl Decoder<'_> {
             };
             if let Some(j) = earlier {
                 let f = &r.fields[j];
-                if map.contains_key(&f.name) {
+                if given.contains(&j) {
                     return self.error(format!("`{}` once (it was given already)", f.name));
                 }
+                given.push(j);
+                self.out.key(map, &f.name);
                 let v = self.optional_field(f, ix, j)?;
-                map.insert(f.name.clone(), v);
+                self.out.insert(map, v);
                 *slots += 1;
                 continue;
             }
             if let Some(j) = found {
                 // Const fields between i and j take their value without being written.
-                insert_consts(r, ix, i..j, map);
+                self.insert_consts(r, ix, i..j, map);
+                if self.any_order {
+                    given.push(j);
+                }
                 let f = &r.fields[j];
+                self.out.key(map, &f.name);
                 let v = self.optional_field(f, ix, j)?;
-                map.insert(f.name.clone(), v);
+                self.out.insert(map, v);
                 i = j + 1;
                 *slots += 1;
                 continue;
@@ -249,7 +275,7 @@ impl Decoder<'_> {
             };
             return self.nothing_fits(r, rest, *slots > 0, sep_pos);
         }
-        insert_consts(r, ix, i..r.fields.len(), map);
+        self.insert_consts(r, ix, i..r.fields.len(), map);
         Ok(())
     }
 
@@ -257,7 +283,7 @@ impl Decoder<'_> {
     fn leading_fields(
         &mut self,
         r: &RecordLayout,
-        map: &mut Map<String, Value>,
+        map: &mut O::Obj,
         slots: &mut usize,
     ) -> DResult<usize> {
         let mut i = 0;
@@ -265,7 +291,9 @@ impl Decoder<'_> {
             let f = &r.fields[i];
             match &f.mode {
                 FieldMode::Const(c) => {
-                    map.insert(f.name.clone(), c.clone());
+                    self.out.key(map, &f.name);
+                    let v = self.out.json(c);
+                    self.out.insert(map, v);
                 }
                 FieldMode::Positional => {
                     if *slots > 0 && !self.eat(' ') {
@@ -281,8 +309,9 @@ impl Decoder<'_> {
                         }
                         self.pos += f.keyword.len() + 1;
                     }
+                    self.out.key(map, &f.name);
                     let v = self.value_as(f.expr, &f.abbrev, f.quoted)?;
-                    map.insert(f.name.clone(), v);
+                    self.out.insert(map, v);
                 }
                 _ => break,
             }
@@ -297,7 +326,7 @@ impl Decoder<'_> {
         r: &RecordLayout,
         e: ExprId,
         bare_key: bool,
-        map: &mut Map<String, Value>,
+        map: &mut O::Obj,
     ) -> DResult<()> {
         let start = self.pos;
         let key = if bare_key {
@@ -321,8 +350,9 @@ impl Decoder<'_> {
         } else {
             self.expect(':', "`:` right after the quoted key, then the value")?;
         }
+        self.out.own_key(map, key);
         let v = self.value(e, &NO_ABBREV)?;
-        map.insert(key, v);
+        self.out.insert(map, v);
         Ok(())
     }
 
@@ -373,14 +403,14 @@ impl Decoder<'_> {
         f: &FieldLayout,
         ix: &RecordIndex,
         j: usize,
-    ) -> DResult<Value> {
+    ) -> DResult<O::V> {
         if f.mode == FieldMode::Keyless {
             return self.value(f.expr, &f.abbrev);
         }
         self.pos += f.keyword.len();
         if ix.slots[j].flag {
             if let Some(c) = &ix.single[j] {
-                return Ok(c.clone());
+                return Ok(self.out.json(c));
             }
         }
         if !self.eat(' ') {
@@ -402,16 +432,16 @@ impl Decoder<'_> {
     }
 }
 
-impl Decoder<'_> {
+impl<O: Out> Decoder<'_, O> {
     /// An undeclared property's key (read at `start`) must be neither declared nor repeated.
     fn check_new_key(
         &self,
         r: &RecordLayout,
-        map: &Map<String, Value>,
+        map: &O::Obj,
         key: &str,
         start: usize,
     ) -> DResult<()> {
-        if r.fields.iter().any(|f| f.name == key) || map.contains_key(key) {
+        if r.fields.iter().any(|f| f.name == key) || self.out.has_own_key(map, key) {
             return self.error_at(
                 start,
                 format!("a new property (`{key}` is declared or repeated)"),
@@ -419,23 +449,26 @@ impl Decoder<'_> {
         }
         Ok(())
     }
-}
 
-/// The const fields of record `r` (index `ix`) in `range` take their value without being
-/// written.
-fn insert_consts(
-    r: &RecordLayout,
-    ix: &RecordIndex,
-    range: std::ops::Range<usize>,
-    map: &mut Map<String, Value>,
-) {
-    for &c in &ix.consts {
-        let c = c as usize;
-        if !range.contains(&c) {
-            continue;
-        }
-        if let FieldMode::Const(v) = &r.fields[c].mode {
-            map.insert(r.fields[c].name.clone(), v.clone());
+    /// The const fields of record `r` (index `ix`) in `range` take their value without
+    /// being written.
+    fn insert_consts(
+        &mut self,
+        r: &RecordLayout,
+        ix: &RecordIndex,
+        range: std::ops::Range<usize>,
+        map: &mut O::Obj,
+    ) {
+        for &c in &ix.consts {
+            let c = c as usize;
+            if !range.contains(&c) {
+                continue;
+            }
+            if let FieldMode::Const(v) = &r.fields[c].mode {
+                self.out.key(map, &r.fields[c].name);
+                let v = self.out.json(v);
+                self.out.insert(map, v);
+            }
         }
     }
 }

@@ -32,7 +32,7 @@ pub(super) fn write_number(n: &Number, out: &mut String) {
 
 /// A JSON string literal, appended without an intermediate allocation.
 pub(super) fn write_json_string(s: &str, out: &mut String) {
-    if s.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\') {
+    if !super::out::needs_escape(s.as_bytes()) {
         out.push('"');
         out.push_str(s);
         out.push('"');

@@ -12,7 +12,8 @@
 //! expression, the per-record indexes), `index.rs` (the encoder's packed per-record index),
 //! `encode.rs` (the encoder), `decode.rs` (the decoder: cursor, errors, tokens, values),
 //! `decode_object.rs` (the decoder's objects: block documents, records, undeclared
-//! properties), `json.rs` (JSON values: equality, writing), `number.rs` (numbers as text:
+//! properties), `out.rs` (where the decoder writes: a `serde_json::Value`, or compact JSON
+//! text as it reads), `json.rs` (JSON values: equality, writing), `number.rs` (numbers as text:
 //! exactness, the lexemes of the number terminals, the form the encoder writes),
 //! `regular.rs` (the check of regular forms: `pattern`, `format`, lengths, integer ranges).
 
@@ -22,6 +23,7 @@ mod encode;
 mod index;
 mod json;
 mod number;
+mod out;
 mod regular;
 mod tables;
 

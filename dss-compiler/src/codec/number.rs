@@ -76,6 +76,31 @@ pub(crate) fn same_value(a: &str, b: &str) -> bool {
     }
 }
 
+/// An integer of at most 18 digits with no leading zero (`-?[1-9][0-9]{0,17}`, or `0`):
+/// the number serde_json reads it as, without going through its parser. Anything else
+/// (`-0`, which serde_json reads as a float, fractions, exponents, longer integers) is
+/// `None`.
+pub(crate) fn small_integer(lexeme: &str) -> Option<Number> {
+    let (negative, digits) = match lexeme.strip_prefix('-') {
+        Some(d) => (true, d),
+        None => (false, lexeme),
+    };
+    let b = digits.as_bytes();
+    if b.is_empty() || b.len() > 18 || !b.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    if b[0] == b'0' && (b.len() > 1 || negative) {
+        return None;
+    }
+    let v = b.iter().fold(0u64, |v, &d| v * 10 + u64::from(d - b'0'));
+    if negative {
+        // 18 digits fit in an i64.
+        Some(Number::from(-i64::try_from(v).ok()?))
+    } else {
+        Some(Number::from(v))
+    }
+}
+
 /// Whether `n`, read from `lexeme`, is the number the lexeme writes: false when reading it
 /// rounded it (`100000000000000000001`, `1e-400`, `0.30000000000000000001`).
 pub(crate) fn is_exact(lexeme: &str, n: &Number) -> bool {
@@ -272,6 +297,38 @@ pub(crate) fn write_as(t: Terminal, n: &Number) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
+
+    /// The fast path reads integers exactly as serde_json does, and leaves the rest to it.
+    #[test]
+    fn small_integers_read_as_serde_json_reads_them() {
+        for lexeme in [
+            "0",
+            "7",
+            "-7",
+            "10",
+            "123456789012345678",
+            "-123456789012345678",
+        ] {
+            let n = super::small_integer(lexeme).expect(lexeme);
+            let serde: serde_json::Number = serde_json::from_str(lexeme).unwrap();
+            assert_eq!(n, serde, "{lexeme}");
+            assert_eq!(n.to_string(), serde.to_string(), "{lexeme}");
+        }
+        for lexeme in [
+            "",
+            "-",
+            "-0",
+            "00",
+            "01",
+            "1.0",
+            "1e3",
+            "1234567890123456789",
+            "1a",
+            "+1",
+        ] {
+            assert!(super::small_integer(lexeme).is_none(), "{lexeme}");
+        }
+    }
     use super::*;
 
     fn text_is_exact(text: &str) -> bool {
