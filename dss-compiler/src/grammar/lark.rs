@@ -6,12 +6,12 @@
 //!
 //! The IR's rules are taken as the GBNF printer writes them ([`Grammar::to_gbnf`]): the
 //! same names (the start rule `root`), the same structure, the terminals' definitions of
-//! [`Terminal::gbnf`] (as [`terminal`] writes them), so the Lark grammar says exactly what the
-//! GBNF says and names its rules alike. Only the lexer split is a choice. llguidance lexes
-//! greedily and does not go back, so a text one lexeme reads whole must not also be readable
-//! as a run of shorter lexemes elsewhere (`"5f1a"` as `string` where a pattern's rules read
-//! it one character at a time: the lexer takes `string` and the pattern's reading is lost).
-//! So these rules become lexemes: every non-recursive rule that reaches a character class
+//! `Terminal::gbnf` (as `terminal` writes them: a test checks they agree), so the Lark
+//! grammar says exactly what the GBNF says and names its rules alike. Only the lexer split
+//! is a choice. llguidance lexes greedily and does not go back, so a text one lexeme reads
+//! whole must not also be readable as a run of shorter lexemes elsewhere (`"5f1a"` as
+//! `string` where a pattern's rules read it one character at a time: the lexer takes
+//! `string` and the pattern's reading is lost). So these rules become lexemes: every non-recursive rule that reaches a character class
 //! and no literal space or newline (`string`, `number`: `T_STRING: /…/`, one regex where the
 //! rule references no other; a regular form's rules, one per automaton state:
 //! `T_PATTERN: "\"" T_PATTERN_0`, their loops solved first: `solve_right_linear`), and
