@@ -311,8 +311,8 @@ pub enum SpecError {
     /// Compiling (e.g. the edited notation) failed.
     #[error(transparent)]
     Compile(#[from] CompileError),
-    /// The GBNF could not be converted to Lark (`shorthand.lark`): a bug of dss, since it
-    /// converts the GBNF it printed itself.
+    /// The grammar IR could not be printed as Lark (`shorthand.lark`): a bug of dss (a
+    /// rule refers to one the grammar does not define).
     #[error("cannot write the Lark grammar: {0}")]
     Lark(#[from] crate::lark::LarkError),
 }

@@ -19,8 +19,8 @@
 //!    keyless / keyed fields, keywords, tags, layout. Editable as YAML ([`NotationConfig`]).
 //! 4. `codec`: the exact mapper: JSON -> shorthand (encoder) and back (decoder);
 //!    `checks`: the local assertions (bounds, patterns, formats) the encoder checks.
-//! 5. `grammar`: one grammar IR built from the notation, printed as readable BNF, pest
-//!    and GBNF; the GBNF converted to Lark ([`lark`]) for llguidance-based engines.
+//! 5. `grammar`: one grammar IR built from the notation ([`Grammar`]), printed as pest,
+//!    GBNF and Lark ([`lark`], for llguidance-based engines); a readable BNF for prompts.
 //! 6. `spec`: the compiled artifact (`spec.json`) tying it together, plus validation;
 //!    `typed`: the same from Rust types (`compile_type::<T>()` through `schemars`,
 //!    `compress_value` / `expand_into` through serde).

@@ -10,7 +10,7 @@
 use crate::checks::{build_validator, LocalChecks};
 use crate::codec::{Decoder, EncodeError, Encoder, Tables};
 use crate::error::{CompileError, CompressError, ExpandError, SpecError};
-use crate::grammar;
+use crate::grammar::{self, Grammar};
 use crate::lint::{Lint, SchemaWarning};
 use crate::notation::{self, Notation, NotationConfig};
 use crate::schema::SchemaDoc;
@@ -609,14 +609,20 @@ impl CompiledSpec {
     pub fn grammar_pest(&self) -> String {
         grammar::build(&self.shapes, &self.notation).to_pest()
     }
+    /// The grammar IR of the notation, which every grammar dialect is printed from
+    /// ([`Grammar::to_gbnf`], [`Grammar::to_lark`], [`Grammar::to_pest`]); dss-runtime's
+    /// engines take it as it is.
+    pub fn grammar(&self) -> Grammar {
+        grammar::build(&self.shapes, &self.notation)
+    }
     /// GBNF for llama.cpp; the start rule is `root`. XGrammar (vLLM's and SGLang's default
     /// structured-output backend) reads it as it is (`Grammar.from_ebnf(text, "root")`).
     pub fn grammar_gbnf(&self) -> String {
         grammar::build(&self.shapes, &self.notation).to_gbnf()
     }
     /// Lark for llguidance (vLLM's `guidance` backend, SGLang's `llguidance` backend,
-    /// OpenAI's CFG custom tools); the start rule is `start`. It is the GBNF converted
-    /// ([`crate::lark`]), so it says the same language.
+    /// OpenAI's CFG custom tools); the start rule is `start`. It is printed from the same
+    /// grammar IR as the GBNF ([`crate::lark`]), so it says the same language.
     pub fn grammar_lark(&self) -> Result<String, SpecError> {
         Ok(grammar::build(&self.shapes, &self.notation).to_lark()?)
     }
@@ -683,14 +689,12 @@ impl CompiledSpec {
     /// `shorthand.pest`, `shorthand.gbnf`, `shorthand.lark`.
     pub fn artifacts(&self) -> Result<Vec<(&'static str, String)>, SpecError> {
         let g = grammar::build(&self.shapes, &self.notation);
-        let gbnf = g.to_gbnf();
-        let lark = crate::lark::gbnf_to_lark(&gbnf, "root")?;
         Ok(vec![
             ("spec.json", self.to_json()?),
             ("shorthand.bnf", self.grammar_bnf()),
             ("shorthand.pest", g.to_pest()),
-            ("shorthand.gbnf", gbnf),
-            ("shorthand.lark", lark),
+            ("shorthand.gbnf", g.to_gbnf()),
+            ("shorthand.lark", g.to_lark()?),
         ])
     }
 

@@ -80,10 +80,7 @@ fn main() {
     }
     // Warm the parser factory (built once per model) before timing anything.
     if let Some(s) = suites.first() {
-        let _ = model.grammar(
-            EngineKind::Llguidance,
-            &GrammarSource::Gbnf(s.spec.grammar_gbnf()),
-        );
+        let _ = model.grammar(EngineKind::Llguidance, &GrammarSource::Ir(s.spec.grammar()));
     }
     println!(
         "{:<14} {:>8} {:>9} {:>9} {:>9} {:>9} {:>11} {:>11} {:>12}",
@@ -152,10 +149,11 @@ fn measure(model: &LocalModel, s: &Suite) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
                 continue;
             };
             times.push(t.elapsed().as_secs_f64() * 1e3);
-            // The compiler's share: reading the lines, consuming, building the GBNF.
+            // The compiler's share: reading the lines, consuming, building the grammar and
+            // its Lark structure.
             let t0 = Instant::now();
             if let Ok(Some(c)) = pruner.after_lines(&text[..end]) {
-                std::hint::black_box(c.grammar.to_gbnf());
+                std::hint::black_box(c.grammar.to_lark_grammar().ok());
                 spec_times.push(t0.elapsed().as_secs_f64() * 1e3);
             }
             let t = Instant::now();
@@ -170,11 +168,11 @@ fn measure(model: &LocalModel, s: &Suite) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
 /// The baseline: preparing the full grammar once (median of 5), the cost a rebuild that
 /// did not prune would pay.
 fn full_grammar(model: &LocalModel, spec: &CompiledSpec) -> f64 {
-    let gbnf = spec.grammar_gbnf();
     let mut t: Vec<f64> = (0..5)
         .map(|_| {
+            let g = spec.grammar();
             let start = Instant::now();
-            let _ = model.grammar(EngineKind::Llguidance, &GrammarSource::Gbnf(gbnf.clone()));
+            let _ = model.grammar(EngineKind::Llguidance, &GrammarSource::Ir(g));
             start.elapsed().as_secs_f64() * 1e3
         })
         .collect();

@@ -21,13 +21,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     restriction
         .candidates
         .insert("/fields/*/aggregation".into(), vec!["sum".into()]);
-    let gbnf = spec.pruned_grammar(&restriction, Resume::Start).to_gbnf();
+    let pruned = spec.pruned_grammar(&restriction, Resume::Start); // the grammar IR
 
     let mut generator = Generator::new(&model, spec, opts)?;
     generator.warm()?; // evaluate the shared prompt prefix now (optional)
     let out = generator.generate("profit by region")?; // out.value (JSON), out.text, out.stats
     println!("{}", out.value);
-    let pruned = model.grammar(EngineKind::Llguidance, &GrammarSource::Gbnf(gbnf))?;
+    let pruned = model.grammar(EngineKind::Llguidance, &GrammarSource::Ir(pruned))?;
     let out = generator.generate_with("total sales by region", &pruned)?;
     println!("{}", out.value);
     // README end

@@ -10,13 +10,15 @@
 //!
 //! The engines:
 //! - [`EngineKind::Llguidance`] (default): llguidance's Earley parser with a token trie,
-//!   over the GBNF converted to Lark ([`crate::lark`]). Single-token checks cost
+//!   over the Lark grammar printed from dss's grammar IR ([`crate::lark`]), built
+//!   into llguidance's grammar directly (`llg.rs`). Single-token checks cost
 //!   microseconds; full masks well under a millisecond; it knows the forced bytes.
 //! - [`EngineKind::Gbnf`]: llama.cpp's own GBNF sampler (the baseline): greedy token
 //!   first, the whole vocabulary only on rejection. No fast-forward.
 //! - [`EngineKind::Unconstrained`]: nothing is checked (for benchmarks).
 //!
-//! A [`Grammar`] is prepared once (parsing, Lark conversion) and instantiated per request
+//! A [`Grammar`] is prepared once (Lark printing, llguidance's grammar and lexer; or GBNF
+//! printing and llama.cpp's parsing) and instantiated per request
 //! ([`Grammar::start`]), so a request can use a different grammar than the one before
 //! (per-request pruning), and an engine may replace its grammar mid-request.
 
@@ -36,7 +38,8 @@ use crate::gbnf::GbnfChecker;
 /// Which constraint engine decodes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum EngineKind {
-    /// llguidance over the GBNF converted to Lark: greedy-first checks, fast-forward.
+    /// llguidance over the Lark grammar printed from dss's grammar IR: greedy-first
+    /// checks, fast-forward.
     #[default]
     Llguidance,
     /// llama.cpp's GBNF sampler, greedy token first (the baseline).
@@ -81,7 +84,15 @@ pub enum EngineError {
 /// What a grammar is written in.
 #[derive(Debug, Clone)]
 pub enum GrammarSource {
-    /// GBNF with the start rule `root` (dss's `shorthand.gbnf`).
+    /// dss's grammar IR: a spec's grammar, its generation grammar or a pruned grammar
+    /// ([`dss_compiler::CompiledSpec::pruned_grammar`]). The llguidance engine builds its
+    /// grammar from the Lark structure printed from it
+    /// ([`dss_compiler::Grammar::to_lark_grammar`]); the GBNF engine gets its GBNF
+    /// ([`dss_compiler::Grammar::to_gbnf`]). Both say the same language.
+    Ir(dss_compiler::Grammar),
+    /// GBNF text with the start rule `root` (dss's `shorthand.gbnf`, or written by hand):
+    /// for the GBNF engine (llama.cpp's sampler) only. The llguidance engine refuses it
+    /// ([`EngineError::Grammar`]): it takes dss's grammar IR ([`GrammarSource::Ir`]).
     Gbnf(String),
     /// A JSON Schema: compact JSON output (llguidance only; for comparisons).
     JsonSchema(serde_json::Value),
@@ -132,11 +143,19 @@ impl Grammar {
                 })?;
                 let init = match source {
                     // Built from the Lark structure, not parsed from Lark text: see `llg`.
-                    GrammarSource::Gbnf(g) => {
-                        let lark = crate::lark::gbnf_to_lark_grammar(g, "root")
+                    GrammarSource::Ir(g) => {
+                        let lark = g
+                            .to_lark_grammar()
                             .map_err(|e| EngineError::Grammar(e.to_string()))?;
                         crate::llg::grammar_init(&lark, factory.limits().initial_lexer_fuel)
                             .map_err(|e| EngineError::Grammar(e.to_string()))?
+                    }
+                    GrammarSource::Gbnf(_) => {
+                        return Err(EngineError::Grammar(
+                            "the llguidance engine takes dss's grammar (GrammarSource::Ir), \
+                             not GBNF text; GBNF text runs on the gbnf engine"
+                                .into(),
+                        ))
                     }
                     GrammarSource::JsonSchema(schema) => {
                         let mut schema = schema.clone();
@@ -163,20 +182,22 @@ impl Grammar {
                 }
                 GrammarInner::Llg(Box::new(matcher))
             }
-            EngineKind::Gbnf => match source {
-                GrammarSource::Gbnf(g) => {
-                    // Checked with llama.cpp's parser now, so a bad grammar is an error here
-                    // and not an abort later.
-                    GbnfChecker::check_with(model, g, "root")
-                        .map_err(|e| EngineError::Grammar(e.to_string()))?;
-                    GrammarInner::Gbnf(g.clone())
-                }
-                GrammarSource::JsonSchema(_) => {
-                    return Err(EngineError::Grammar(
-                        "the GBNF engine needs a GBNF grammar, not a JSON Schema".into(),
-                    ))
-                }
-            },
+            EngineKind::Gbnf => {
+                let g = match source {
+                    GrammarSource::Ir(g) => g.to_gbnf(),
+                    GrammarSource::Gbnf(g) => g.clone(),
+                    GrammarSource::JsonSchema(_) => {
+                        return Err(EngineError::Grammar(
+                            "the GBNF engine needs a GBNF grammar, not a JSON Schema".into(),
+                        ))
+                    }
+                };
+                // Checked with llama.cpp's parser now, so a bad grammar is an error here
+                // and not an abort later.
+                GbnfChecker::check_with(model, &g, "root")
+                    .map_err(|e| EngineError::Grammar(e.to_string()))?;
+                GrammarInner::Gbnf(g)
+            }
         };
         Ok(Self {
             kind: engine,

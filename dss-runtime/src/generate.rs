@@ -488,7 +488,7 @@ impl<'m> Generator<'m> {
                         &spec.prompt_grammar(opts.grammar_options()),
                     ),
                     shots,
-                    GrammarSource::Gbnf(spec.generation_grammar(opts.grammar_options()).to_gbnf()),
+                    GrammarSource::Ir(spec.generation_grammar(opts.grammar_options())),
                 )
             }
             OutputFormat::Json => {
@@ -770,7 +770,7 @@ impl<'m> Generator<'m> {
             },
             consume: pruning.consume,
         };
-        let grammar = self.prepared(&self.pruner(&pruning).start_grammar())?;
+        let grammar = self.prepared(self.pruner(&pruning).start_grammar())?;
         stats.prune_ms += ms(t);
         let prompt = self.evaluate_prompt(request, stats)?;
         let state = PruneState {
@@ -793,7 +793,7 @@ impl<'m> Generator<'m> {
     }
 
     /// A pruned grammar, prepared for this model and engine.
-    fn prepared(&self, grammar: &dss_compiler::Grammar) -> Result<Grammar, GenerateError> {
+    fn prepared(&self, grammar: dss_compiler::Grammar) -> Result<Grammar, GenerateError> {
         prepared(self.model, self.opts.engine, grammar)
     }
 
@@ -1460,13 +1460,14 @@ struct Prompt {
     split: usize,
 }
 
-/// A pruned grammar (its GBNF), prepared for `model` and `engine`.
+/// A pruned grammar, prepared for `model` and `engine` (from the IR: no grammar text is
+/// printed for llguidance).
 fn prepared(
     model: &LocalModel,
     engine: EngineKind,
-    grammar: &dss_compiler::Grammar,
+    grammar: dss_compiler::Grammar,
 ) -> Result<Grammar, GenerateError> {
-    model.grammar(engine, &GrammarSource::Gbnf(grammar.to_gbnf()))
+    model.grammar(engine, &GrammarSource::Ir(grammar))
 }
 
 /// What a rebuild under pruning needs: the per-line pruning of the document
@@ -1496,7 +1497,7 @@ impl PrunedRest<'_> {
         let Ok(Some(rest)) = self.pruner.after_lines(text) else {
             return Ok(None);
         };
-        let grammar = prepared(model, self.engine, &rest.grammar)?;
+        let grammar = prepared(model, self.engine, rest.grammar)?;
         Ok(Some(grammar.start(&model.model, model.eog.clone())?))
     }
 }

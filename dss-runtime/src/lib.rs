@@ -9,8 +9,9 @@
 //!   [`Grammar`] they run.
 //! - The prompt ([`PromptTemplate`]): the model's chat template with a shared prefix and the
 //!   request last.
-//! - [`lark`]: GBNF → Lark, so llguidance runs the very GBNF dss emits (dss-compiler's
-//!   converter, re-exported: the one that writes `shorthand.lark`).
+//! - [`lark`]: the Lark structure printed from dss's grammar IR (dss-compiler's printer,
+//!   re-exported: the one that writes `shorthand.lark`), which the llguidance engine builds
+//!   its grammar from, so llguidance runs the language the GBNF says.
 //! - [`GbnfChecker`]: checking GBNF grammars (and texts against them) with llama.cpp's own
 //!   grammar engine, so what is checked is exactly what will constrain generation.
 //! - [`backend()`]: the single process-wide llama.cpp backend every part must share.

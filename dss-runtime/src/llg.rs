@@ -4,7 +4,7 @@
 //!
 //! Why: under pruning the grammar is rebuilt after every complete line, and in
 //! llguidance 1.9 reading Lark text sets up a lexer for Lark's own syntax on every call:
-//! about 40 % of a rebuild. The structure [`gbnf_to_lark`](dss_compiler::lark::gbnf_to_lark)
+//! about 40 % of a rebuild. The structure [`to_lark`](dss_compiler::Grammar::to_lark)
 //! prints is handed to llguidance's public grammar API instead
 //! ([`GrammarInit::Internal`]), lowered as llguidance's Lark compiler lowers the same text:
 //! - every literal and regex of a rule is a greedy lexeme (llguidance merges lexemes with
@@ -259,7 +259,6 @@ impl<'a> Builder<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use dss_compiler::lark::gbnf_to_lark_grammar;
     use dss_compiler::{Restriction, Resume};
     use llguidance::api::TopLevelGrammar;
     use llguidance::{Matcher, ParserFactory};
@@ -272,10 +271,11 @@ mod tests {
     }
 
     /// The grammars: the bundled specs' full grammars, each pruned to every bundled example
-    /// (its own values) and to nothing, and GBNF shaped to reach every Lark form the
-    /// converter writes (right-linear lexemes, cut automata, deep split lexemes, bounded
-    /// repetitions, recursion, empty alternatives). With texts each must accept.
-    fn grammars() -> Vec<(String, String, Vec<String>)> {
+    /// (its own values) and to nothing, and schemas shaped to reach the Lark forms of
+    /// regular forms (right-linear lexemes from patterns, a cut automaton from `hostname`,
+    /// a nested pattern), bounded arrays and recursion. With texts each must accept.
+    fn grammars() -> Vec<(String, LarkGrammar, Vec<String>)> {
+        let lark = |g: dss_compiler::Grammar| g.to_lark_grammar().expect("prints");
         let mut out = Vec::new();
         for entry in std::fs::read_dir(root().join("grammars")).expect("grammars/") {
             let dir = entry.expect("entry").path();
@@ -295,7 +295,7 @@ mod tests {
                 .filter_map(|v| spec.compress(&v["output"]).ok())
                 .collect();
             assert!(!texts.is_empty(), "{name}: no example");
-            out.push((name.clone(), spec.grammar_gbnf(), texts.clone()));
+            out.push((name.clone(), lark(spec.grammar()), texts.clone()));
             let sites = spec.sites();
             for (i, text) in texts.iter().enumerate() {
                 let lines = format!("{}\n", text.trim_end_matches('\n'));
@@ -307,67 +307,92 @@ mod tests {
                     r.candidates.entry(site).or_default().push(value);
                 }
                 let g = spec.pruned_grammar(&r, Resume::Start);
-                out.push((
-                    format!("{name} pruned {i}"),
-                    g.to_gbnf(),
-                    vec![text.clone()],
-                ));
+                out.push((format!("{name} pruned {i}"), lark(g), vec![text.clone()]));
             }
             let g = spec.pruned_grammar(&Restriction::default(), Resume::Start);
-            out.push((format!("{name} pruned to nothing"), g.to_gbnf(), Vec::new()));
+            out.push((format!("{name} pruned to nothing"), lark(g), Vec::new()));
         }
-        let mut host = String::from("root ::= (host \"\\n\")*\nhost ::= \"\\\"\" s0\n");
-        host.push_str("s0 ::= [a-z] s1\n");
-        for k in 0..40 {
-            let (odd, even) = (2 * k + 1, 2 * k + 2);
-            let more = if k < 39 {
-                format!("\"-\" s{even} | [a-z] s{} | ", even + 1)
-            } else {
-                String::new()
-            };
-            host.push_str(&format!("s{odd} ::= {more}\".\" s0 | \"\\\"\"\n"));
-            if k < 39 {
-                host.push_str(&format!("s{even} ::= [a-z] s{}\n", even + 1));
-            }
-        }
-        let mut deep = String::from("[a-z]");
-        for _ in 0..12 {
-            deep = format!("( \"x\" {deep} )?");
-        }
+        let nested = (0..12).fold("[a-z]".to_string(), |inner, _| format!("(x{inner})?"));
         let synthetic = [
             (
-                "string and repetitions",
-                r##"root ::= "fields:\n" (item "\n"){1,3} tail? ("#" [0-9]{2,4})*
-item ::= string (" " agg)?
-agg ::= "sum" | "avg" | ""
-tail ::= "chart: " ( "bar" | "line" ) "\n"
-string ::= "\"" ( [^"\\\x00-\x1F] | "\\" ( ["\\/bfnrt] | "u" [0-9a-fA-F]{4} ) )* "\""
-"##
-                .to_string(),
-                vec!["fields:\n\"a b\" sum\n\"\\u00e9\"\nchart: bar\n#12".to_string()],
+                "strings and repetitions",
+                serde_json::json!({
+                    "type": "object",
+                    "properties": {
+                        "fields": {
+                            "type": "array",
+                            "minItems": 1,
+                            "maxItems": 3,
+                            "items": {
+                                "type": "object",
+                                "properties": {
+                                    "name": {"type": "string"},
+                                    "agg": {"enum": ["sum", "avg"]}
+                                },
+                                "required": ["name"]
+                            }
+                        },
+                        "chart": {"enum": ["bar", "line"]},
+                        "code": {"type": "string", "pattern": "^[0-9]{2,4}$"}
+                    },
+                    "required": ["fields"]
+                }),
+                vec![
+                    serde_json::json!({"fields": [{"name": "a b", "agg": "sum"}, {"name": "é"}],
+                        "chart": "bar", "code": "123"}),
+                ],
             ),
             (
                 "automata and recursion",
-                r#"root ::= (id "\n")* list? "\n" pair
-id ::= "\"" s0
-s0 ::= [a-z] s1 | [0-9] s0
-s1 ::= "-" s0 | "\""
-list ::= "[" ( [0-9] | list ) "]"
-pair ::= [a-z] " " [a-z]
-"#
-                .to_string(),
-                vec!["\"12a-b\"\n[[7]]\nx y".to_string()],
+                serde_json::json!({
+                    "$defs": {
+                        "node": {
+                            "type": "object",
+                            "properties": {
+                                "id": {"type": "string", "pattern": "^([0-9]|[a-z]-)*[a-z]$"},
+                                "children": {"type": "array", "items": {"$ref": "#/$defs/node"}}
+                            },
+                            "required": ["id"]
+                        }
+                    },
+                    "$ref": "#/$defs/node"
+                }),
+                vec![serde_json::json!({"id": "12a-b", "children": [{"id": "x"}]})],
             ),
-            ("cut automaton", host, vec!["\"ab-c.d\"\n".to_string()]),
             (
-                "deep lexeme",
-                format!("root ::= w \"\\n\"\nw ::= {deep}\n"),
-                vec!["xx\n".to_string(), format!("{}q\n", "x".repeat(12))],
+                "cut automaton",
+                serde_json::json!({
+                    "type": "object",
+                    "properties": {"host": {"type": "string", "format": "hostname"}},
+                    "required": ["host"]
+                }),
+                vec![serde_json::json!({"host": "ab-c.d"})],
+            ),
+            (
+                "nested pattern",
+                serde_json::json!({
+                    "type": "object",
+                    "properties": {"w": {"type": "string", "pattern": format!("^{nested}$")}},
+                    "required": ["w"]
+                }),
+                vec![
+                    serde_json::json!({"w": "xx"}),
+                    serde_json::json!({"w": format!("{}q", "x".repeat(12))}),
+                ],
             ),
         ];
-        for (name, gbnf, texts) in synthetic {
-            out.push((name.to_string(), gbnf, texts));
+        for (name, schema, instances) in synthetic {
+            let spec = dss_compiler::compile(&schema, &Default::default())
+                .unwrap_or_else(|e| panic!("{name}: {e}"));
+            let texts = instances
+                .iter()
+                .map(|x| spec.compress(x).unwrap_or_else(|e| panic!("{name}: {e}")))
+                .collect();
+            out.push((name.to_string(), lark(spec.grammar()), texts));
         }
+        // The cut automaton is reached.
+        let all: String = out.iter().map(|(_, g, _)| g.to_string()).collect();
+        assert!(all.contains("__TO_CUT"), "no grammar has a cut automaton");
         out
     }
 
@@ -431,8 +456,7 @@ pair ::= [a-z] " " [a-z]
         factory.quiet();
         let fuel = factory.limits().initial_lexer_fuel;
         let (mut checked, mut failures) = (0, Vec::new());
-        for (name, gbnf, texts) in grammars() {
-            let lark = gbnf_to_lark_grammar(&gbnf, "root").expect("converts");
+        for (name, lark, texts) in grammars() {
             let direct =
                 factory.create_parser_from_init_default(grammar_init(&lark, fuel).expect("builds"));
             let from_text = factory.create_parser(TopLevelGrammar::from_lark(lark.to_string()));
@@ -463,7 +487,20 @@ pair ::= [a-z] " " [a-z]
 
     #[test]
     fn bad_structures_are_errors() {
-        let mut g = gbnf_to_lark_grammar("root ::= [a-z]+ \"\\n\"", "root").expect("converts");
+        let rule = |name: &str, e: LarkExpr| LarkGrammar {
+            start: name.into(),
+            items: vec![dss_compiler::lark::LarkItem {
+                name: name.into(),
+                body: LarkBody::Rule(e),
+            }],
+        };
+        let mut g = rule(
+            "r_root",
+            LarkExpr::Seq(vec![
+                LarkExpr::Rep(Box::new(LarkExpr::Regex("[a-z]".into())), 1, None),
+                LarkExpr::Lit("\n".into()),
+            ]),
+        );
         assert!(grammar_init(&g, u64::MAX).is_ok());
         g.start = "r_missing".into();
         let Err(e) = grammar_init(&g, u64::MAX) else {
@@ -498,7 +535,13 @@ pair ::= [a-z] " " [a-z]
             }],
         };
         assert!(grammar_init(&g3, u64::MAX).is_err(), "a bad regex");
-        let big = gbnf_to_lark_grammar("root ::= \"abc\" [a-z]{3}", "root").expect("converts");
+        let big = rule(
+            "r_root",
+            LarkExpr::Seq(vec![
+                LarkExpr::Lit("abc".into()),
+                LarkExpr::Rep(Box::new(LarkExpr::Regex("[a-z]".into())), 3, Some(3)),
+            ]),
+        );
         assert!(grammar_init(&big, 0).is_err(), "over the lexer limit");
     }
 }

@@ -1,306 +1,339 @@
-//! GBNF → Lark (llguidance's dialect): `shorthand.lark` for the engines that read Lark
-//! (llguidance, hence vLLM's `guidance` backend, SGLang's `llguidance` backend and OpenAI's
-//! context-free-grammar custom tools), `dss prune --format lark`, and dss-runtime's
-//! llguidance engine, which runs exactly the GBNF dss emits.
+//! Lark (llguidance's dialect), printed from the grammar IR: `shorthand.lark` for the engines
+//! that read Lark (llguidance, hence vLLM's `guidance` backend, SGLang's `llguidance` backend
+//! and OpenAI's context-free-grammar custom tools), `dss prune --format lark`, and
+//! dss-runtime's llguidance engine, which builds llguidance's grammar from the structure
+//! ([`LarkGrammar`]) without printing any grammar text.
 //!
-//! Why convert GBNF rather than print Lark from the grammar IR: the GBNF is the portable
-//! artifact (`shorthand.gbnf`, a pruned grammar), so every Lark grammar says exactly what a
-//! GBNF grammar says, and any hand-written GBNF converts as well. The conversion is
-//! structural; only the lexer split is a choice. llguidance lexes greedily and does not go
-//! back, so a text one lexeme reads whole must not also be readable as a run of shorter
-//! lexemes elsewhere (`"5f1a"` as `string` where a pattern's rules read it one character at
-//! a time: the lexer takes `string` and the pattern's reading is lost). So these rules
-//! become lexemes: every non-recursive rule that reaches a character class and no literal
-//! space or newline (`string`, `number`: `T_STRING: /…/`, one regex where the rule
-//! references no other; a regular form's rules, one per automaton state:
+//! The IR's rules are taken as the GBNF printer writes them ([`Grammar::to_gbnf`]): the
+//! same names (the start rule `root`), the same structure, the terminals' definitions of
+//! `Terminal::gbnf` (as `terminal` writes them: a test checks they agree), so the Lark
+//! grammar says exactly what the GBNF says and names its rules alike. Only the lexer split
+//! is a choice. llguidance lexes greedily and does not go back, so a text one lexeme reads
+//! whole must not also be readable as a run of shorter lexemes elsewhere (`"5f1a"` as
+//! `string` where a pattern's rules read it one character at a time: the lexer takes
+//! `string` and the pattern's reading is lost). So these rules become lexemes: every non-recursive rule that reaches a character class
+//! and no literal space or newline (`string`, `number`: `T_STRING: /…/`, one regex where the
+//! rule references no other; a regular form's rules, one per automaton state:
 //! `T_PATTERN: "\"" T_PATTERN_0`, their loops solved first: `solve_right_linear`), and
-//! every rule such a lexeme reaches. Everything else
-//! stays a grammar rule whose literals are lexemes. dss's notation separates elements by a
-//! literal space or newline, which no such lexeme holds, so llguidance's greedy lexemes never
-//! swallow what follows them. Regexes are written in the syntax of Rust's `regex` crate
-//! (`\x{2F}`), which llguidance reads; repetition counts use llguidance's `{m,n}`.
+//! every rule such a lexeme reaches. Everything else stays a grammar rule whose literals
+//! are lexemes. dss's notation separates elements by a literal space or newline, which no
+//! such lexeme holds, so llguidance's greedy lexemes never swallow what follows them.
+//! Regexes are written in the syntax of Rust's `regex` crate (`\x{2F}`), which llguidance
+//! reads; repetition counts use llguidance's `{m,n}`.
 
 use std::collections::{BTreeSet, HashMap};
 
-/// A GBNF text the converter cannot read.
+use super::regular::smaller_form;
+use super::{Grammar, Terminal, G};
+
+/// A grammar IR that cannot be written as Lark: a bug of dss (the IR's rules refer to
+/// each other by name; the GBNF printed from such an IR is broken alike).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("GBNF line {line}: {message}")]
 #[non_exhaustive]
-pub struct LarkError {
-    /// The GBNF line (1-based).
-    pub line: usize,
-    /// What cannot be converted.
-    pub message: String,
+pub enum LarkError {
+    /// The grammar has no rule (no start rule).
+    #[error("the grammar has no rules")]
+    NoRules,
+    /// Two rules (or a rule and a terminal) have the same name.
+    #[error("rule `{0}` is defined twice")]
+    DuplicateRule(String),
+    /// A rule refers to a rule the grammar does not define.
+    #[error("rule `{rule}` uses undefined rule `{missing}`")]
+    UndefinedRule {
+        /// The rule (GBNF's name for it).
+        rule: String,
+        /// The name it refers to.
+        missing: String,
+    },
 }
 
-/// A GBNF expression.
+/// The converter's expression: the IR's expressions as GBNF writes them (a class as it
+/// is printed, in the smaller of its two forms: negated or not).
 #[derive(Debug, Clone, PartialEq)]
 enum Ex {
     Lit(String),
     /// A character class: (negated, ranges of chars, inclusive).
     Class(bool, Vec<(char, char)>),
-    Any,
     Ref(String),
     Seq(Vec<Ex>),
     Alt(Vec<Ex>),
     Rep(Box<Ex>, u32, Option<u32>),
 }
 
-struct Parser<'a> {
-    src: &'a [u8],
-    text: &'a str,
-    pos: usize,
+/// The rules of `g` in the converter's form, named as the GBNF names them (the start rule
+/// `root`, `_` written `-`, so the Lark names are those of the GBNF's rules), then the
+/// definitions of the terminals they use ([`Terminal::gbnf`]'s, as [`terminal`] writes them).
+fn rules_of(g: &Grammar) -> Vec<(String, Ex)> {
+    let mut rules: Vec<(String, Ex)> = g
+        .rules
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let name = if i == 0 {
+                "root".to_string()
+            } else {
+                ir_name(&r.name)
+            };
+            let mut v = Vec::new();
+            items(&r.body, &mut v);
+            (name, one(v))
+        })
+        .collect();
+    rules.extend(
+        g.terminals()
+            .into_iter()
+            .map(|t| (t.gbnf_name(), terminal(t))),
+    );
+    rules
 }
 
-impl Parser<'_> {
-    fn line(&self) -> usize {
-        self.text[..self.pos.min(self.text.len())]
-            .bytes()
-            .filter(|&b| b == b'\n')
-            .count()
-            + 1
-    }
+/// A rule's name as the GBNF writes it.
+fn ir_name(n: &str) -> String {
+    n.replace('_', "-")
+}
 
-    fn err(&self, message: impl Into<String>) -> LarkError {
-        LarkError {
-            line: self.line(),
-            message: message.into(),
-        }
-    }
+/// The never-matching alternative (an empty [`G::Alt`]): two NUL bytes, as the GBNF says
+/// it.
+fn never_items(out: &mut Vec<Ex>) {
+    out.push(Ex::Class(false, vec![('\0', '\0')]));
+    out.push(Ex::Class(false, vec![('\0', '\0')]));
+}
 
-    fn peek(&self) -> Option<u8> {
-        self.src.get(self.pos).copied()
+/// Items of a sequence as one expression.
+fn one(mut v: Vec<Ex>) -> Ex {
+    if v.len() == 1 {
+        v.remove(0)
+    } else {
+        Ex::Seq(v)
     }
+}
 
-    /// Skips spaces and comments; newlines too when `newlines`.
-    fn space(&mut self, newlines: bool) {
-        while let Some(b) = self.peek() {
-            match b {
-                b' ' | b'\t' | b'\r' => self.pos += 1,
-                b'\n' if newlines => self.pos += 1,
-                b'#' => {
-                    while self.peek().is_some_and(|b| b != b'\n') {
-                        self.pos += 1;
-                    }
-                }
-                _ => break,
+/// Adds `g` to `out`, the items of the sequence it is in: one expression, but two for the
+/// never-matching alternative, which the GBNF writes ungrouped (`[\x00] [\x00]`; a
+/// repetition applies to its last), so that both grammars have the same structure.
+fn items(g: &G, out: &mut Vec<Ex>) {
+    match g {
+        G::Lit(s) | G::Text(s) => out.push(Ex::Lit(s.clone())),
+        G::Term(t) => out.push(Ex::Ref(t.gbnf_name())),
+        G::Rule(n) => out.push(Ex::Ref(ir_name(n))),
+        G::Seq(xs) => {
+            let mut v = Vec::with_capacity(xs.len());
+            for x in xs {
+                crate::stack::deep(|| items(x, &mut v));
             }
+            out.push(one(v));
+        }
+        G::Alt(xs) if xs.is_empty() => never_items(out),
+        G::Alt(xs) => {
+            let mut alts: Vec<Ex> = xs
+                .iter()
+                .map(|x| {
+                    let mut v = Vec::new();
+                    crate::stack::deep(|| items(x, &mut v));
+                    one(v)
+                })
+                .collect();
+            out.push(if alts.len() == 1 {
+                alts.remove(0)
+            } else {
+                Ex::Alt(alts)
+            });
+        }
+        G::Opt(x) => repeat(x, 0, Some(1), out),
+        G::Star(x) => repeat(x, 0, None, out),
+        G::Rep(x, min, max) => repeat(x, *min, *max, out),
+        G::Class(ranges) => {
+            let (negated, ranges) = smaller_form(ranges);
+            out.push(Ex::Class(negated, ranges));
         }
     }
+}
 
-    fn name(&mut self) -> Option<String> {
-        let start = self.pos;
-        while self
-            .peek()
-            .is_some_and(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
-        {
-            self.pos += 1;
-        }
-        (self.pos > start).then(|| self.text[start..self.pos].to_string())
+/// `x` repeated `min` to `max` times, added to `out` (see [`items`]).
+fn repeat(x: &G, min: u32, max: Option<u32>, out: &mut Vec<Ex>) {
+    let mut v = Vec::new();
+    crate::stack::deep(|| items(x, &mut v));
+    let last = v.pop().unwrap_or(Ex::Seq(Vec::new()));
+    out.extend(v);
+    out.push(Ex::Rep(Box::new(last), min, max));
+}
+
+/// A class of single characters.
+fn chars(cs: &str) -> Ex {
+    Ex::Class(false, cs.chars().map(|c| (c, c)).collect())
+}
+
+/// A class of ranges.
+fn ranges(rs: &[(char, char)]) -> Ex {
+    Ex::Class(false, rs.to_vec())
+}
+
+fn lit(s: &str) -> Ex {
+    Ex::Lit(s.to_string())
+}
+
+fn name(s: &str) -> Ex {
+    Ex::Ref(s.to_string())
+}
+
+fn rep(x: Ex, min: u32, max: Option<u32>) -> Ex {
+    Ex::Rep(Box::new(x), min, max)
+}
+
+fn opt(x: Ex) -> Ex {
+    rep(x, 0, Some(1))
+}
+
+fn digits() -> Ex {
+    ranges(&[('0', '9')])
+}
+
+/// `[0-9]{n}`.
+fn digits_n(n: u32) -> Ex {
+    rep(digits(), n, Some(n))
+}
+
+/// A JSON string of at least `min` characters (0 or 1).
+fn json_string(min: u32) -> Ex {
+    let plain = Ex::Class(true, vec![('"', '"'), ('\\', '\\'), ('\0', '\u{1f}')]);
+    let hex = ranges(&[('0', '9'), ('a', 'f'), ('A', 'F')]);
+    let escape = Ex::Seq(vec![
+        lit("\\"),
+        Ex::Alt(vec![
+            chars("\"\\/bfnrt"),
+            Ex::Seq(vec![lit("u"), rep(hex, 4, Some(4))]),
+        ]),
+    ]);
+    Ex::Seq(vec![
+        lit("\""),
+        rep(Ex::Alt(vec![plain, escape]), min, None),
+        lit("\""),
+    ])
+}
+
+/// A JSON number's parts: `"-"?` when `signed`, the integer part (`[1-9] [0-9]*` alone
+/// when `positive`), a fraction of any digits or only zeros (`integral`), an exponent with
+/// a sign (`-` only when not `integral`).
+fn json_number(signed: bool, positive: bool, integral: bool) -> Ex {
+    let mut parts = Vec::new();
+    if signed {
+        parts.push(opt(lit("-")));
     }
-
-    /// The next char of the source (UTF-8 aware).
-    fn next_char(&mut self) -> Result<char, LarkError> {
-        let c = self.text[self.pos..]
-            .chars()
-            .next()
-            .ok_or_else(|| self.err("unexpected end of grammar"))?;
-        self.pos += c.len_utf8();
-        Ok(c)
+    let nonzero = || ranges(&[('1', '9')]);
+    if positive {
+        parts.push(nonzero());
+        parts.push(rep(digits(), 0, None));
+    } else {
+        parts.push(Ex::Alt(vec![
+            lit("0"),
+            Ex::Seq(vec![nonzero(), rep(digits(), 0, None)]),
+        ]));
     }
+    let (fraction, sign) = if integral {
+        (rep(lit("0"), 1, None), opt(lit("+")))
+    } else {
+        (rep(digits(), 1, None), opt(chars("-+")))
+    };
+    parts.push(opt(Ex::Seq(vec![lit("."), fraction])));
+    parts.push(opt(Ex::Seq(vec![
+        chars("eE"),
+        sign,
+        rep(digits(), 1, None),
+    ])));
+    Ex::Seq(parts)
+}
 
-    fn hex(&mut self, digits: usize) -> Result<char, LarkError> {
-        let end = self.pos + digits;
-        let hex = self
-            .text
-            .get(self.pos..end)
-            .ok_or_else(|| self.err("truncated escape"))?;
-        let v = u32::from_str_radix(hex, 16).map_err(|_| self.err("bad hex escape"))?;
-        self.pos = end;
-        char::from_u32(v).ok_or_else(|| self.err("escape is not a Unicode scalar"))
-    }
-
-    /// One char of a literal or class, with GBNF escapes.
-    fn char_escaped(&mut self) -> Result<char, LarkError> {
-        let c = self.next_char()?;
-        if c != '\\' {
-            return Ok(c);
+/// A terminal's definition: [`Terminal::gbnf`] in the converter's form (a test prints it
+/// back as that text).
+fn terminal(t: Terminal) -> Ex {
+    let date = || {
+        vec![
+            lit("\""),
+            digits_n(4),
+            lit("-"),
+            digits_n(2),
+            lit("-"),
+            digits_n(2),
+        ]
+    };
+    match t {
+        Terminal::Text => Ex::Alt(vec![name("string"), name("bare")]),
+        Terminal::TextNonempty => Ex::Alt(vec![name("nonempty"), name("bare")]),
+        Terminal::NonEmpty => json_string(1),
+        Terminal::String => json_string(0),
+        Terminal::Date => {
+            let mut d = date();
+            d.push(lit("\""));
+            Ex::Seq(d)
         }
-        let e = self.next_char()?;
-        Ok(match e {
-            'n' => '\n',
-            'r' => '\r',
-            't' => '\t',
-            '0' => '\0',
-            'x' => self.hex(2)?,
-            'u' => self.hex(4)?,
-            'U' => self.hex(8)?,
-            other => other,
-        })
-    }
-
-    fn rule(&mut self) -> Result<Option<(String, Ex)>, LarkError> {
-        self.space(true);
-        if self.peek().is_none() {
-            return Ok(None);
+        Terminal::DateTime => {
+            let mut d = date();
+            d.extend([
+                chars("Tt "),
+                digits_n(2),
+                lit(":"),
+                digits_n(2),
+                lit(":"),
+                digits_n(2),
+                opt(Ex::Seq(vec![lit("."), rep(digits(), 1, None)])),
+                Ex::Alt(vec![
+                    chars("Zz"),
+                    Ex::Seq(vec![chars("-+"), digits_n(2), lit(":"), digits_n(2)]),
+                ]),
+                lit("\""),
+            ]);
+            Ex::Seq(d)
         }
-        let name = self
-            .name()
-            .ok_or_else(|| self.err("expected a rule name"))?;
-        self.space(false);
-        if !self.text[self.pos..].starts_with("::=") {
-            return Err(self.err(format!("expected ::= after `{name}`")));
+        Terminal::NonnegNumber => json_number(false, false, false),
+        Terminal::Natural => json_number(false, false, true),
+        Terminal::Positive => json_number(false, true, true),
+        Terminal::Number => json_number(true, false, false),
+        Terminal::Integer => json_number(true, false, true),
+        Terminal::Bare => Ex::Seq(vec![
+            Ex::Class(false, vec![('A', 'Z'), ('a', 'z'), ('_', '_'), ('$', '$')]),
+            rep(
+                Ex::Class(
+                    false,
+                    vec![
+                        ('A', 'Z'),
+                        ('a', 'z'),
+                        ('0', '9'),
+                        ('_', '_'),
+                        ('$', '$'),
+                        ('.', '.'),
+                        ('/', '/'),
+                        ('-', '-'),
+                    ],
+                ),
+                0,
+                None,
+            ),
+        ]),
+        Terminal::JsonValue => Ex::Alt(vec![
+            name("json-object"),
+            name("json-array"),
+            name("string"),
+            name("number"),
+            lit("true"),
+            lit("false"),
+            lit("null"),
+        ]),
+        Terminal::JsonObject => {
+            let member = || vec![name("string"), lit(":"), name("json-value")];
+            let mut first = member();
+            let mut more = vec![lit(",")];
+            more.extend(member());
+            first.push(rep(Ex::Seq(more), 0, None));
+            Ex::Seq(vec![lit("{"), opt(Ex::Seq(first)), lit("}")])
         }
-        self.pos += 3;
-        let body = self.alternatives(false)?;
-        Ok(Some((name, body)))
-    }
-
-    fn alternatives(&mut self, nested: bool) -> Result<Ex, LarkError> {
-        let mut alts = vec![self.sequence(nested)?];
-        while self.peek() == Some(b'|') {
-            self.pos += 1;
-            self.space(true);
-            alts.push(self.sequence(nested)?);
-        }
-        Ok(if alts.len() == 1 {
-            alts.remove(0)
-        } else {
-            Ex::Alt(alts)
-        })
-    }
-
-    fn sequence(&mut self, nested: bool) -> Result<Ex, LarkError> {
-        let mut items = Vec::new();
-        loop {
-            self.space(nested);
-            let Some(b) = self.peek() else { break };
-            let atom = match b {
-                b'"' => {
-                    self.pos += 1;
-                    let mut s = String::new();
-                    loop {
-                        match self.peek() {
-                            None => return Err(self.err("unterminated literal")),
-                            Some(b'"') => {
-                                self.pos += 1;
-                                break;
-                            }
-                            Some(_) => s.push(self.char_escaped()?),
-                        }
-                    }
-                    Ex::Lit(s)
-                }
-                b'[' => {
-                    self.pos += 1;
-                    let negated = self.peek() == Some(b'^');
-                    if negated {
-                        self.pos += 1;
-                    }
-                    let mut ranges = Vec::new();
-                    loop {
-                        match self.peek() {
-                            None => return Err(self.err("unterminated character class")),
-                            Some(b']') => {
-                                self.pos += 1;
-                                break;
-                            }
-                            Some(_) => {
-                                let lo = self.char_escaped()?;
-                                let hi = if self.peek() == Some(b'-')
-                                    && self.src.get(self.pos + 1) != Some(&b']')
-                                {
-                                    self.pos += 1;
-                                    self.char_escaped()?
-                                } else {
-                                    lo
-                                };
-                                if hi < lo {
-                                    return Err(self.err("reversed range in character class"));
-                                }
-                                ranges.push((lo, hi));
-                            }
-                        }
-                    }
-                    Ex::Class(negated, ranges)
-                }
-                b'.' => {
-                    self.pos += 1;
-                    Ex::Any
-                }
-                b'(' => {
-                    self.pos += 1;
-                    self.space(true);
-                    let inner = self.alternatives(true)?;
-                    self.space(true);
-                    if self.peek() != Some(b')') {
-                        return Err(self.err("expected )"));
-                    }
-                    self.pos += 1;
-                    inner
-                }
-                b if b.is_ascii_alphanumeric() || b == b'-' || b == b'_' => {
-                    let n = self.name().ok_or_else(|| self.err("expected a name"))?;
-                    // `name ::=` starts the next rule: this sequence is over.
-                    let save = self.pos;
-                    self.space(false);
-                    if self.text[self.pos..].starts_with("::=") {
-                        self.pos = save - n.len();
-                        break;
-                    }
-                    self.pos = save;
-                    Ex::Ref(n)
-                }
-                _ => break,
-            };
-            items.push(self.postfix(atom)?);
-        }
-        Ok(if items.len() == 1 {
-            items.remove(0)
-        } else {
-            Ex::Seq(items)
-        })
-    }
-
-    fn number(&mut self) -> Option<u32> {
-        let start = self.pos;
-        while self.peek().is_some_and(|b| b.is_ascii_digit()) {
-            self.pos += 1;
-        }
-        self.text[start..self.pos].parse().ok()
-    }
-
-    fn postfix(&mut self, mut atom: Ex) -> Result<Ex, LarkError> {
-        loop {
-            atom = match self.peek() {
-                Some(b'*') => Ex::Rep(Box::new(atom), 0, None),
-                Some(b'+') => Ex::Rep(Box::new(atom), 1, None),
-                Some(b'?') => Ex::Rep(Box::new(atom), 0, Some(1)),
-                Some(b'{') => {
-                    self.pos += 1;
-                    self.space(false);
-                    let min = self.number().ok_or_else(|| self.err("expected a count"))?;
-                    self.space(false);
-                    let max = if self.peek() == Some(b',') {
-                        self.pos += 1;
-                        self.space(false);
-                        self.number()
-                    } else {
-                        Some(min)
-                    };
-                    self.space(false);
-                    if self.peek() != Some(b'}') {
-                        return Err(self.err("expected }"));
-                    }
-                    if max.is_some_and(|m| m < min) {
-                        return Err(self.err("repetition maximum below minimum"));
-                    }
-                    Ex::Rep(Box::new(atom), min, max)
-                }
-                _ => return Ok(atom),
-            };
-            self.pos += 1;
-        }
+        Terminal::JsonArray => Ex::Seq(vec![
+            lit("["),
+            opt(Ex::Seq(vec![
+                name("json-value"),
+                rep(Ex::Seq(vec![lit(","), name("json-value")]), 0, None),
+            ])),
+            lit("]"),
+        ]),
     }
 }
 
@@ -311,13 +344,13 @@ fn refs(e: &Ex, out: &mut BTreeSet<String>) {
         }
         Ex::Seq(xs) | Ex::Alt(xs) => xs.iter().for_each(|x| refs(x, out)),
         Ex::Rep(x, _, _) => refs(x, out),
-        Ex::Lit(_) | Ex::Class(..) | Ex::Any => {}
+        Ex::Lit(_) | Ex::Class(..) => {}
     }
 }
 
 fn has_class(e: &Ex) -> bool {
     match e {
-        Ex::Class(..) | Ex::Any => true,
+        Ex::Class(..) => true,
         Ex::Seq(xs) | Ex::Alt(xs) => xs.iter().any(has_class),
         Ex::Rep(x, _, _) => has_class(x),
         Ex::Lit(_) | Ex::Ref(_) => false,
@@ -330,7 +363,7 @@ fn has_separator(e: &Ex) -> bool {
         Ex::Lit(s) => s.contains([' ', '\n']),
         Ex::Seq(xs) | Ex::Alt(xs) => xs.iter().any(has_separator),
         Ex::Rep(x, _, _) => has_separator(x),
-        Ex::Class(..) | Ex::Any | Ex::Ref(_) => false,
+        Ex::Class(..) | Ex::Ref(_) => false,
     }
 }
 
@@ -434,7 +467,7 @@ fn nodes(e: &Ex) -> usize {
     match e {
         Ex::Seq(xs) | Ex::Alt(xs) => 1 + xs.iter().map(nodes).sum::<usize>(),
         Ex::Rep(x, _, _) => 1 + nodes(x),
-        Ex::Lit(_) | Ex::Class(..) | Ex::Any | Ex::Ref(_) => 1,
+        Ex::Lit(_) | Ex::Class(..) | Ex::Ref(_) => 1,
     }
 }
 
@@ -836,7 +869,7 @@ fn depth(e: &Ex) -> usize {
     match e {
         Ex::Seq(xs) | Ex::Alt(xs) => 1 + xs.iter().map(depth).max().unwrap_or(0),
         Ex::Rep(x, _, _) => 1 + depth(x),
-        Ex::Lit(_) | Ex::Class(..) | Ex::Any | Ex::Ref(_) => 0,
+        Ex::Lit(_) | Ex::Class(..) | Ex::Ref(_) => 0,
     }
 }
 
@@ -872,23 +905,24 @@ fn hoist(
     }
 }
 
-impl super::Grammar {
-    /// The Lark grammar (llguidance's dialect; start rule `start`): the GBNF of
-    /// [`to_gbnf`](Self::to_gbnf) converted, so both say the same language.
+impl Grammar {
+    /// The Lark grammar (llguidance's dialect; start rule `start`), printed from the IR as
+    /// [`to_gbnf`](Self::to_gbnf) prints GBNF: both say the same language.
     pub fn to_lark(&self) -> Result<String, LarkError> {
-        gbnf_to_lark(&self.to_gbnf(), "root")
+        Ok(self.to_lark_grammar()?.to_string())
+    }
+
+    /// [`to_lark`](Self::to_lark) as a structure, which dss-runtime's llguidance engine
+    /// builds llguidance's grammar from (see [`LarkGrammar`]).
+    pub fn to_lark_grammar(&self) -> Result<LarkGrammar, LarkError> {
+        convert(rules_of(self))
     }
 }
 
-/// Converts a GBNF grammar with start rule `root` to llguidance's Lark (start rule `start`).
-pub fn gbnf_to_lark(gbnf: &str, root: &str) -> Result<String, LarkError> {
-    Ok(gbnf_to_lark_grammar(gbnf, root)?.to_string())
-}
-
-/// llguidance's Lark as a structure: exactly what [`gbnf_to_lark`] prints (its
+/// llguidance's Lark as a structure: exactly what [`Grammar::to_lark`] prints (its
 /// [`Display`](std::fmt::Display) is that text), for engines that build llguidance's grammar
 /// from it directly instead of having llguidance parse the text again (dss-runtime does, so
-/// a rebuild under pruning does not pay for lexing and parsing Lark).
+/// a rebuild under pruning prints no grammar text and parses none).
 #[derive(Debug, Clone, PartialEq)]
 pub struct LarkGrammar {
     /// The rule `start` expands to (`start: NAME`).
@@ -945,7 +979,7 @@ impl std::fmt::Display for LarkGrammar {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         writeln!(
             f,
-            "// Converted by dss from GBNF: Lark as llguidance reads it. Start rule: start."
+            "// Generated by dss from a JSON Schema: Lark as llguidance reads it. Start rule: start."
         )?;
         writeln!(f, "start: {}", self.start)?;
         for item in &self.items {
@@ -965,7 +999,7 @@ impl std::fmt::Display for LarkGrammar {
 fn to_lark_expr(e: &Ex, names: &HashMap<String, String>) -> LarkExpr {
     match e {
         Ex::Lit(s) => LarkExpr::Lit(s.clone()),
-        Ex::Class(..) | Ex::Any => LarkExpr::Regex(regex(e, 0)),
+        Ex::Class(..) => LarkExpr::Regex(regex(e, 0)),
         Ex::Ref(n) => LarkExpr::Ref(names.get(n).cloned().unwrap_or_else(|| n.clone())),
         Ex::Seq(xs) => LarkExpr::Seq(xs.iter().map(|x| to_lark_expr(x, names)).collect()),
         Ex::Alt(xs) => LarkExpr::Alt(xs.iter().map(|x| to_lark_expr(x, names)).collect()),
@@ -973,34 +1007,22 @@ fn to_lark_expr(e: &Ex, names: &HashMap<String, String>) -> LarkExpr {
     }
 }
 
-/// [`gbnf_to_lark`] as a structure (see [`LarkGrammar`]).
-pub fn gbnf_to_lark_grammar(gbnf: &str, root: &str) -> Result<LarkGrammar, LarkError> {
-    let mut p = Parser {
-        src: gbnf.as_bytes(),
-        text: gbnf,
-        pos: 0,
-    };
-    let mut rules: Vec<(String, Ex)> = Vec::new();
-    while let Some((name, body)) = p.rule()? {
-        if rules.iter().any(|(n, _)| *n == name) {
-            return Err(p.err(format!("rule `{name}` is defined twice")));
+/// The Lark structure of `rules` (the first the start rule).
+fn convert(mut rules: Vec<(String, Ex)>) -> Result<LarkGrammar, LarkError> {
+    let root = rules.first().ok_or(LarkError::NoRules)?.0.clone();
+    let mut defined: HashMap<&str, &Ex> = HashMap::with_capacity(rules.len());
+    for (name, body) in &rules {
+        if defined.insert(name.as_str(), body).is_some() {
+            return Err(LarkError::DuplicateRule(name.clone()));
         }
-        rules.push((name, body));
-    }
-    let defined: HashMap<&str, &Ex> = rules.iter().map(|(n, b)| (n.as_str(), b)).collect();
-    if !defined.contains_key(root) {
-        return Err(LarkError {
-            line: 0,
-            message: format!("no rule `{root}`"),
-        });
     }
     for (name, body) in &rules {
         let mut used = BTreeSet::new();
         refs(body, &mut used);
         if let Some(missing) = used.iter().find(|u| !defined.contains_key(u.as_str())) {
-            return Err(LarkError {
-                line: 0,
-                message: format!("rule `{name}` uses undefined rule `{missing}`"),
+            return Err(LarkError::UndefinedRule {
+                rule: name.clone(),
+                missing: missing.clone(),
             });
         }
     }
@@ -1072,7 +1094,7 @@ pub fn gbnf_to_lark_grammar(gbnf: &str, root: &str) -> Result<LarkGrammar, LarkE
         }
     }
     Ok(LarkGrammar {
-        start: names[root].clone(),
+        start: names[&root].clone(),
         items,
     })
 }
@@ -1148,7 +1170,6 @@ fn regex(e: &Ex, prec: u8) -> String {
             out.push(']');
             out
         }
-        Ex::Any => "(?s:.)".into(),
         // Terminal rules reference no rules (checked by the caller).
         Ex::Ref(_) => "[^\\x{0}-\\x{10FFFF}]".into(),
         Ex::Seq(xs) => group(xs.iter().map(|x| regex(x, 2)).collect(), 1),
@@ -1162,19 +1183,122 @@ fn regex(e: &Ex, prec: u8) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::super::Rule;
     use super::*;
+
+    /// A grammar of these rules, the first the start rule.
+    fn grammar(rules: Vec<(&str, G)>) -> Grammar {
+        Grammar {
+            rules: rules
+                .into_iter()
+                .map(|(name, body)| Rule {
+                    name: name.to_string(),
+                    body,
+                    comment: None,
+                })
+                .collect(),
+        }
+    }
+
+    fn lit_g(s: &str) -> G {
+        G::Lit(s.to_string())
+    }
+
+    fn rule_g(n: &str) -> G {
+        G::Rule(n.to_string())
+    }
+
+    fn class_g(ranges: &[(char, char)]) -> G {
+        G::Class(ranges.to_vec())
+    }
+
+    fn lark_of(rules: Vec<(&str, G)>) -> String {
+        grammar(rules).to_lark().expect("converts")
+    }
+
+    /// `e` written as [`Terminal::gbnf`] writes terminals (groups `( … )`, classes with
+    /// `\xHH` for control characters); `prec` as in the GBNF printer.
+    fn gbnf_text(e: &Ex, prec: u8) -> String {
+        let group = |s: String, at: u8| {
+            if prec > at {
+                format!("( {s} )")
+            } else {
+                s
+            }
+        };
+        match e {
+            Ex::Lit(s) => format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\"")),
+            Ex::Class(negated, ranges) => {
+                let ch = |c: char| match c {
+                    '\\' => "\\\\".to_string(),
+                    c if (c as u32) < 0x20 => format!("\\x{:02X}", c as u32),
+                    c => c.to_string(),
+                };
+                let mut out = String::from(if *negated { "[^" } else { "[" });
+                for &(lo, hi) in ranges {
+                    out.push_str(&ch(lo));
+                    if hi != lo {
+                        out.push('-');
+                        out.push_str(&ch(hi));
+                    }
+                }
+                out + "]"
+            }
+            Ex::Ref(n) => n.clone(),
+            Ex::Seq(xs) => group(
+                xs.iter()
+                    .map(|x| gbnf_text(x, 2))
+                    .collect::<Vec<_>>()
+                    .join(" "),
+                1,
+            ),
+            Ex::Alt(xs) => group(
+                xs.iter()
+                    .map(|x| gbnf_text(x, 1))
+                    .collect::<Vec<_>>()
+                    .join(" | "),
+                0,
+            ),
+            Ex::Rep(x, min, max) => format!("{}{}", gbnf_text(x, 3), rep_suffix(*min, *max)),
+        }
+    }
+
+    #[test]
+    fn terminals_are_defined_as_their_gbnf_says() {
+        for &t in Terminal::ALL {
+            assert_eq!(gbnf_text(&terminal(t), 0), t.gbnf(), "{t:?}");
+        }
+    }
 
     #[test]
     fn converts_rules_literals_and_terminals() {
-        let gbnf = r#"# comment
-root ::= "fields:\n" (item "\n")* tail?
-item ::= string (" " agg)?
-agg ::= "sum" | "avg"
-tail ::= "chart: " ( "bar"
-   | "line" ) "\n"
-string ::= "\"" ( [^"\\\x00-\x1F] | "\\" ( ["\\/bfnrt] | "u" [0-9a-fA-F]{4} ) )* "\""
-"#;
-        let lark = gbnf_to_lark(gbnf, "root").expect("converts");
+        let lark = lark_of(vec![
+            (
+                "document",
+                G::Seq(vec![
+                    lit_g("fields:\n"),
+                    G::Star(Box::new(G::Seq(vec![rule_g("item"), lit_g("\n")]))),
+                    G::Opt(Box::new(rule_g("tail"))),
+                ]),
+            ),
+            (
+                "item",
+                G::Seq(vec![
+                    G::Term(Terminal::String),
+                    G::Opt(Box::new(G::Seq(vec![lit_g(" "), rule_g("agg")]))),
+                ]),
+            ),
+            ("agg", G::Alt(vec![lit_g("sum"), lit_g("avg")])),
+            (
+                "tail",
+                G::Seq(vec![
+                    lit_g("chart: "),
+                    G::Alt(vec![lit_g("bar"), lit_g("line")]),
+                    lit_g("\n"),
+                ]),
+            ),
+        ]);
+        assert!(lark.starts_with("// Generated by dss"), "{lark}");
         assert!(lark.contains("start: r_root\n"), "{lark}");
         assert!(
             lark.contains("r_root: \"fields:\\n\" (r_item \"\\n\")* r_tail?"),
@@ -1190,15 +1314,43 @@ string ::= "\"" ( [^"\\\x00-\x1F] | "\\" ( ["\\/bfnrt] | "u" [0-9a-fA-F]{4} ) )*
     fn regular_rules_become_one_lexeme() {
         // A pattern's automaton (one rule per state, a literal-only rule reached from it),
         // a recursive rule, and a rule with a separator.
-        let gbnf = r#"root ::= (id "\n")* | list | pair
-id ::= "\"" id-0
-id-0 ::= [0-9a-f] id-1 | sign id-1
-id-1 ::= [0-9a-f] "\""
-sign ::= "+" | "-"
-list ::= "[" ( [0-9] | list ) "]"
-pair ::= [a-z] " " [a-z]
-"#;
-        let lark = gbnf_to_lark(gbnf, "root").expect("converts");
+        let hex = || class_g(&[('0', '9'), ('a', 'f')]);
+        let lark = lark_of(vec![
+            (
+                "document",
+                G::Alt(vec![
+                    G::Star(Box::new(G::Seq(vec![rule_g("id"), lit_g("\n")]))),
+                    rule_g("list"),
+                    rule_g("pair"),
+                ]),
+            ),
+            ("id", G::Seq(vec![G::Text("\"".into()), rule_g("id_0")])),
+            (
+                "id_0",
+                G::Alt(vec![
+                    G::Seq(vec![hex(), rule_g("id_1")]),
+                    G::Seq(vec![rule_g("sign"), rule_g("id_1")]),
+                ]),
+            ),
+            ("id_1", G::Seq(vec![hex(), G::Text("\"".into())])),
+            ("sign", G::Alt(vec![lit_g("+"), lit_g("-")])),
+            (
+                "list",
+                G::Seq(vec![
+                    lit_g("["),
+                    G::Alt(vec![class_g(&[('0', '9')]), rule_g("list")]),
+                    lit_g("]"),
+                ]),
+            ),
+            (
+                "pair",
+                G::Seq(vec![
+                    class_g(&[('a', 'z')]),
+                    lit_g(" "),
+                    class_g(&[('a', 'z')]),
+                ]),
+            ),
+        ]);
         assert!(lark.contains("T_ID: \"\\\"\" T_ID_0\n"), "{lark}");
         assert!(
             lark.contains("T_ID_0: /[0-9a-f]/ T_ID_1 | T_SIGN T_ID_1\n"),
@@ -1220,12 +1372,27 @@ pair ::= [a-z] " " [a-z]
     #[test]
     fn right_linear_recursion_is_solved_into_lexemes() {
         // An automaton with a loop through two states, and a self-loop.
-        let gbnf = r#"root ::= (id "\n")*
-id ::= "\"" s0
-s0 ::= [a-z] s1 | [0-9] s0
-s1 ::= "-" s0 | "\""
-"#;
-        let lark = gbnf_to_lark(gbnf, "root").expect("converts");
+        let lark = lark_of(vec![
+            (
+                "document",
+                G::Star(Box::new(G::Seq(vec![rule_g("id"), lit_g("\n")]))),
+            ),
+            ("id", G::Seq(vec![G::Text("\"".into()), rule_g("s0")])),
+            (
+                "s0",
+                G::Alt(vec![
+                    G::Seq(vec![class_g(&[('a', 'z')]), rule_g("s1")]),
+                    G::Seq(vec![class_g(&[('0', '9')]), rule_g("s0")]),
+                ]),
+            ),
+            (
+                "s1",
+                G::Alt(vec![
+                    G::Seq(vec![G::Text("-".into()), rule_g("s0")]),
+                    G::Text("\"".into()),
+                ]),
+            ),
+        ]);
         assert!(lark.contains("r_root: (T_ID \"\\n\")*\n"), "{lark}");
         assert!(lark.contains("T_ID: \"\\\"\" T_S0\n"), "{lark}");
         // s1 = "-" s0 | "\"", so s0 = ([0-9] | [a-z] "-")* [a-z] "\"" (the last state is
@@ -1235,8 +1402,15 @@ s1 ::= "-" s0 | "\""
             "{lark}"
         );
         assert!(lark.contains("T_S1: \"-\" T_S0 | \"\\\"\"\n"), "{lark}");
-        // Recursion that is not right-linear stays a grammar rule.
-        let lark = gbnf_to_lark("root ::= \"(\" root \")\" | [a-z]", "root").expect("converts");
+        // Recursion that is not right-linear stays a grammar rule (the start rule is
+        // referred to by its name, `root` in both grammars).
+        let lark = lark_of(vec![(
+            "root",
+            G::Alt(vec![
+                G::Seq(vec![lit_g("("), rule_g("root"), lit_g(")")]),
+                class_g(&[('a', 'z')]),
+            ]),
+        )]);
         assert!(
             lark.contains("r_root: \"(\" r_root \")\" | /[a-z]/"),
             "{lark}"
@@ -1248,21 +1422,31 @@ s1 ::= "-" s0 | "\""
         // hostname's shape (labels of letters and inner dashes, up to 40 letters, joined
         // by "."): every label state goes back to the start; too large to solve by
         // elimination.
-        let mut gbnf = String::from("root ::= (host \"\\n\")*\nhost ::= \"\\\"\" s0\n");
-        gbnf.push_str("s0 ::= [a-z] s1\n");
+        let letter = || class_g(&[('a', 'z')]);
+        let s = |k: usize| rule_g(&format!("s{k}"));
+        let mut rules = vec![
+            (
+                "document".to_string(),
+                G::Star(Box::new(G::Seq(vec![rule_g("host"), lit_g("\n")]))),
+            ),
+            ("host".into(), G::Seq(vec![G::Text("\"".into()), s(0)])),
+            ("s0".into(), G::Seq(vec![letter(), s(1)])),
+        ];
         for k in 0..40 {
             let (odd, even) = (2 * k + 1, 2 * k + 2);
-            let more = if k < 39 {
-                format!("\"-\" s{even} | [a-z] s{} | ", even + 1)
-            } else {
-                String::new()
-            };
-            gbnf.push_str(&format!("s{odd} ::= {more}\".\" s0 | \"\\\"\"\n"));
+            let mut alts = Vec::new();
             if k < 39 {
-                gbnf.push_str(&format!("s{even} ::= [a-z] s{}\n", even + 1));
+                alts.push(G::Seq(vec![G::Text("-".into()), s(even)]));
+                alts.push(G::Seq(vec![letter(), s(even + 1)]));
+            }
+            alts.push(G::Seq(vec![G::Text(".".into()), s(0)]));
+            alts.push(G::Text("\"".into()));
+            rules.push((format!("s{odd}"), G::Alt(alts)));
+            if k < 39 {
+                rules.push((format!("s{even}"), G::Seq(vec![letter(), s(even + 1)])));
             }
         }
-        let lark = gbnf_to_lark(&gbnf, "root").expect("converts");
+        let lark = lark_of(rules.iter().map(|(n, g)| (n.as_str(), g.clone())).collect());
         assert!(lark.contains("r_root: (T_HOST \"\\n\")*\n"), "{lark}");
         assert!(lark.contains("T_S0: "), "{lark}");
         assert!(lark.contains("T_S1__TO_CUT: "), "{lark}");
@@ -1276,12 +1460,14 @@ s1 ::= "-" s0 | "\""
     #[test]
     fn deep_lexemes_are_split() {
         // Twelve nested groups: deeper than llguidance's Lark parser reads in one rule.
-        let mut body = String::from("[a-z]");
+        let mut body = class_g(&[('a', 'z')]);
         for _ in 0..12 {
-            body = format!("( \"x\" {body} )?");
+            body = G::Opt(Box::new(G::Seq(vec![G::Text("x".into()), body])));
         }
-        let lark =
-            gbnf_to_lark(&format!("root ::= w \"\\n\"\nw ::= {body}\n"), "root").expect("converts");
+        let lark = lark_of(vec![
+            ("document", G::Seq(vec![rule_g("w"), lit_g("\n")])),
+            ("w", body),
+        ]);
         assert!(lark.contains("T_W: "), "{lark}");
         assert!(lark.contains("T_W_PART1: "), "{lark}");
         for line in lark.lines() {
@@ -1290,15 +1476,52 @@ s1 ::= "-" s0 | "\""
     }
 
     #[test]
-    fn reports_bad_gbnf_with_line() {
-        let e = gbnf_to_lark("root ::= \"a\"\nx ::= (\"b\"", "root").expect_err("bad");
-        assert_eq!(e.line, 2, "{e}");
-        let e = gbnf_to_lark("root ::= item", "root").expect_err("undefined");
-        assert!(e.message.contains("item"), "{e}");
-        let e = gbnf_to_lark("start ::= \"a\"", "root").expect_err("no root");
-        assert!(e.message.contains("root"), "{e}");
-        assert!(gbnf_to_lark("root ::= [b-a]", "root").is_err());
-        assert!(gbnf_to_lark("root ::= \"a", "root").is_err());
+    fn the_never_matching_alternative_matches_two_nul_bytes() {
+        // An empty alternative is written `[\x00] [\x00]` in GBNF (never valid shorthand):
+        // the Lark says the same, a repetition of it applying to its last class.
+        let lark = lark_of(vec![
+            (
+                "document",
+                G::Seq(vec![
+                    lit_g("a"),
+                    G::Alt(Vec::new()),
+                    G::Opt(Box::new(G::Alt(Vec::new()))),
+                    lit_g("\n"),
+                ]),
+            ),
+            ("none", G::Alt(Vec::new())),
+        ]);
+        assert!(
+            lark.contains("r_root: \"a\" /[\\x{0}]/ /[\\x{0}]/ /[\\x{0}]/ /[\\x{0}]/? \"\\n\"\n"),
+            "{lark}"
+        );
+        assert!(lark.contains("T_NONE: /[\\x{0}][\\x{0}]/\n"), "{lark}");
+    }
+
+    #[test]
+    fn an_undefined_or_repeated_rule_is_an_error() {
+        let e = grammar(vec![("document", rule_g("item"))])
+            .to_lark()
+            .expect_err("undefined");
+        assert_eq!(
+            e,
+            LarkError::UndefinedRule {
+                rule: "root".into(),
+                missing: "item".into()
+            }
+        );
+        let e = grammar(vec![
+            ("document", lit_g("a")),
+            ("x", lit_g("b")),
+            ("x", lit_g("c")),
+        ])
+        .to_lark()
+        .expect_err("twice");
+        assert_eq!(e, LarkError::DuplicateRule("x".into()));
+        assert_eq!(
+            grammar(Vec::new()).to_lark().expect_err("empty"),
+            LarkError::NoRules
+        );
     }
 
     #[test]
@@ -1312,5 +1535,11 @@ s1 ::= "-" s0 | "\""
             regex(&Ex::Class(true, vec![('"', '"'), ('\0', '\u{1f}')]), 0),
             "[^\\x{22}\\x{0}-\\x{1F}]"
         );
+        // A class the IR writes as its complement is negated in Lark as in GBNF.
+        let lark = lark_of(vec![(
+            "document",
+            G::Seq(vec![class_g(&[('\0', '!'), ('#', char::MAX)]), lit_g("\n")]),
+        )]);
+        assert!(lark.contains("/[^\\x{22}]/"), "{lark}");
     }
 }

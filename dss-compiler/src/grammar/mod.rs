@@ -1,6 +1,6 @@
 //! Stage 5 — grammars. One grammar IR is built from the notation ([`build`]) and printed as
-//! pest ([`Grammar::to_pest`]) and GBNF ([`Grammar::to_gbnf`]), so both describe exactly the
-//! language the codec reads and writes. A readable BNF for prompts ([`readable`]) is printed
+//! pest ([`Grammar::to_pest`]), GBNF ([`Grammar::to_gbnf`]) and Lark ([`Grammar::to_lark`]),
+//! so all describe exactly the language the codec reads and writes. A readable BNF for prompts ([`readable`]) is printed
 //! from the notation directly (shorter, with the schema's descriptions as comments, like the
 //! DSS paper's Appendix C). The terminals all of them share, and the decoder's lexers for
 //! them, are one table: [`Terminal`].
@@ -11,8 +11,9 @@
 //! llama.cpp and need separators that depend on what was present.
 //!
 //! The Lark grammar (llguidance's dialect: vLLM's `guidance` backend, SGLang's `llguidance`
-//! backend, OpenAI's CFG custom tools) is the GBNF converted ([`lark`],
-//! [`Grammar::to_lark`]), so it says exactly what the GBNF says.
+//! backend, OpenAI's CFG custom tools) is printed from the IR as the GBNF printer writes its
+//! rules ([`lark`], [`Grammar::to_lark`], [`Grammar::to_lark_grammar`]), so it says exactly
+//! what the GBNF says; only its lexer split (which rules are lexemes) is its own.
 //!
 //! Files: `build.rs` (notation -> IR), `names.rs` (rule names from schema locations),
 //! `print.rs` (the printer both machine syntaxes share), `pest.rs`, `gbnf.rs`, `lark.rs`,
@@ -71,6 +72,7 @@ pub(crate) enum G {
 }
 
 /// A rule of the grammar.
+#[derive(Debug, Clone)]
 pub(crate) struct Rule {
     /// Its name (the first rule is printed as the start rule of each syntax).
     pub name: String,
@@ -80,7 +82,10 @@ pub(crate) struct Rule {
     pub comment: Option<String>,
 }
 
-/// The grammar: rules in order, `document` first.
+/// The grammar IR: rules in order, `document` first. Printed as GBNF
+/// ([`to_gbnf`](Self::to_gbnf)), Lark ([`to_lark`](Self::to_lark), or as a structure:
+/// [`to_lark_grammar`](Self::to_lark_grammar)) and pest ([`to_pest`](Self::to_pest)).
+#[derive(Debug, Clone)]
 pub struct Grammar {
     /// The rules, the start rule first.
     pub(crate) rules: Vec<Rule>,

@@ -281,7 +281,7 @@ fn pest_char(c: char) -> String {
 
 /// The ranges, or their complement (`true`) when it has fewer ranges; surrogates are no
 /// characters, so they count on either side.
-fn smaller_form(ranges: &[(char, char)]) -> (bool, Vec<(char, char)>) {
+pub(super) fn smaller_form(ranges: &[(char, char)]) -> (bool, Vec<(char, char)>) {
     let mut comp: Vec<(u32, u32)> = Vec::new();
     let mut at = 0u32;
     let mut sorted = ranges.to_vec();

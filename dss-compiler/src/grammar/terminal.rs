@@ -171,7 +171,8 @@ impl Terminal {
         }
     }
 
-    /// The GBNF definition, after `name ::= `.
+    /// The GBNF definition, after `name ::= ` (the Lark printer takes it as `lark.rs`'s
+    /// `terminal` writes it; a test there checks the two agree).
     pub(crate) fn gbnf(self) -> &'static str {
         match self {
             Text => "string | bare",
@@ -205,7 +206,7 @@ impl Terminal {
         self.name().replace('_', "-")
     }
 
-    /// The name the GBNF -> Lark conversion (`lark.rs`) gives this terminal: a lexeme
+    /// The name the Lark printer (`lark.rs`) gives this terminal: a lexeme
     /// (`T_STRING`) when it refers to no other rule, else a rule (`r_text`).
     #[cfg(test)]
     pub(crate) fn lark_name(self) -> std::string::String {
@@ -401,7 +402,7 @@ mod tests {
                 assert!(t.lark().contains(&d.lark_name()), "lark {t:?} -> {d:?}");
             }
             // A lexeme is one regex in Lark and uses a character class in GBNF (what makes
-            // dss-runtime's conversion turn it into a regex lexeme).
+            // the Lark printer turn it into a regex lexeme).
             let lexeme = t.deps().is_empty();
             assert_eq!(t.lark().starts_with('/'), lexeme, "{t:?}");
             let class = t.gbnf().starts_with('[') || t.gbnf().contains(" [");
