@@ -782,8 +782,8 @@ fn expand_record(
     };
     if no_validate {
         // Straight to compact text, as the record is written.
-        return Ok(guard("expand", || spec.expand_unvalidated_json(&text))?
-            .map_err(|e| expand_record_error(&e))?);
+        return guard("expand", || spec.expand_unvalidated_json(&text))?
+            .map_err(|e| expand_record_error(&e));
     }
     let value = expand_text(spec, &text, no_validate)?.map_err(|e| expand_record_error(&e))?;
     Ok(serde_json::to_string(&value).map_err(|e| e.to_string())?)
