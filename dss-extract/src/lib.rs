@@ -705,17 +705,27 @@ impl EntityIndex {
         let nums = numbers::find_numbers(request, &n);
         let dates = dates::find_dates(request, &n, &nums);
         let mut extra = Vec::new();
-        for d in &dates {
-            covered[d.tok_a..d.tok_b].iter_mut().for_each(|x| *x = true);
-            let span = n.tokens[d.tok_a].orig_start..n.tokens[d.tok_b - 1].orig_end;
+        // A mention of tokens `a..b` at a number, date or time site; its tokens are covered.
+        let mut whole = |a: usize, b: usize, site: &str, value: Value, tier: Tier| {
+            covered[a..b].iter_mut().for_each(|x| *x = true);
+            let span = n.tokens[a].orig_start..n.tokens[b - 1].orig_end;
             mentions.push(Mention {
                 text: request[span.clone()].to_owned(),
                 span,
-                site: DATE_SITE.to_owned(),
-                value: Value::String(d.value.clone()),
-                tier: Tier::Date,
+                site: site.to_owned(),
+                value,
+                tier,
                 score: 1.0,
             });
+        };
+        for d in &dates {
+            whole(
+                d.tok_a,
+                d.tok_b,
+                DATE_SITE,
+                Value::String(d.value.clone()),
+                Tier::Date,
+            );
         }
         // Clock times, beside the numbers they are written with (`at 5 pm` is 17:00 where
         // a field takes a time, and 5 where a field takes a number).
@@ -723,31 +733,25 @@ impl EntityIndex {
             if dates.iter().any(|d| d.tok_a < t.tok_b && t.tok_a < d.tok_b) {
                 continue;
             }
-            covered[t.tok_a..t.tok_b].iter_mut().for_each(|x| *x = true);
-            let span = n.tokens[t.tok_a].orig_start..n.tokens[t.tok_b - 1].orig_end;
-            mentions.push(Mention {
-                text: request[span.clone()].to_owned(),
-                span,
-                site: TIME_SITE.to_owned(),
-                value: Value::String(t.value),
-                tier: Tier::Date,
-                score: 1.0,
-            });
+            whole(
+                t.tok_a,
+                t.tok_b,
+                TIME_SITE,
+                Value::String(t.value),
+                Tier::Date,
+            );
         }
         for s in &nums {
             if dates.iter().any(|d| d.tok_a < s.tok_b && s.tok_a < d.tok_b) {
                 continue;
             }
-            covered[s.tok_a..s.tok_b].iter_mut().for_each(|x| *x = true);
-            let span = n.tokens[s.tok_a].orig_start..n.tokens[s.tok_b - 1].orig_end;
-            mentions.push(Mention {
-                text: request[span.clone()].to_owned(),
-                span,
-                site: NUMBER_SITE.to_owned(),
-                value: numbers::number_value(s.value),
-                tier: Tier::Number,
-                score: 1.0,
-            });
+            whole(
+                s.tok_a,
+                s.tok_b,
+                NUMBER_SITE,
+                numbers::number_value(s.value),
+                Tier::Number,
+            );
             if let Some(list) = self.numeric.get(&numbers::number_key(s.value)) {
                 for &v in list {
                     // Only where no exact or alias reading holds the number: `5` found as the
