@@ -369,6 +369,32 @@ mod tests {
     }
 
     #[test]
+    fn a_line_of_free_values_alone_asks_for_no_other_line() {
+        // One call whose argument takes any JSON: nothing in the request is evidence of a
+        // second call, so after one the document ends.
+        let spec = compile(
+            &json!({"type": "array", "items": {"type": "object", "properties": {
+                "echo": {"type": "object", "properties": {"payload": {}},
+                         "required": ["payload"], "additionalProperties": false}
+            }, "required": ["echo"], "additionalProperties": false}}),
+            &CompileOptions::default(),
+        )
+        .expect("compiles");
+        let r = Restriction::default();
+        let pruner = Pruner::new(&spec, &r, Consume::Class, GrammarOptions::default());
+        assert!(pruner.start_grammar().to_gbnf().contains("echo"));
+        let line = spec
+            .compress(&json!([{"echo": {"payload": "ping"}}]))
+            .expect("compresses");
+        let rest = pruner
+            .after_lines(&format!("{}\n", line.trim_end()))
+            .expect("reads")
+            .expect("resumes after the line");
+        let gbnf = rest.grammar.to_gbnf();
+        assert!(gbnf.contains("root ::= \"\"\n"), "{gbnf}");
+    }
+
+    #[test]
     fn each_step_is_what_consumed_and_pruned_grammar_with_give() {
         let spec = orders();
         let r = found();

@@ -1940,6 +1940,29 @@ mod tests {
     }
 
     #[test]
+    fn a_call_with_a_choice_found_is_not_written_empty() {
+        // Every parameter optional: one a choice the request names, one free text.
+        let spec = compile(
+            &json!([{"name": "films.find", "description": "Finds films.", "parameters": {
+                "type": "object", "properties": {
+                    "genre": {"type": "string", "enum": ["Drama", "Western"]},
+                    "cast": {"type": "string", "description": "Lead actors."}
+                }, "required": []}}]),
+            &CompileOptions::default(),
+        )
+        .expect("compiles");
+        let ix = SpecIndex::build(&spec, &Catalogs::default()).expect("index");
+        let a = ix.analyze("any western starring Ada Smith?", ExtractMode::Full, 0);
+        let g = spec.pruned_grammar(&a.restriction, Resume::Start).to_gbnf();
+        assert!(g.contains("Western"), "{g}");
+        assert!(!g.contains("\"()\""), "{g}");
+        // With nothing found for it, a call without arguments stays possible.
+        let a = ix.analyze("list some films", ExtractMode::Full, 0);
+        let g = spec.pruned_grammar(&a.restriction, Resume::Start).to_gbnf();
+        assert!(g.contains("()\""), "{g}");
+    }
+
+    #[test]
     fn calendar_arithmetic() {
         assert_eq!(add_days((2024, 2, 28), 1), (2024, 2, 29));
         assert_eq!(add_days((2023, 12, 31), 1), (2024, 1, 1));

@@ -1137,7 +1137,8 @@ impl Builder<'_> {
         }
     }
 
-    /// Pruning: whether an object here has a found item in its fields (and nothing free),
+    /// Pruning: whether an object here has a found item in its fields (and nothing free,
+    /// or one of its own choices found: a call's `genre Drama` beside free text fields),
     /// so it is not written empty: an empty object would leave its items unused, and
     /// the object was kept for them.
     fn found_inside(&mut self, expr: ExprId) -> bool {
@@ -1145,7 +1146,7 @@ impl Builder<'_> {
             return false;
         }
         let st = self.status(expr);
-        st.candidate && !st.free
+        st.candidate && (!st.free || st.found)
     }
 
     fn field_slot(&mut self, f: &FieldLayout) -> G {
@@ -1861,8 +1862,10 @@ impl Builder<'_> {
                         // in a line written ([`Restriction::found_asks_for_a_line`]).
                         let r = p.restriction;
                         let found_left = st.found && (written == 0 || r.found_asks_for_a_line());
-                        let open_only =
-                            !found_left && (st.found || st.candidate || !r.span_sites.is_empty());
+                        // A line with nothing found for it is no evidence either, not
+                        // even where its sites are free (an untyped value): a model wrote
+                        // call after call of made-up values there.
+                        let open_only = !found_left;
                         st.keeps_variant()
                             && self.at("*", |b| b.asks_for_a_form(item))
                             && !(written > 0 && open_only && !r.spans.marked_left())

@@ -247,8 +247,11 @@ impl SpanPolicy {
             .into_iter()
             .filter(|(r, _)| {
                 let ws = &spans.words[r.clone()];
-                let marked = ws.first().is_some_and(|w| w.marked)
-                    && ws.last().is_some_and(|w| w.marked)
+                // Words that spell the schema's own names (`ID` beside `user_id`, `to-do`
+                // for `todo`) label a value or a call: a marked span neither starts nor
+                // ends on one.
+                let marked = ws.first().is_some_and(|w| w.marked && !w.names_schema)
+                    && ws.last().is_some_and(|w| w.marked && !w.names_schema)
                     && !ws
                         .iter()
                         .any(|w| CLAUSE_WORDS.contains(&w.text.to_lowercase().as_str()));
@@ -348,6 +351,10 @@ pub struct SpanWord {
 impl Spans {
     /// The words of `request` (see [`Spans`]).
     pub fn of(request: &str) -> Spans {
+        // A request escaped once too often writes its line breaks as `\n`: read them as
+        // line breaks (same length, so every offset stays the request's).
+        let escaped = escaped_line_breaks(request);
+        let request = escaped.as_deref().unwrap_or(request);
         // (start, end) byte offsets of each word, whether its raw token opened or closed a
         // quotation, and where the word ends with the sentence's closing punctuation kept
         // (`name?` in `'What is your name?'`).
@@ -368,7 +375,7 @@ impl Spans {
             let closes = tail.contains(is_quote);
             let punct: usize = tail
                 .chars()
-                .take_while(|c| matches!(c, '?' | '!' | '.'))
+                .take_while(|c| matches!(c, '?' | '!' | '.' | ':'))
                 .map(char::len_utf8)
                 .sum();
             raw.push((s, s + inner.len(), opens, closes, s + inner.len() + punct));
@@ -413,7 +420,9 @@ impl Spans {
             let joined = !crosses && (inside_quote || name || function_word);
             // After a word joined only as a function word, or as the first word of a
             // sentence that a name follows, a span may start here too.
-            let may_start = prev_opens && !START_NEVER.contains(&text.to_lowercase().as_str());
+            // A quotation starts where it opens, whatever its first word.
+            let may_start =
+                opens || (prev_opens && !START_NEVER.contains(&text.to_lowercase().as_str()));
             prev_opens = !joined || (!inside_quote && (function_word || (name && sentence_start)));
             let letters = text.chars().filter(|c| c.is_alphabetic()).count();
             let marked = quoted
@@ -478,9 +487,11 @@ impl Spans {
         let Some(w) = self.words.get(i) else {
             return false;
         };
+        let opens_quotation =
+            w.marked && w.may_start && (i == 0 || self.words[i - 1].gap.is_none());
         !w.used
             && (w.may_start || i == 0 || self.words[i - 1].used)
-            && !START_NEVER.contains(&w.text.to_lowercase().as_str())
+            && (opens_quotation || !START_NEVER.contains(&w.text.to_lowercase().as_str()))
             && self.ends_from(i)
     }
 
@@ -533,10 +544,15 @@ impl Spans {
         }
         let mut text = String::new();
         let mut j = i;
-        while j < self.words.len() && j - i < max_words {
+        // A name or quotation runs on past `max_words` (it is taken whole or not at all).
+        while j < self.words.len() && (j - i < max_words || (j > i && self.words[j - 1].joined)) {
             let w = &self.words[j];
             text.push_str(&w.text);
-            if !w.joined {
+            // A value never ends on a function word, not even where the span cannot go
+            // on (`Remove the` before a quotation); a quoted one is the request's own.
+            let ends_on_function_word =
+                !w.marked && END_WORDS.contains(&w.text.to_lowercase().as_str());
+            if !w.joined && !ends_on_function_word {
                 out.push((j, text.clone()));
             }
             if !self.continues(j) {
@@ -629,11 +645,47 @@ fn keeps_edge(c: char) -> bool {
     c.is_alphanumeric() || matches!(c, '%' | '$' | '#' | '@' | '&' | '+')
 }
 
+/// Quotation marks, and `*` (Markdown's `**bold**` sets a passage apart as quotes do).
 fn is_quote(c: char) -> bool {
     matches!(
         c,
-        '"' | '\'' | '\u{201c}' | '\u{201d}' | '\u{2018}' | '\u{2019}' | '`'
+        '"' | '\'' | '\u{201c}' | '\u{201d}' | '\u{2018}' | '\u{2019}' | '`' | '*'
     )
+}
+
+/// `request` with each escaped line break `\n` (a backslash and `n`) read as a line break
+/// and a space, where it stands between lines: followed by another backslash, a capital,
+/// a digit, Markdown (`*`, `-`, `#`), a space or the end. Followed by a lowercase letter
+/// it is text (`C:\new`). `None` where there is none.
+fn escaped_line_breaks(request: &str) -> Option<String> {
+    if !request.contains("\\n") {
+        return None;
+    }
+    let bytes = request.as_bytes();
+    let mut out = String::with_capacity(request.len());
+    let mut i = 0;
+    let mut changed = false;
+    while i < bytes.len() {
+        if bytes[i] == b'\\' && bytes.get(i + 1) == Some(&b'n') {
+            let next = request[i + 2..].chars().next();
+            if next.is_none_or(|c| {
+                c == '\\'
+                    || c.is_uppercase()
+                    || c.is_ascii_digit()
+                    || c.is_whitespace()
+                    || matches!(c, '*' | '-' | '#')
+            }) {
+                out.push_str("\n ");
+                i += 2;
+                changed = true;
+                continue;
+            }
+        }
+        let c = request[i..].chars().next().unwrap_or_default();
+        out.push(c);
+        i += c.len_utf8().max(1);
+    }
+    changed.then_some(out)
 }
 
 /// Whether the text before a word ends a sentence.
@@ -866,6 +918,11 @@ impl Restriction {
                     });
                 }
             }
+            Value::String(s) => {
+                // A choice or catalog value written (`ethernet` for "Ethernet") uses the
+                // words that spell it: they are no value left for another line.
+                self.spans.consume(s);
+            }
             Value::Number(_) if self.number_sites.contains(site) => {
                 if let Some(i) = self.numbers.iter().position(|n| same_value(n, v)) {
                     self.numbers.remove(i);
@@ -1063,6 +1120,11 @@ mod tests {
             Some(vec!["Forest Green".to_string()])
         );
         assert_eq!(required.offered(&words("paint the shed"), 8, true), None);
+        // A word that spells one of the schema's names labels a value; it is none itself.
+        let request = "look up the order with ID 4411 for ACME";
+        let mut s = words(request);
+        s.name_schema_words(request, &["id".to_string()].into_iter().collect());
+        assert_eq!(policy.offered(&s, 8, false), Some(vec!["ACME".to_string()]));
     }
 
     #[test]
@@ -1107,7 +1169,19 @@ mod tests {
         let texts = Spans::of("book a room in Porto Alegre, and send the bill to me").texts(8);
         assert!(texts.contains(&"Porto Alegre".to_string()), "{texts:?}");
         assert!(texts.contains(&"send the bill".to_string()), "{texts:?}");
-        for t in &texts {
+        let texts_before_a_quote =
+            Spans::of("Please file the 'quarterly plan' under work").texts(8);
+        assert!(
+            texts_before_a_quote.contains(&"quarterly plan".to_string()),
+            "{texts_before_a_quote:?}"
+        );
+        assert!(
+            !texts_before_a_quote
+                .iter()
+                .any(|t| t == "file the" || t == "the"),
+            "{texts_before_a_quote:?}"
+        );
+        for t in texts.iter().chain(&texts_before_a_quote) {
             let last = t.rsplit(' ').next().unwrap_or_default();
             assert!(!END_WORDS.contains(&last), "{t:?} ends on a function word");
             assert!(
@@ -1171,6 +1245,40 @@ mod tests {
     }
 
     #[test]
+    fn a_quotation_is_offered_whole_however_long() {
+        let long = "Please type the name of the folder you want to back up tonight:";
+        let texts = Spans::of(&format!("show the prompt '{long}' to the user")).texts(8);
+        assert!(texts.iter().any(|t| t == long), "{texts:?}");
+        // Markdown's bold sets a passage apart as quotes do.
+        let texts = Spans::of("Reply with **The meeting moved to Friday.** only").texts(8);
+        assert!(
+            texts.iter().any(|t| t == "The meeting moved to Friday."),
+            "{texts:?}"
+        );
+        assert!(!texts.iter().any(|t| t == "meeting"), "{texts:?}");
+    }
+
+    #[test]
+    fn escaped_line_breaks_end_a_span_and_paths_keep_theirs() {
+        let s = Spans::of("Here is the summary:\\n\\nSales rose in May");
+        let words: Vec<&str> = s.words.iter().map(|w| w.text.as_str()).collect();
+        assert_eq!(
+            words,
+            ["Here", "is", "the", "summary", "Sales", "rose", "in", "May"]
+        );
+        let texts = s.texts(8);
+        assert!(texts.iter().any(|t| t == "Sales rose in May"), "{texts:?}");
+        assert!(
+            !texts
+                .iter()
+                .any(|t| t.contains("summary") && t.contains("Sales")),
+            "{texts:?}"
+        );
+        let s = Spans::of("open C:\\notes\\plan.txt now");
+        assert!(s.words.iter().any(|w| w.text == "C:\\notes\\plan.txt"));
+    }
+
+    #[test]
     fn writing_a_value_uses_its_span_number_or_date() {
         let r = Restriction {
             spans: Spans::of("rename the report weekly summary"),
@@ -1194,6 +1302,18 @@ mod tests {
         // Consumption off: nothing is used.
         assert_eq!(r.consumed(&used, Consume::Off), r);
         assert_eq!(after.written.len(), 3, "the sites written are noted");
+        // A choice written uses the words that spell it, whatever their case.
+        let r = Restriction {
+            spans: Spans::of("restart the Ethernet port on switch Core-7"),
+            span_sites: ["/host".to_string()].into(),
+            ..Restriction::default()
+        };
+        let after = r.consumed(&[("/kind".to_string(), json!("ethernet"))], Consume::Class);
+        assert!(after.spans.marked_left(), "Core-7 is left");
+        let texts = after.spans.texts(8);
+        assert!(!texts.iter().any(|t| t.contains("Ethernet")), "{texts:?}");
+        let after = after.consumed(&[("/host".to_string(), json!("Core-7"))], Consume::Class);
+        assert!(!after.spans.marked_left());
     }
 
     #[test]
