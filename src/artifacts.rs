@@ -6,7 +6,8 @@
 
 use crate::guard::guard;
 use anyhow::{anyhow, bail, Context, Result};
-use dss_compiler::{CompiledSpec, SpecError};
+use dss_compiler::error::SpecError;
+use dss_compiler::CompiledSpec;
 use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};

@@ -5,7 +5,8 @@
 use crate::guard::guard;
 use anyhow::{bail, Context, Result};
 use clap::Args;
-use dss_compiler::{compile, CompileError, CompileOptions, CompiledSpec};
+use dss_compiler::error::CompileError;
+use dss_compiler::{compile, CompileOptions, CompiledSpec};
 use serde_json::Value;
 use std::hint::black_box;
 use std::path::{Path, PathBuf};

@@ -16,7 +16,7 @@ use std::process::ExitCode;
 use crate::prune_cmd::PruneArgs;
 use crate::runtime_cmd::{generate_analyzed, load_model};
 use crate::serve_cmd::spec_examples;
-use dss_compiler::Consume;
+use dss_compiler::prune::Consume;
 
 /// The targets: constraint overhead per token, Qwen's median end-to-end, and
 /// (a) against (d).

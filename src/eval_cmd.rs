@@ -317,10 +317,10 @@ mod runner {
     //! JSON pointers with `*` for array items).
 
     use super::*;
-    use dss_compiler::path_matches;
-    use dss_compiler::{
-        CompiledSpec, Consume, GrammarOptions, Pruner, Restriction, Site, SiteKind,
+    use dss_compiler::prune::{
+        path_matches, Consume, GrammarOptions, Pruner, Restriction, Site, SiteKind,
     };
+    use dss_compiler::CompiledSpec;
     use dss_eval::report::percentile;
     use dss_eval::score::{em, em_paper_case, gold_pairs, NerCounts};
     use dss_eval::{ConditionResult, NerReport, Report, Suite};
@@ -672,7 +672,7 @@ mod runner {
                             mode: args.backend.serve_mode,
                             model: served_model.clone(),
                             max_tokens: args.max_tokens.map(|t| t as usize),
-                            grammar: dss_compiler::GrammarOptions {
+                            grammar: dss_compiler::prune::GrammarOptions {
                                 allow_undeclared: args.allow_undeclared,
                             },
                             timeout: Some(std::time::Duration::from_secs_f64(args.timeout)),
@@ -1150,7 +1150,7 @@ mod runner {
 mod tests {
     use super::runner::is_reachable;
     use super::*;
-    use dss_compiler::Restriction;
+    use dss_compiler::prune::Restriction;
     use serde_json::json;
 
     #[test]

@@ -23,9 +23,8 @@ mod tokens;
 
 use anyhow::{anyhow, bail, Context, Result};
 use clap::{Args, CommandFactory, Parser, Subcommand};
-use dss_compiler::{
-    compile, CompileError, CompileOptions, CompiledSpec, CompressError, ExpandError, NotationConfig,
-};
+use dss_compiler::error::{CompileError, CompressError, ExpandError};
+use dss_compiler::{compile, CompileOptions, CompiledSpec, NotationConfig};
 use serde_json::Value;
 use std::fs;
 use std::io::{self, BufRead, BufReader, Read};
@@ -679,7 +678,7 @@ fn show_compress_error(e: &CompressError) -> String {
 fn compress_document(spec: &CompiledSpec, input: Input) -> Result<()> {
     let (name, text) = read_all(input)?;
     let value: Value = serde_json::from_str(&text).map_err(|e| json_error(&name, &e))?;
-    dss_compiler::check_numbers(&text).map_err(|e| anyhow!("{name}: {e}"))?;
+    dss_compiler::codec::check_numbers(&text).map_err(|e| anyhow!("{name}: {e}"))?;
     let shorthand = compress_value(spec, &value).map_err(|e| anyhow!("{name}: {e}"))?;
     write_stdout(&shorthand)
 }
@@ -760,7 +759,7 @@ fn compress_record_error(e: &CompressError) -> RecordError {
 /// One `--jsonl` compress record: a JSON value -> a JSON string holding the shorthand.
 fn compress_record(spec: &CompiledSpec, line: &str) -> Result<String, RecordError> {
     let value: Value = serde_json::from_str(line).map_err(|e| record_json_error(&e))?;
-    dss_compiler::check_numbers(line).map_err(|e| compress_record_error(&e))?;
+    dss_compiler::codec::check_numbers(line).map_err(|e| compress_record_error(&e))?;
     let shorthand =
         guard("compress", || spec.compress(&value))?.map_err(|e| compress_record_error(&e))?;
     Ok(serde_json::to_string(&shorthand).map_err(|e| e.to_string())?)

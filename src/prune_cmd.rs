@@ -3,7 +3,8 @@
 
 use anyhow::{bail, Context, Result};
 use clap::{Args, ValueEnum};
-use dss_compiler::{CompiledSpec, GrammarOptions, Resume};
+use dss_compiler::prune::{GrammarOptions, Resume};
+use dss_compiler::CompiledSpec;
 use dss_extract::{Analysis, Catalogs, ExtractMode, SpecIndex};
 use serde_json::{json, Map, Value};
 use std::path::{Path, PathBuf};

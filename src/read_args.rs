@@ -2,7 +2,9 @@
 //! (OpenAI, Anthropic, MCP), strictly or leniently; and what they say about it on stderr.
 
 use clap::{Args, ValueEnum};
-use dss_compiler::{CompileError, CompiledSpec, NotationStyle, ToolCalls};
+use dss_compiler::error::CompileError;
+use dss_compiler::tools::ToolCalls;
+use dss_compiler::{CompiledSpec, NotationStyle};
 use std::path::Path;
 
 /// The flags of `compile` and `init` that say how the input is read.

@@ -14,7 +14,7 @@ use std::process::ExitCode;
 
 use crate::serve_cmd::{tier_name, GenerateCommon};
 use crate::{load_spec, write_stdout};
-use dss_compiler::Consume;
+use dss_compiler::prune::Consume;
 use dss_extract::{Analysis, SpecIndex};
 
 #[derive(Subcommand)]

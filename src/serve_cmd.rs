@@ -5,7 +5,8 @@
 
 use anyhow::{anyhow, bail, Context, Result};
 use clap::{Args, ValueEnum};
-use dss_compiler::{CompiledSpec, Consume, GrammarOptions};
+use dss_compiler::prune::{Consume, GrammarOptions};
+use dss_compiler::CompiledSpec;
 use dss_extract::{Analysis, PruneTier, SpecIndex};
 use dss_serve::{
     load_examples, run_ordered, Client, Example, Input, Mode, Pruning, ServeError, ServeOptions,

@@ -1,6 +1,6 @@
 //! End-to-end tests of the `dss` binary.
 
-use dss_compiler::json_eq;
+use dss_compiler::codec::json_eq;
 use serde_json::{json, Value};
 use std::io::Write;
 use std::path::{Path, PathBuf};

@@ -1,7 +1,13 @@
-//! Typed errors of every stage. Each says *where* (JSON pointer or line:column) and *what*.
+//! The errors of the crate root's entry points: [`CompileError`] ([`compile`](crate::compile)),
+//! [`CompressError`] ([`CompiledSpec::compress`](crate::CompiledSpec::compress)),
+//! [`ExpandError`] ([`CompiledSpec::expand`](crate::CompiledSpec::expand)),
+//! [`ExpandIntoError`] ([`CompiledSpec::expand_into`](crate::CompiledSpec::expand_into)) and
+//! [`SpecError`] (reading and writing `spec.json`). Each says *where* (JSON pointer or
+//! line:column) and *what*.
 //!
 //! The error types are `#[non_exhaustive]`: later versions may add variants (or fields), so
 //! match them with a `_` arm, or use the accessors ([`CompressError::pointer`]…).
+
 use std::borrow::Cow;
 use thiserror::Error;
 
@@ -91,7 +97,7 @@ pub enum CompressError {
     Schema(CompileError),
     /// The JSON text has a number that reading it as JSON would change (an integer beyond
     /// 64 bits, more digits than a double holds, an exponent out of range): dss refuses it
-    /// rather than change it ([`crate::check_numbers`]).
+    /// rather than change it ([`crate::codec::check_numbers`]).
     #[error("{}: {}", shown_pointer(.pointer), inexact_message(.lexeme, .became))]
     Inexact {
         /// JSON pointer to the number ("" is the root).
@@ -314,5 +320,5 @@ pub enum SpecError {
     /// The grammar IR could not be printed as Lark (`shorthand.lark`): a bug of dss (a
     /// rule refers to one the grammar does not define).
     #[error("cannot write the Lark grammar: {0}")]
-    Lark(#[from] crate::lark::LarkError),
+    Lark(#[from] crate::grammar::lark::LarkError),
 }

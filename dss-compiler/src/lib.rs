@@ -5,29 +5,9 @@
 //! [`CompiledSpec::expand`]) and its grammars (readable BNF, pest, GBNF, Lark). A spec is saved as
 //! `spec.json` ([`CompiledSpec::to_json`], [`SpecFile`]) and loaded again with
 //! [`CompiledSpec::from_json`]. Per request, [`CompiledSpec::pruned_grammar`] builds the
-//! grammar restricted to the values a request names (a [`Restriction`] over the spec's
-//! [`Site`]s), and [`CompiledSpec::progress`] reads a partly written document. With the
-//! `schemars` feature, `compile_type::<T>()` compiles a Rust type.
-//!
-//! Pipeline (one private module per stage, each only calls the ones above it):
-//! 1. `schema`: read a JSON Schema document: drafts, `$ref`/`$id`/anchors, keywords;
-//!    `lint`: malformed keyword values, misspelled keywords, data given as a schema;
-//!    `tools`: tool definitions (OpenAI, Anthropic, MCP) read as the schema of their calls.
-//! 2. `shape`: abstract every subschema into a type-partitioned *shape* (the set of JSON
-//!    values it may describe, over-approximated where JSON Schema is richer than a notation).
-//! 3. `notation`: design the shorthand for those shapes: field order, positional /
-//!    keyless / keyed fields, keywords, tags, layout. Editable as YAML ([`NotationConfig`]).
-//! 4. `codec`: the exact mapper: JSON -> shorthand (encoder) and back (decoder);
-//!    `checks`: the local assertions (bounds, patterns, formats) the encoder checks.
-//! 5. `grammar`: one grammar IR built from the notation ([`Grammar`]), printed as pest,
-//!    GBNF and Lark ([`lark`], for llguidance-based engines); a readable BNF for prompts.
-//! 6. `spec`: the compiled artifact (`spec.json`) tying it together, plus validation;
-//!    `typed`: the same from Rust types (`compile_type::<T>()` through `schemars`,
-//!    `compress_value` / `expand_into` through serde).
-//! 7. `sites` and `request`: where an instance chooses a value, and the grammar pruned
-//!    to a request; `prune`: the per-line loop every backend runs ([`Pruner`]: the grammar
-//!    a document starts under, and after each complete line the values it used consumed
-//!    and the grammar of the rest).
+//! grammar restricted to the values a request names (a [`prune::Restriction`] over the
+//! spec's [`prune::Site`]s), and [`CompiledSpec::progress`] reads a partly written document.
+//! With the `schemars` feature, [`compile_type`] compiles a Rust type.
 //!
 //! ```
 //! use dss_compiler::{compile, CompileOptions};
@@ -42,17 +22,60 @@
 //! assert_eq!(s, "Paris celsius");
 //! assert_eq!(spec.expand(&s).unwrap(), x);
 //! ```
+//!
+//! # Where things are
+//!
+//! The crate root holds the compile, compress and expand front; the rest is grouped by task.
+//!
+//! | Task | Where |
+//! |---|---|
+//! | Compile a schema (or tool definitions, or a Rust type), compress and expand | [`compile`], [`compile_type`], [`CompileOptions`], [`CompiledSpec`] |
+//! | Save and load a spec (`spec.json`) | [`SpecFile`], [`SPEC_VERSION`] |
+//! | Edit the notation (`dss init`'s YAML) | [`NotationConfig`], [`NotationStyle`] |
+//! | The errors of the above | [`error`] |
+//! | Prune a grammar to a request, line by line; the sites a request fills | [`prune`] |
+//! | The grammar IR, its Lark form, what no grammar says | [`grammar`] |
+//! | Tool definitions (OpenAI, Anthropic, MCP) read as a schema | [`tools`] |
+//! | What a schema probably says by mistake | [`lint`] |
+//! | Exact numbers, JSON equality, the encoder's error | [`codec`] |
+//! | The prompt around the readable grammar, worked examples | [`prompt`] |
+//!
+//! # Pipeline
+//!
+//! One module per stage, each only calls the ones above it (the public modules above are
+//! views of these):
+//! 1. `schema`: read a JSON Schema document: drafts, `$ref`/`$id`/anchors, keywords;
+//!    `lint`: malformed keyword values, misspelled keywords, data given as a schema;
+//!    `tools`: tool definitions (OpenAI, Anthropic, MCP) read as the schema of their calls.
+//! 2. `shape`: abstract every subschema into a type-partitioned *shape* (the set of JSON
+//!    values it may describe, over-approximated where JSON Schema is richer than a notation).
+//! 3. `notation`: design the shorthand for those shapes: field order, positional /
+//!    keyless / keyed fields, keywords, tags, layout. Editable as YAML ([`NotationConfig`]).
+//! 4. `codec`: the exact mapper: JSON -> shorthand (encoder) and back (decoder);
+//!    `checks`: the local assertions (bounds, patterns, formats) the encoder checks.
+//! 5. `grammar`: one grammar IR built from the notation ([`grammar::Grammar`]), printed as
+//!    pest, GBNF and Lark ([`grammar::lark`], for llguidance-based engines); a readable BNF
+//!    for prompts.
+//! 6. `spec`: the compiled artifact (`spec.json`) tying it together, plus validation;
+//!    `typed`: the same from Rust types (`compile_type::<T>()` through `schemars`,
+//!    `compress_value` / `expand_into` through serde).
+//! 7. `sites` and `request`: where an instance chooses a value, and the grammar pruned
+//!    to a request; `prune`: the per-line loop every backend runs ([`prune::Pruner`]: the
+//!    grammar a document starts under, and after each complete line the values it used
+//!    consumed and the grammar of the rest).
+
+#![warn(missing_docs)]
 
 mod checks;
-mod codec;
-mod error;
+pub mod codec;
+pub mod error;
 mod gaps;
-mod grammar;
-mod lint;
+pub mod grammar;
+pub mod lint;
 mod moments;
 mod notation;
 pub mod prompt;
-mod prune;
+pub mod prune;
 mod request;
 mod schema;
 mod shape;
@@ -60,27 +83,11 @@ mod sites;
 mod spec;
 mod spec_legacy;
 mod stack;
-mod tools;
+pub mod tools;
 mod typed;
 
-pub use codec::json_eq;
-pub use codec::EncodeError;
-pub use error::{CompileError, CompressError, ExpandError, ExpandIntoError, SpecError};
-pub use gaps::GrammarGap;
-pub use grammar::lark;
-pub use grammar::{
-    quote_lit, Consume, Grammar, Restriction, Resume, SpanPolicy, SpanWord, Spans, ValueForm,
-};
-pub use lint::SchemaWarning;
-pub use moments::{Moment, MomentForm};
 pub use notation::{NotationConfig, NotationStyle};
-pub use prune::{Continuation, Pruner, Pruning};
-pub use request::{GrammarOptions, Progress};
-pub use schema::is_keywordless;
-pub use shape::{Lexical, RegularCheck};
-pub use sites::{path_matches, FormSite, Site, SiteKind};
-pub use spec::{check_numbers, compile, CompileOptions, CompiledSpec, SpecFile, SPEC_VERSION};
-pub use tools::{ToolCalls, ToolsError, ToolsForm, ToolsRead};
+pub use spec::{compile, CompileOptions, CompiledSpec, SpecFile, SPEC_VERSION};
 #[cfg(feature = "schemars")]
 pub use typed::compile_type;
 

@@ -1,4 +1,5 @@
-//! Stage 1 — the schema lint: what a schema says by mistake, found before it is compiled.
+//! The schema lint: what a schema says by mistake, found before it is compiled and kept
+//! as [`SchemaWarning`]s ([`CompiledSpec::schema_warnings`](crate::CompiledSpec::schema_warnings)).
 //!
 //! - A keyword whose value is malformed (`"type": "integr"`, `"required": "x"`,
 //!   `"properties": []`) is an error naming its JSON pointer and what was expected
@@ -11,8 +12,10 @@
 //!   and a tool definition where a schema is expected are reported as such.
 //!
 //! Every warning says what it means for the grammar. Only schema positions are visited
-//! (what [`KEYWORDS`](crate::schema::KEYWORDS) says holds subschemas): `enum`, `const`,
-//! `default`, `examples` hold data.
+//! (keywords that hold subschemas): `enum`, `const`, `default`, `examples` hold data.
+//! [`is_keywordless`] tells a data document given as a schema.
+
+pub use crate::schema::is_keywordless;
 
 use crate::error::CompileError;
 use crate::schema::{escape_token, keyword, Holds, KeywordClass, KEYWORDS};

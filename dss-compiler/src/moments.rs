@@ -1,5 +1,5 @@
 //! Dates and clock times: the ones a request gives ([`Moment`], carried in ISO 8601 in
-//! [`Restriction::dates`](crate::Restriction::dates)) and the forms a field asks for them
+//! [`Restriction::dates`](crate::prune::Restriction::dates)) and the forms a field asks for them
 //! in ([`MomentForm`], read from the description's examples: `'YYYY-MM-DD'`,
 //! `'dd/mm/yyyy HH:MM'`, `'2023-04-15T13:45:00Z'`, `'18:45'`).
 //!

@@ -1,16 +1,30 @@
-//! Stage 7 — the per-line pruning of one document: the grammar a request's document starts
+//! Grammars pruned to one request, line by line: the grammar a request's document starts
 //! under, and after each complete line the values it used consumed and the grammar of the
 //! rest. Every backend runs this one loop: in-process decoding (dss-runtime), a server
 //! continued line by line (dss-serve) and the reachability check of `dss eval`.
 //!
-//! [`Pruning`] is what a request brings (the values found in it and what a written line
-//! consumes); [`Pruner`] runs the loop over one document of a spec; [`Continuation`] is
-//! where the document goes on after its complete lines.
+//! - [`Pruning`] is what a request brings: the values found in it per site
+//!   ([`Restriction`], with its [`Spans`] and dates as [`Moment`]s) and what a written line
+//!   consumes ([`Consume`]).
+//! - [`Pruner`] runs the loop over one document of a spec; [`Continuation`] is where the
+//!   document goes on after its complete lines, [`Progress`] what those lines say and
+//!   [`Resume`] where the grammar of the rest starts.
+//! - [`Site`] is a place where an instance chooses a value ([`SiteKind`], [`FormSite`],
+//!   matched by [`path_matches`]); [`SpanPolicy`], [`SpanWord`], [`ValueForm`],
+//!   [`MomentForm`], [`Lexical`] and [`RegularCheck`] say what a site takes.
+//! - [`GrammarOptions`] says what a grammar for generation offers beyond the schema.
+
+pub use crate::grammar::prune::{
+    Consume, Restriction, Resume, SpanPolicy, SpanWord, Spans, ValueForm,
+};
+pub use crate::moments::{Moment, MomentForm};
+pub use crate::request::{GrammarOptions, Progress};
+pub use crate::shape::{Lexical, RegularCheck};
+pub use crate::sites::{path_matches, FormSite, Site, SiteKind};
 
 use crate::error::ExpandError;
 use crate::grammar::prune::same_value as same;
-use crate::grammar::{Consume, Grammar, Restriction, Resume};
-use crate::request::{GrammarOptions, Progress};
+use crate::grammar::Grammar;
 use crate::spec::CompiledSpec;
 use serde_json::Value;
 
@@ -41,7 +55,8 @@ impl Pruning {
 /// makes one for each step.
 ///
 /// ```
-/// use dss_compiler::{compile, CompileOptions, Consume, GrammarOptions, Restriction, Pruner};
+/// use dss_compiler::prune::{Consume, GrammarOptions, Pruner, Restriction};
+/// use dss_compiler::{compile, CompileOptions};
 /// let schema = serde_json::json!({"type": "array", "items": {"enum": ["tea", "coffee", "milk"]}});
 /// let spec = compile(&schema, &CompileOptions::default())?;
 /// let mut found = Restriction::default();
@@ -277,7 +292,7 @@ mod tests {
                 "max_price": {"type": "integer"}}}}}]);
         let spec = compile(&tools, &CompileOptions::default()).expect("compiles");
         let restriction = Restriction {
-            spans: crate::Spans::of("two seats for shows in Lyon under 40"),
+            spans: crate::prune::Spans::of("two seats for shows in Lyon under 40"),
             numbers: vec![json!(2), json!(40)],
             ..Restriction::default()
         };
@@ -298,7 +313,7 @@ mod tests {
         // A line that repeats nothing, or a value the request gives twice, is kept.
         assert_eq!(pruner.deduplicated_line(first), None);
         let twice = Restriction {
-            spans: crate::Spans::of("Lyon shows at the Lyon opera"),
+            spans: crate::prune::Spans::of("Lyon shows at the Lyon opera"),
             ..Restriction::default()
         };
         let pruner = Pruner::new(&spec, &twice, Consume::Class, GrammarOptions::default());

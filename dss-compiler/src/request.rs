@@ -61,7 +61,8 @@ impl CompiledSpec {
     /// `resume`. Its language is a subset of the full grammar's.
     ///
     /// ```
-    /// use dss_compiler::{compile, CompileOptions, Restriction, Resume};
+    /// use dss_compiler::prune::{Restriction, Resume};
+    /// use dss_compiler::{compile, CompileOptions};
     /// let schema = serde_json::json!({
     ///     "type": "object",
     ///     "properties": {"unit": {"enum": ["celsius", "fahrenheit", "kelvin"]}},
@@ -106,7 +107,8 @@ impl CompiledSpec {
     /// (see [`GrammarOptions`]). Its language is a subset of the published grammar's.
     ///
     /// ```
-    /// use dss_compiler::{compile, CompileOptions, GrammarOptions};
+    /// use dss_compiler::prune::GrammarOptions;
+    /// use dss_compiler::{compile, CompileOptions};
     /// // A tool's parameters, without `additionalProperties`.
     /// let schema = serde_json::json!({
     ///     "type": "object",
@@ -347,8 +349,9 @@ fn collect_used(value: &Value, path: &mut String, sites: &[Site], out: &mut Vec<
 
 #[cfg(test)]
 mod tests {
+    use super::GrammarOptions;
     use crate::grammar::{Consume, Restriction, Resume};
-    use crate::{compile, CompileOptions, CompiledSpec, GrammarOptions};
+    use crate::{compile, CompileOptions, CompiledSpec};
     use pest_meta::{optimizer, parser};
     use pest_vm::Vm;
     use serde_json::{json, Value};
@@ -1540,20 +1543,20 @@ mod tests {
 
     fn open_restriction(spec: &CompiledSpec, request: &str, numbers: &[Value]) -> Restriction {
         let mut r = Restriction {
-            spans: crate::Spans::of(request),
+            spans: crate::grammar::prune::Spans::of(request),
             numbers: numbers.to_vec(),
             ..Restriction::default()
         };
         for site in spec.sites() {
             let policy = site.span_policy();
             match site.kind {
-                crate::SiteKind::Text { .. } => {
+                crate::sites::SiteKind::Text { .. } => {
                     if policy.narrows() {
                         r.span_policy.insert(site.path.clone(), policy);
                     }
                     r.span_sites.insert(site.path)
                 }
-                crate::SiteKind::Number { .. } => r.number_sites.insert(site.path),
+                crate::sites::SiteKind::Number { .. } => r.number_sites.insert(site.path),
                 _ => false,
             };
         }
@@ -1709,7 +1712,7 @@ mod tests {
         used: &[(String, Value)],
     ) -> usize {
         let r = open_restriction(spec, request, numbers);
-        let rest = r.consumed(used, crate::Consume::Class);
+        let rest = r.consumed(used, crate::grammar::Consume::Class);
         let g = spec.pruned_grammar(&rest, Resume::Lines { items: 1 });
         (1..60u64)
             .map(|seed| crate::grammar::sample::Sampler::new(&g, seed).sentence())

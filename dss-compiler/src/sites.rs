@@ -118,7 +118,7 @@ impl Site {
             }))
         .then(|| tails.iter().map(|t| t.split_whitespace().count()).max())
         .flatten();
-        let moment = crate::MomentForm::agreed(&self.examples);
+        let moment = crate::moments::MomentForm::agreed(&self.examples);
         SpanPolicy {
             optional: self.optional_field,
             forms: shaped,
@@ -587,7 +587,7 @@ mod tests {
         assert!(policy("/notes/*").optional);
         // A date or time pattern, or samples of one, ask for dates or times in that form;
         // digits that are no date do not.
-        let iso = crate::MomentForm::of("YYYY-MM-DD");
+        let iso = crate::moments::MomentForm::of("YYYY-MM-DD");
         assert!(iso.is_some());
         assert_eq!(policy("/since").moment, iso);
         assert_eq!(policy("/until").moment, iso);
@@ -595,7 +595,10 @@ mod tests {
         assert!(at.has_date() && at.has_time());
         let leaves = policy("/leaves").moment.expect("a time");
         assert!(leaves.has_time() && !leaves.has_date());
-        assert_eq!(policy("/day").moment, crate::MomentForm::of("dd/mm/yyyy"));
+        assert_eq!(
+            policy("/day").moment,
+            crate::moments::MomentForm::of("dd/mm/yyyy")
+        );
         assert!(policy("/code").moment.is_none() && venue.moment.is_none());
     }
 

@@ -228,30 +228,6 @@ fn repair(
     build_validator(&fixed, &fixed).map(|v| (fixed, v))
 }
 
-/// Checks that every number of a JSON text is read exactly: serde_json (as dss uses it)
-/// reads numbers as 64-bit integers or doubles, so `18446744073709551617` would become
-/// `1.8446744073709552e19` and `1e-400` would become `0.0`. Call it on the text an
-/// instance was parsed from before [`CompiledSpec::compress`]: dss refuses such a number
-/// (naming its JSON pointer) rather than change it. `text` should be valid JSON.
-///
-/// ```
-/// use dss_compiler::{check_numbers, CompressError};
-/// assert!(check_numbers(r#"{"n": 18446744073709551615, "x": 0.1}"#).is_ok());
-/// let e = check_numbers(r#"{"n": [100000000000000000001]}"#).unwrap_err();
-/// assert_eq!(e.pointer(), "/n/0");
-/// assert!(matches!(e, CompressError::Inexact { .. }), "{e}");
-/// ```
-pub fn check_numbers(text: &str) -> Result<(), CompressError> {
-    match crate::codec::first_inexact(text) {
-        None => Ok(()),
-        Some(bad) => Err(CompressError::Inexact {
-            pointer: bad.pointer,
-            lexeme: bad.lexeme,
-            became: bad.became,
-        }),
-    }
-}
-
 /// Compile a JSON Schema document, or tool definitions: an OpenAI `tools` array (or one
 /// function), Anthropic tools, an MCP `tools/list` result. Tools compile to the schema of
 /// their calls, `{"<tool name>": {<arguments>}}`, a list of them (one per line) or one
@@ -428,7 +404,8 @@ impl CompiledSpec {
     /// itself where its checks are the whole validation, see [`Self::encoder_validates`]).
     ///
     /// ```
-    /// use dss_compiler::{compile, CompileOptions, CompressError};
+    /// use dss_compiler::error::CompressError;
+    /// use dss_compiler::{compile, CompileOptions};
     /// let schema = serde_json::json!({
     ///     "type": "object",
     ///     "properties": {"name": {"type": "string"}, "age": {"type": "integer", "minimum": 0}},
@@ -491,7 +468,8 @@ impl CompiledSpec {
     /// [`Self::expand_unvalidated`] skips this.
     ///
     /// ```
-    /// use dss_compiler::{compile, CompileOptions, ExpandError};
+    /// use dss_compiler::error::ExpandError;
+    /// use dss_compiler::{compile, CompileOptions};
     /// let schema = serde_json::json!({
     ///     "type": "object",
     ///     "properties": {"city": {"type": "string"}, "unit": {"enum": ["celsius", "fahrenheit"]},
@@ -596,8 +574,8 @@ impl CompiledSpec {
     }
     /// The readable CFG a prompt shows beside the grammar a model writes under: undeclared
     /// properties only where `opts` lets the model write them (see
-    /// [`GrammarOptions::allow_undeclared`](crate::GrammarOptions::allow_undeclared)).
-    pub fn prompt_grammar(&self, opts: crate::GrammarOptions) -> String {
+    /// [`GrammarOptions::allow_undeclared`](crate::prune::GrammarOptions::allow_undeclared)).
+    pub fn prompt_grammar(&self, opts: crate::request::GrammarOptions) -> String {
         grammar::readable(
             &self.shapes,
             &self.notation,
@@ -622,7 +600,7 @@ impl CompiledSpec {
     }
     /// Lark for llguidance (vLLM's `guidance` backend, SGLang's `llguidance` backend,
     /// OpenAI's CFG custom tools); the start rule is `start`. It is printed from the same
-    /// grammar IR as the GBNF ([`crate::lark`]), so it says the same language.
+    /// grammar IR as the GBNF ([`crate::grammar::lark`]), so it says the same language.
     pub fn grammar_lark(&self) -> Result<String, SpecError> {
         Ok(grammar::build(&self.shapes, &self.notation).to_lark()?)
     }
@@ -656,7 +634,7 @@ impl CompiledSpec {
     /// Every assertion of the schema the grammars do not say, by JSON pointer: checked
     /// only after generation (by the validator in [`Self::expand`]). Empty when the
     /// grammar says everything a schema's nodes assert (see `gaps.rs` for what counts).
-    pub fn grammar_gaps(&self) -> Vec<crate::GrammarGap> {
+    pub fn grammar_gaps(&self) -> Vec<crate::grammar::GrammarGap> {
         let schema = self.schema();
         crate::gaps::gaps(schema, crate::schema::formats_assert(schema))
     }
@@ -710,7 +688,8 @@ impl CompiledSpec {
     /// [`SpecError::Unconvertible`]. Any other version is [`SpecError::Version`].
     ///
     /// ```
-    /// use dss_compiler::{CompiledSpec, SpecError};
+    /// use dss_compiler::error::SpecError;
+    /// use dss_compiler::CompiledSpec;
     /// // The bundled viz spec, as `dss compile` wrote it.
     /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../grammars/viz/spec.json");
     /// let spec = CompiledSpec::from_json(&std::fs::read_to_string(path)?)?;
@@ -747,6 +726,7 @@ fn unix_lines(text: &str) -> std::borrow::Cow<'_, str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::codec::check_numbers;
     use crate::notation::NotationStyle;
     use serde_json::json;
 

@@ -218,7 +218,8 @@ fn check_notation(shapes: &Shapes, n: &Notation) -> Result<(), String> {
 mod tests {
     use crate::error::SpecError;
     use crate::spec::{compile, CompileOptions, CompiledSpec, SPEC_VERSION};
-    use crate::{NotationConfig, NotationStyle, ToolCalls};
+    use crate::tools::ToolCalls;
+    use crate::{NotationConfig, NotationStyle};
     use serde_json::{json, Value};
 
     fn read(path: &str) -> String {

@@ -42,7 +42,8 @@ mod tests {
     //! YAML, sites, and a compress/expand of a small instance, on a small stack.
     use super::on_small_stack;
     use crate::codec::Encoder;
-    use crate::{compile, CompileOptions, CompiledSpec, Restriction, Resume};
+    use crate::grammar::{Restriction, Resume};
+    use crate::{compile, CompileOptions, CompiledSpec};
     use serde_json::{json, Map, Value};
 
     /// `{"$defs": {d0: link(1), …, d{n-1}: link(n), d{n}: last}, "$ref": "#/$defs/d0"}`.

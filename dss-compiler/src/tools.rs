@@ -600,7 +600,8 @@ fn rebase_at(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{compile, CompileError, CompileOptions, CompiledSpec};
+    use crate::error::CompileError;
+    use crate::{compile, CompileOptions, CompiledSpec};
 
     fn weather() -> Value {
         json!({"type": "object", "properties": {

@@ -37,7 +37,7 @@ use serde::Serialize;
 /// assert_eq!(spec.expand_into::<Weather>(&s).unwrap(), x);
 /// ```
 #[cfg(feature = "schemars")]
-pub fn compile_type<T: schemars::JsonSchema>() -> Result<CompiledSpec, crate::CompileError> {
+pub fn compile_type<T: schemars::JsonSchema>() -> Result<CompiledSpec, crate::error::CompileError> {
     let schema = schemars::schema_for!(T).to_value();
     crate::compile(&schema, &crate::CompileOptions::default())
 }

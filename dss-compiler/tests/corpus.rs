@@ -17,7 +17,9 @@
 //! The files are spread over threads (one per core). Run with `-- --nocapture` to see the
 //! summaries of passing runs; failing runs print them in the failure message.
 
-use dss_compiler::{compile, json_eq, CompileError, CompileOptions, CompiledSpec};
+use dss_compiler::codec::json_eq;
+use dss_compiler::error::CompileError;
+use dss_compiler::{compile, CompileOptions, CompiledSpec};
 use dss_data::Corpus;
 use serde_json::Value;
 use std::cell::{Cell, RefCell};

@@ -15,7 +15,8 @@
 //! (every 20th MaskBench file, every 10th Vega-Lite example; full corpus or fixture, found by
 //! `dss-data`).
 
-use dss_compiler::{compile, CompileOptions, CompiledSpec, Restriction, Resume};
+use dss_compiler::prune::{Restriction, Resume};
+use dss_compiler::{compile, CompileOptions, CompiledSpec};
 use llguidance::api::TopLevelGrammar;
 use llguidance::{Matcher, ParserFactory};
 use serde_json::Value;

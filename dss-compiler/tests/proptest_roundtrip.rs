@@ -14,7 +14,8 @@
 //!
 //! The default case count (256) runs in a few seconds in a debug build.
 
-use dss_compiler::{compile, json_eq, CompileOptions};
+use dss_compiler::codec::json_eq;
+use dss_compiler::{compile, CompileOptions};
 use proptest::prelude::*;
 use proptest::test_runner::{FileFailurePersistence, TestCaseError};
 use serde_json::{json, Map, Value};

@@ -160,8 +160,10 @@ impl SpecCache {
         &mut self,
         schema: &serde_json::Value,
         notation: Option<&dss_compiler::NotationConfig>,
-    ) -> std::result::Result<std::sync::Arc<dss_compiler::CompiledSpec>, dss_compiler::CompileError>
-    {
+    ) -> std::result::Result<
+        std::sync::Arc<dss_compiler::CompiledSpec>,
+        dss_compiler::error::CompileError,
+    > {
         let key = format!(
             "{}\u{0}{}",
             schema,

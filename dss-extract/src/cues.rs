@@ -19,7 +19,7 @@
 use std::collections::BTreeSet;
 use std::ops::Range;
 
-use dss_compiler::{FormSite, Site, SiteKind};
+use dss_compiler::prune::{FormSite, Site, SiteKind};
 use serde_json::Value;
 
 use crate::normalize::{stem_into, Normalized};

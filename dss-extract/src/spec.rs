@@ -7,7 +7,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
-use dss_compiler::{json_eq, path_matches, CompiledSpec, Restriction, Site, SiteKind};
+use dss_compiler::codec::json_eq;
+use dss_compiler::prune::{path_matches, Restriction, Site, SiteKind};
+use dss_compiler::CompiledSpec;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -327,17 +329,18 @@ pub struct SpecIndex {
     /// Free-string sites whose values may be spans of the request: no catalog there says
     /// it is complete ([`Restriction::span_sites`]).
     span_sites: BTreeSet<String>,
-    /// How each span site narrows the spans it takes (see [`dss_compiler::SpanPolicy`]).
-    span_policy: BTreeMap<String, dss_compiler::SpanPolicy>,
+    /// How each span site narrows the spans it takes (see [`dss_compiler::prune::SpanPolicy`]).
+    span_policy: BTreeMap<String, dss_compiler::prune::SpanPolicy>,
     /// Free number sites no catalog binds: they take the request's numbers
     /// ([`Restriction::number_sites`]).
     number_sites: BTreeSet<String>,
     /// Whether some span site takes calendar dates (a `format: date` string, or one whose
-    /// examples show a date, [`dss_compiler::SpanPolicy::moment`]): a date's words are then
+    /// examples show a date, [`dss_compiler::prune::SpanPolicy::moment`]): a date's words are then
     /// that date's, no span of their own.
     date_sites: bool,
     /// The words of the schema's names (tools and fields), lowercased: each name whole
-    /// without its separators and each of its words ([`dss_compiler::Spans::name_schema_words`]).
+    /// without its separators and each of its words
+    /// ([`dss_compiler::prune::Spans::name_schema_words`]).
     schema_names: BTreeSet<String>,
     /// Whether some span site takes clock times (its examples show one): a time's words
     /// (and its numbers) are then that time's.
@@ -495,7 +498,7 @@ impl SpecIndex {
             .filter(|s| matches!(s.kind, SiteKind::Text { .. }) && !closed(&s.path))
             .map(|s| s.path.clone())
             .collect();
-        let span_policy: BTreeMap<String, dss_compiler::SpanPolicy> = sites
+        let span_policy: BTreeMap<String, dss_compiler::prune::SpanPolicy> = sites
             .iter()
             .filter(|s| span_sites.contains(&s.path))
             .map(|s| (s.path.clone(), s.span_policy()))
@@ -506,19 +509,19 @@ impl SpecIndex {
             .filter(|s| matches!(s.kind, SiteKind::Number { .. }) && !bound.contains(&s.path))
             .map(|s| s.path.clone())
             .collect();
-        let form_has = |f: fn(&dss_compiler::MomentForm) -> bool| {
+        let form_has = |f: fn(&dss_compiler::prune::MomentForm) -> bool| {
             span_policy
                 .values()
                 .any(|p| p.moment.as_ref().is_some_and(f))
         };
-        let time_sites = form_has(dss_compiler::MomentForm::has_time);
-        let date_sites = form_has(dss_compiler::MomentForm::has_date)
+        let time_sites = form_has(dss_compiler::prune::MomentForm::has_time);
+        let date_sites = form_has(dss_compiler::prune::MomentForm::has_date)
             || sites.iter().any(|s| {
                 span_sites.contains(&s.path)
                     && matches!(
                         s.kind,
                         SiteKind::Text {
-                            lexical: Some(dss_compiler::Lexical::Date)
+                            lexical: Some(dss_compiler::prune::Lexical::Date)
                         }
                     )
             });
@@ -922,7 +925,7 @@ impl SpecIndex {
     /// complete catalog binds, its numbers at free numbers, its dates and clock times
     /// ([`SpecIndex::moments`]) at date and time strings (see [`Restriction::spans`]).
     fn open_values(&self, r: &mut Restriction, request: &str, mentions: &[Mention]) {
-        r.spans = dss_compiler::Spans::of(request);
+        r.spans = dss_compiler::prune::Spans::of(request);
         r.spans.name_schema_words(request, &self.schema_names);
         r.span_sites = self.span_sites.clone();
         r.span_policy = self.span_policy.clone();
@@ -957,7 +960,7 @@ impl SpecIndex {
         r.dates.extend(moments.into_iter().map(Value::String));
     }
 
-    /// The dates and clock times a request gives, in ISO 8601 ([`dss_compiler::Moment`]),
+    /// The dates and clock times a request gives, in ISO 8601 ([`dss_compiler::prune::Moment`]),
     /// and the spans of the request that are theirs (no span of their own).
     ///
     /// - A whole date is one; a day without a year (`April 3rd`) takes the year of the
@@ -985,7 +988,7 @@ impl SpecIndex {
                     Some((d, w)) => (d, w.parse().ok()),
                     None => (rest, None),
                 };
-                if let Some(date) = dss_compiler::Moment::parse(d).and_then(|m| m.date) {
+                if let Some(date) = dss_compiler::prune::Moment::parse(d).and_then(|m| m.date) {
                     anchor = Some((date, wd));
                 }
             }
@@ -995,7 +998,9 @@ impl SpecIndex {
             .filter(|m| m.site == crate::DATE_SITE)
             .filter_map(|m| m.value.as_str())
             .filter_map(|v| {
-                dss_compiler::Moment::parse(v.trim_start_matches("today=").split('/').next()?)
+                dss_compiler::prune::Moment::parse(
+                    v.trim_start_matches("today=").split('/').next()?,
+                )
             })
             .filter_map(|m| m.date)
             .collect();
@@ -1014,7 +1019,7 @@ impl SpecIndex {
             let Some(v) = m.value.as_str() else { continue };
             if m.site == crate::TIME_SITE {
                 if self.time_sites {
-                    let t = dss_compiler::Moment::parse(v).and_then(|m| m.time);
+                    let t = dss_compiler::prune::Moment::parse(v).and_then(|m| m.time);
                     found.push((m.span.clone(), None, t));
                 }
                 continue;
@@ -1022,10 +1027,10 @@ impl SpecIndex {
             if m.site != crate::DATE_SITE {
                 continue;
             }
-            let date = if let Some(d) = dss_compiler::Moment::parse(v).and_then(|m| m.date) {
+            let date = if let Some(d) = dss_compiler::prune::Moment::parse(v).and_then(|m| m.date) {
                 Some(d)
             } else if let (Some(md), Some(y)) = (v.strip_prefix("--"), year) {
-                dss_compiler::Moment::parse(&format!("{y:04}-{md}")).and_then(|m| m.date)
+                dss_compiler::prune::Moment::parse(&format!("{y:04}-{md}")).and_then(|m| m.date)
             } else if v.starts_with("today=") {
                 today_at = Some((found.len(), m.span.clone()));
                 continue;
@@ -1091,12 +1096,12 @@ impl SpecIndex {
                 Some(n) => {
                     i += 1;
                     claimed.push(n.0.clone());
-                    dss_compiler::Moment {
+                    dss_compiler::prune::Moment {
                         date: date.or(n.1),
                         time: time.or(n.2),
                     }
                 }
-                None => dss_compiler::Moment { date, time },
+                None => dss_compiler::prune::Moment { date, time },
             };
             if (m.date.is_some() && self.date_sites) || (m.date.is_none() && self.time_sites) {
                 claimed.push(span);
@@ -1755,7 +1760,8 @@ fn describe(sites: &[Site]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use dss_compiler::{compile, CompileOptions, Consume, Resume};
+    use dss_compiler::prune::{Consume, Resume};
+    use dss_compiler::{compile, CompileOptions};
     use serde_json::json;
 
     /// Whether some mention reads as a record ([`Restriction::record_reading`]).

@@ -13,7 +13,8 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use dss_compiler::{CompiledSpec, Consume, GrammarOptions, Pruner, Restriction};
+use dss_compiler::prune::{Consume, GrammarOptions, Pruner, Restriction};
+use dss_compiler::CompiledSpec;
 use dss_extract::{Catalogs, ExtractMode, SpecIndex};
 use dss_runtime::{EngineKind, GrammarSource, LocalModel, PrunedRest};
 use serde_json::Value;

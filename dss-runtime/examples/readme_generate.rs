@@ -6,7 +6,8 @@
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     // README begin
-    use dss_compiler::{CompiledSpec, Restriction, Resume};
+    use dss_compiler::prune::{Restriction, Resume};
+    use dss_compiler::CompiledSpec;
     use dss_runtime::{EngineKind, Generator, GeneratorOptions, GrammarSource, LocalModel};
 
     let spec = CompiledSpec::from_json(&std::fs::read_to_string("grammars/viz/spec.json")?)?;

@@ -87,9 +87,9 @@ pub enum GrammarSource {
     /// dss's grammar IR: a spec's grammar, its generation grammar or a pruned grammar
     /// ([`dss_compiler::CompiledSpec::pruned_grammar`]). The llguidance engine builds its
     /// grammar from the Lark structure printed from it
-    /// ([`dss_compiler::Grammar::to_lark_grammar`]); the GBNF engine gets its GBNF
-    /// ([`dss_compiler::Grammar::to_gbnf`]). Both say the same language.
-    Ir(dss_compiler::Grammar),
+    /// ([`dss_compiler::grammar::Grammar::to_lark_grammar`]); the GBNF engine gets its GBNF
+    /// ([`dss_compiler::grammar::Grammar::to_gbnf`]). Both say the same language.
+    Ir(dss_compiler::grammar::Grammar),
     /// GBNF text with the start rule `root` (dss's `shorthand.gbnf`, or written by hand):
     /// for the GBNF engine (llama.cpp's sampler) only. The llguidance engine refuses it
     /// ([`EngineError::Grammar`]): it takes dss's grammar IR ([`GrammarSource::Ir`]).

@@ -34,7 +34,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use dss_compiler::prompt::ExamplesError;
-use dss_compiler::{CompiledSpec, Consume, GrammarOptions, Pruner, Pruning, Restriction};
+use dss_compiler::prune::{Consume, GrammarOptions, Pruner, Pruning, Restriction};
+use dss_compiler::CompiledSpec;
 use llama_cpp_2::context::params::LlamaContextParams;
 use llama_cpp_2::context::LlamaContext;
 use llama_cpp_2::llama_batch::LlamaBatch;
@@ -305,12 +306,12 @@ pub struct GeneratorOptions {
     /// Let the model write properties the schema does not declare wherever the schema
     /// admits them; by default only where it allows them explicitly
     /// (`additionalProperties` other than `false`, or `patternProperties`; see
-    /// [`dss_compiler::GrammarOptions`]).
+    /// [`dss_compiler::prune::GrammarOptions`]).
     pub allow_undeclared: bool,
     /// Under pruning ([`Generator::generate_pruned`]), let a line end while a value found
     /// only it could take is unwritten. By default (false) such a line goes on with the
     /// best token the grammar allows that does not end it, so one call is not split over
-    /// two lines (see [`dss_compiler::Pruner::line_leaves`]).
+    /// two lines (see [`dss_compiler::prune::Pruner::line_leaves`]).
     pub split_lines: bool,
     /// Drafts from the request: at most this many tokens that follow, in the prompt's
     /// request, the last output tokens are read in the same call as the output so far
@@ -717,7 +718,7 @@ impl<'m> Generator<'m> {
     /// Generates under the grammar pruned to `pruning.restriction` (the values found in the
     /// request), rebuilt for the rest of the document each time a line is complete, with
     /// the values that line used consumed (see [`Pruning`]; the loop is
-    /// [`dss_compiler::Pruner`]'s). `request` is what the prompt carries (e.g. the request
+    /// [`dss_compiler::prune::Pruner`]'s). `request` is what the prompt carries (e.g. the request
     /// followed by the items found).
     pub fn generate_pruned(
         &mut self,
@@ -793,7 +794,7 @@ impl<'m> Generator<'m> {
     }
 
     /// A pruned grammar, prepared for this model and engine.
-    fn prepared(&self, grammar: dss_compiler::Grammar) -> Result<Grammar, GenerateError> {
+    fn prepared(&self, grammar: dss_compiler::grammar::Grammar) -> Result<Grammar, GenerateError> {
         prepared(self.model, self.opts.engine, grammar)
     }
 
@@ -1465,7 +1466,7 @@ struct Prompt {
 fn prepared(
     model: &LocalModel,
     engine: EngineKind,
-    grammar: dss_compiler::Grammar,
+    grammar: dss_compiler::grammar::Grammar,
 ) -> Result<Grammar, GenerateError> {
     model.grammar(engine, &GrammarSource::Ir(grammar))
 }

@@ -28,9 +28,9 @@ pub mod models;
 mod prompt;
 
 pub use backend::{backend, load_model, BackendError};
-pub use dss_compiler::lark;
+pub use dss_compiler::grammar::lark;
 pub use dss_compiler::prompt::ExamplesError;
-pub use dss_compiler::Pruning;
+pub use dss_compiler::prune::Pruning;
 pub use engine::{parser_factory, Constraint, EngineError, EngineKind, Grammar, GrammarSource};
 pub use gbnf::{GbnfChecker, GbnfError, Verdict};
 pub use generate::{

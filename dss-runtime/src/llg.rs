@@ -1,10 +1,10 @@
 //! llguidance's grammar built directly from dss's Lark structure
-//! ([`dss_compiler::lark::LarkGrammar`]), without printing Lark and having llguidance lex
+//! ([`dss_compiler::grammar::lark::LarkGrammar`]), without printing Lark and having llguidance lex
 //! and parse it again.
 //!
 //! Why: under pruning the grammar is rebuilt after every complete line, and in
 //! llguidance 1.9 reading Lark text sets up a lexer for Lark's own syntax on every call:
-//! about 40 % of a rebuild. The structure [`to_lark`](dss_compiler::Grammar::to_lark)
+//! about 40 % of a rebuild. The structure [`to_lark`](dss_compiler::grammar::Grammar::to_lark)
 //! prints is handed to llguidance's public grammar API instead
 //! ([`GrammarInit::Internal`]), lowered as llguidance's Lark compiler lowers the same text:
 //! - every literal and regex of a rule is a greedy lexeme (llguidance merges lexemes with
@@ -19,7 +19,7 @@
 
 use std::collections::HashMap;
 
-use dss_compiler::lark::{LarkBody, LarkExpr, LarkGrammar};
+use dss_compiler::grammar::lark::{LarkBody, LarkExpr, LarkGrammar};
 use llguidance::api::{GrammarInit, SkipSpec};
 use llguidance::derivre::{ExprRef, RegexAst};
 use llguidance::earley::lexerspec::{LexemeClass, LexerSpec};
@@ -259,7 +259,7 @@ impl<'a> Builder<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use dss_compiler::{Restriction, Resume};
+    use dss_compiler::prune::{Restriction, Resume};
     use llguidance::api::TopLevelGrammar;
     use llguidance::{Matcher, ParserFactory};
     use serde_json::Value;
@@ -275,7 +275,7 @@ mod tests {
     /// regular forms (right-linear lexemes from patterns, a cut automaton from `hostname`,
     /// a nested pattern), bounded arrays and recursion. With texts each must accept.
     fn grammars() -> Vec<(String, LarkGrammar, Vec<String>)> {
-        let lark = |g: dss_compiler::Grammar| g.to_lark_grammar().expect("prints");
+        let lark = |g: dss_compiler::grammar::Grammar| g.to_lark_grammar().expect("prints");
         let mut out = Vec::new();
         for entry in std::fs::read_dir(root().join("grammars")).expect("grammars/") {
             let dir = entry.expect("entry").path();
@@ -489,7 +489,7 @@ mod tests {
     fn bad_structures_are_errors() {
         let rule = |name: &str, e: LarkExpr| LarkGrammar {
             start: name.into(),
-            items: vec![dss_compiler::lark::LarkItem {
+            items: vec![dss_compiler::grammar::lark::LarkItem {
                 name: name.into(),
                 body: LarkBody::Rule(e),
             }],
@@ -510,11 +510,11 @@ mod tests {
         let g2 = LarkGrammar {
             start: "r_a".into(),
             items: vec![
-                dss_compiler::lark::LarkItem {
+                dss_compiler::grammar::lark::LarkItem {
                     name: "r_a".into(),
                     body: LarkBody::Rule(LarkExpr::Ref("T_X".into())),
                 },
-                dss_compiler::lark::LarkItem {
+                dss_compiler::grammar::lark::LarkItem {
                     name: "T_X".into(),
                     body: LarkBody::Terminal(LarkExpr::Seq(vec![
                         LarkExpr::Lit("a".into()),
@@ -529,7 +529,7 @@ mod tests {
         assert!(e.to_string().contains("T_X"), "{e}");
         let g3 = LarkGrammar {
             start: "r_a".into(),
-            items: vec![dss_compiler::lark::LarkItem {
+            items: vec![dss_compiler::grammar::lark::LarkItem {
                 name: "r_a".into(),
                 body: LarkBody::Rule(LarkExpr::Regex("[".into())),
             }],

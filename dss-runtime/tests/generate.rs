@@ -208,12 +208,12 @@ fn drafts_change_nothing_but_the_calls() {
         "fly me to Rio de Janeiro",
     ] {
         let pruning = dss_runtime::Pruning {
-            restriction: dss_compiler::Restriction {
+            restriction: dss_compiler::prune::Restriction {
                 span_sites: ["/destination".to_string()].into(),
-                spans: dss_compiler::Spans::of(r),
+                spans: dss_compiler::prune::Spans::of(r),
                 ..Default::default()
             },
-            consume: dss_compiler::Consume::Class,
+            consume: dss_compiler::prune::Consume::Class,
         };
         let p = plain.generate_pruned(r, &pruning);
         let ps = plain.last_stats().clone();

@@ -3,8 +3,10 @@
 
 use crate::client::{clip, Client};
 use crate::{Mode, ServeError, ServerKind};
+use dss_compiler::error::ExpandError;
 use dss_compiler::prompt::{system_message, Example, INSTRUCTION};
-use dss_compiler::{CompiledSpec, ExpandError, GrammarOptions, Pruning, Site};
+use dss_compiler::prune::{GrammarOptions, Pruning, Site};
+use dss_compiler::CompiledSpec;
 use serde_json::{json, Map, Value};
 use std::time::{Duration, Instant};
 

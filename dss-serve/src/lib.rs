@@ -22,7 +22,7 @@ mod pool;
 
 pub use client::{Client, ServerConfig};
 pub use dss_compiler::prompt::{load_examples, Example, ExamplesError};
-pub use dss_compiler::Pruning;
+pub use dss_compiler::prune::Pruning;
 pub use error::ServeError;
 pub use generate::{ServeOptions, Served, ServedGenerator, ServedStats};
 pub use kind::{Mode, ServerKind};

@@ -4,8 +4,9 @@
 //! The specs are compiled once per process from the repository's files (`include_str!`), so a
 //! target needs no data directory at run time.
 
-pub use dss_compiler::json_eq;
-use dss_compiler::{compile, CompileOptions, CompiledSpec, Site};
+pub use dss_compiler::codec::json_eq;
+use dss_compiler::prune::Site;
+use dss_compiler::{compile, CompileOptions, CompiledSpec};
 use serde_json::Value;
 use std::sync::OnceLock;
 

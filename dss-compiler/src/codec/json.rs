@@ -8,9 +8,10 @@ use serde_json::{Number, Value};
 /// numbers compared by value (`1` equals `1.0`; integers exactly).
 ///
 /// ```
+/// use dss_compiler::codec::json_eq;
 /// use serde_json::json;
-/// assert!(dss_compiler::json_eq(&json!({"a": 1, "b": [2.0]}), &json!({"b": [2], "a": 1.0})));
-/// assert!(!dss_compiler::json_eq(&json!("1"), &json!(1)));
+/// assert!(json_eq(&json!({"a": 1, "b": [2.0]}), &json!({"b": [2], "a": 1.0})));
+/// assert!(!json_eq(&json!("1"), &json!(1)));
 /// ```
 pub fn json_eq(a: &Value, b: &Value) -> bool {
     same_json(a, b)

@@ -1,21 +1,27 @@
-//! Stage 4 — the exact mapper: JSON -> shorthand ([`Encoder`]) and shorthand -> JSON
-//! ([`Decoder`]), both driven by the notation. The decoder reads left to right with one token
-//! of lookahead — the notation stage guarantees that is enough — and reports errors as
-//! `line:column`, what was expected and what was found. It finds the extent of each
-//! terminal with the lexers of [`crate::grammar::terminal`], so it reads exactly what the
-//! grammars say.
-//!
-//! Both read the notation through [`Tables`], its lookups by expression, derived from the
-//! saved shapes and notation when a spec is compiled or loaded.
-//!
-//! Files: `tables.rs` (the lookup tables: kind, object layout and open line fields by
-//! expression, the per-record indexes), `index.rs` (the encoder's packed per-record index),
-//! `encode.rs` (the encoder), `decode.rs` (the decoder: cursor, errors, tokens, values),
-//! `decode_object.rs` (the decoder's objects: block documents, records, undeclared
-//! properties), `out.rs` (where the decoder writes: a `serde_json::Value`, or compact JSON
-//! text as it reads), `json.rs` (JSON values: equality, writing), `number.rs` (numbers as text:
-//! exactness, the lexemes of the number terminals, the form the encoder writes),
-//! `regular.rs` (the check of regular forms: `pattern`, `format`, lengths, integer ranges).
+//! Exact JSON around the mapper of [`CompiledSpec::compress`](crate::CompiledSpec::compress)
+//! and [`CompiledSpec::expand`](crate::CompiledSpec::expand): [`check_numbers`] finds the
+//! numbers of a JSON text that parsing would change, [`json_eq`] compares JSON values with
+//! numbers compared by value, and [`EncodeError`] is the encoder's own error
+//! ([`CompiledSpec::encode_validating`](crate::CompiledSpec::encode_validating)).
+
+// Stage 4 — the exact mapper: JSON -> shorthand ([`Encoder`]) and shorthand -> JSON
+// ([`Decoder`]), both driven by the notation. The decoder reads left to right with one token
+// of lookahead — the notation stage guarantees that is enough — and reports errors as
+// `line:column`, what was expected and what was found. It finds the extent of each
+// terminal with the lexers of [`crate::grammar::terminal`], so it reads exactly what the
+// grammars say.
+//
+// Both read the notation through [`Tables`], its lookups by expression, derived from the
+// saved shapes and notation when a spec is compiled or loaded.
+//
+// Files: `tables.rs` (the lookup tables: kind, object layout and open line fields by
+// expression, the per-record indexes), `index.rs` (the encoder's packed per-record index),
+// `encode.rs` (the encoder), `decode.rs` (the decoder: cursor, errors, tokens, values),
+// `decode_object.rs` (the decoder's objects: block documents, records, undeclared
+// properties), `out.rs` (where the decoder writes: a `serde_json::Value`, or compact JSON
+// text as it reads), `json.rs` (JSON values: equality, writing), `number.rs` (numbers as text:
+// exactness, the lexemes of the number terminals, the form the encoder writes),
+// `regular.rs` (the check of regular forms: `pattern`, `format`, lengths, integer ranges).
 
 mod decode;
 mod decode_object;
@@ -31,7 +37,7 @@ pub(crate) use decode::{Decoder, MAX_DEPTH};
 pub use encode::EncodeError;
 pub(crate) use encode::Encoder;
 pub use json::json_eq;
-pub(crate) use number::first_inexact;
+pub use number::check_numbers;
 pub(crate) use tables::Tables;
 
 use std::collections::BTreeMap;
@@ -55,7 +61,7 @@ mod listed_tests {
     fn round_trip(spec: &CompiledSpec, x: &Value) -> String {
         let text = spec.compress(x).unwrap_or_else(|e| panic!("{x}: {e}"));
         let back = spec.expand(&text).unwrap_or_else(|e| panic!("{text}: {e}"));
-        assert!(crate::json_eq(&back, x), "{x} -> {text} -> {back}");
+        assert!(crate::codec::json_eq(&back, x), "{x} -> {text} -> {back}");
         assert_eq!(spec.compress(&back).unwrap(), text);
         let (_, rules) = pest_meta::parse_and_optimize(&spec.grammar_pest()).unwrap();
         assert!(

@@ -6,6 +6,7 @@
 //! value), never through `f64`: `100000000000000000001` and `1e20` are different numbers
 //! even though they are the same double.
 
+use crate::error::CompressError;
 use crate::grammar::terminal::Terminal;
 use serde_json::Number;
 
@@ -293,6 +294,32 @@ pub(crate) fn write_as(t: Terminal, n: &Number) -> Option<String> {
         return None;
     };
     fits(t, &text).then_some(text)
+}
+
+/// Checks that every number of a JSON text is read exactly: serde_json (as dss uses it)
+/// reads numbers as 64-bit integers or doubles, so `18446744073709551617` would become
+/// `1.8446744073709552e19` and `1e-400` would become `0.0`. Call it on the text an
+/// instance was parsed from before [`CompiledSpec::compress`](crate::CompiledSpec::compress):
+/// dss refuses such a number (naming its JSON pointer) rather than change it. `text` should
+/// be valid JSON.
+///
+/// ```
+/// use dss_compiler::codec::check_numbers;
+/// use dss_compiler::error::CompressError;
+/// assert!(check_numbers(r#"{"n": 18446744073709551615, "x": 0.1}"#).is_ok());
+/// let e = check_numbers(r#"{"n": [100000000000000000001]}"#).unwrap_err();
+/// assert_eq!(e.pointer(), "/n/0");
+/// assert!(matches!(e, CompressError::Inexact { .. }), "{e}");
+/// ```
+pub fn check_numbers(text: &str) -> Result<(), CompressError> {
+    match first_inexact(text) {
+        None => Ok(()),
+        Some(bad) => Err(CompressError::Inexact {
+            pointer: bad.pointer,
+            lexeme: bad.lexeme,
+            became: bad.became,
+        }),
+    }
 }
 
 #[cfg(test)]

@@ -529,7 +529,7 @@ impl Builder<'_> {
             // A date or time field: the request's moments, as the field writes them.
             let mut moments: Vec<String> = Vec::new();
             for m in r.dates.iter().filter_map(|d| d.as_str()) {
-                if let Some(t) = crate::Moment::parse(m).and_then(|m| form.render(&m)) {
+                if let Some(t) = crate::moments::Moment::parse(m).and_then(|m| form.render(&m)) {
                     if !moments.contains(&t) {
                         moments.push(t);
                     }
@@ -557,8 +557,13 @@ impl Builder<'_> {
         let dates = r
             .dates
             .iter()
-            .filter_map(|d| d.as_str().and_then(crate::Moment::parse))
-            .flat_map(|m| [Some(m.iso()), crate::MomentForm::iso_date().render(&m)])
+            .filter_map(|d| d.as_str().and_then(crate::moments::Moment::parse))
+            .flat_map(|m| {
+                [
+                    Some(m.iso()),
+                    crate::moments::MomentForm::iso_date().render(&m),
+                ]
+            })
             .flatten();
         let mut lits = Vec::new();
         for t in dates.chain(r.spans.texts(MAX_CHECKED_SPAN_WORDS)) {

@@ -329,7 +329,7 @@ mod tests {
         r.numbers = vec![json!(2), json!(2.5), json!(0)];
         r.number_sites.insert("/*/pizza/count".into());
         r.span_sites.insert("/*/pizza/note".into());
-        r.spans = crate::Spans::of("two large pizzas extra crispy please");
+        r.spans = crate::grammar::prune::Spans::of("two large pizzas extra crispy please");
         r
     }
 

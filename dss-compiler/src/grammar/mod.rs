@@ -1,24 +1,30 @@
-//! Stage 5 — grammars. One grammar IR is built from the notation ([`build`]) and printed as
-//! pest ([`Grammar::to_pest`]), GBNF ([`Grammar::to_gbnf`]) and Lark ([`Grammar::to_lark`]),
-//! so all describe exactly the language the codec reads and writes. A readable BNF for prompts ([`readable`]) is printed
-//! from the notation directly (shorter, with the schema's descriptions as comments, like the
-//! DSS paper's Appendix C). The terminals all of them share, and the decoder's lexers for
-//! them, are one table: [`Terminal`].
-//!
-//! The IR is deterministic with one token of lookahead, so PEG (pest) and CFG (GBNF) read
-//! it the same way. Optional fields in a fixed order use a chain of rules
-//! (`R_j ::= o_j (" " R_j+1)? | R_j+1`) rather than `o? o? o?` chains, which are slow in
-//! llama.cpp and need separators that depend on what was present.
-//!
-//! The Lark grammar (llguidance's dialect: vLLM's `guidance` backend, SGLang's `llguidance`
-//! backend, OpenAI's CFG custom tools) is printed from the IR as the GBNF printer writes its
-//! rules ([`lark`], [`Grammar::to_lark`], [`Grammar::to_lark_grammar`]), so it says exactly
-//! what the GBNF says; only its lexer split (which rules are lexemes) is its own.
-//!
-//! Files: `build.rs` (notation -> IR), `names.rs` (rule names from schema locations),
-//! `print.rs` (the printer both machine syntaxes share), `pest.rs`, `gbnf.rs`, `lark.rs`,
-//! `readable.rs`, `terminal.rs`, `regular.rs` (regular forms: `pattern`, `format`, lengths,
-//! integer ranges, as one rule per automaton state).
+//! Grammars as data: the grammar IR every printed grammar comes from ([`Grammar`]: a
+//! spec's grammar from [`CompiledSpec::grammar`](crate::CompiledSpec::grammar), a pruned
+//! one from [`CompiledSpec::pruned_grammar`](crate::CompiledSpec::pruned_grammar)), its
+//! Lark form as a structure ([`lark`]), literals quoted as the printed grammars quote them
+//! ([`quote_lit`]) and the assertions of a schema that no grammar says ([`GrammarGap`]).
+
+// Stage 5 — grammars. One grammar IR is built from the notation ([`build`]) and printed as
+// pest ([`Grammar::to_pest`]), GBNF ([`Grammar::to_gbnf`]) and Lark ([`Grammar::to_lark`]),
+// so all describe exactly the language the codec reads and writes. A readable BNF for prompts ([`readable`]) is printed
+// from the notation directly (shorter, with the schema's descriptions as comments, like the
+// DSS paper's Appendix C). The terminals all of them share, and the decoder's lexers for
+// them, are one table: [`Terminal`].
+//
+// The IR is deterministic with one token of lookahead, so PEG (pest) and CFG (GBNF) read
+// it the same way. Optional fields in a fixed order use a chain of rules
+// (`R_j ::= o_j (" " R_j+1)? | R_j+1`) rather than `o? o? o?` chains, which are slow in
+// llama.cpp and need separators that depend on what was present.
+//
+// The Lark grammar (llguidance's dialect: vLLM's `guidance` backend, SGLang's `llguidance`
+// backend, OpenAI's CFG custom tools) is printed from the IR as the GBNF printer writes its
+// rules ([`lark`], [`Grammar::to_lark`], [`Grammar::to_lark_grammar`]), so it says exactly
+// what the GBNF says; only its lexer split (which rules are lexemes) is its own.
+//
+// Files: `build.rs` (notation -> IR), `names.rs` (rule names from schema locations),
+// `print.rs` (the printer both machine syntaxes share), `pest.rs`, `gbnf.rs`, `lark.rs`,
+// `readable.rs`, `terminal.rs`, `regular.rs` (regular forms: `pattern`, `format`, lengths,
+// integer ranges, as one rule per automaton state).
 
 mod build;
 mod gbnf;
@@ -34,9 +40,10 @@ mod regular;
 pub(crate) mod sample;
 pub(crate) mod terminal;
 
+pub use crate::gaps::GrammarGap;
 pub(crate) use build::{build, build_generation, build_pruned};
 pub use print::quote_lit;
-pub use prune::{Consume, Restriction, Resume, SpanPolicy, SpanWord, Spans, ValueForm};
+pub(crate) use prune::{Consume, Restriction, Resume, SpanPolicy, ValueForm};
 pub(crate) use readable::readable;
 pub(crate) use terminal::Terminal;
 

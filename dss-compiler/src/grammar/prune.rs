@@ -81,8 +81,8 @@ pub struct Restriction {
     /// catalog binds.
     pub number_sites: BTreeSet<String>,
     /// The dates and clock times the request gives, in ISO 8601 (`2023-04-25`,
-    /// `2023-11-01T20:00:00`, `14:00:00`; see [`Moment`](crate::Moment)): offered at free
-    /// string sites whose format is `date` and at those whose examples show a form of
+    /// `2023-11-01T20:00:00`, `14:00:00`; see [`Moment`](crate::prune::Moment)): offered at
+    /// free string sites whose format is `date` and at those whose examples show a form of
     /// them ([`SpanPolicy::moment`]), each written once.
     pub dates: Vec<Value>,
     /// How each span site narrows the spans it takes ([`SpanPolicy`]); a site not listed
@@ -94,7 +94,7 @@ pub struct Restriction {
 }
 
 /// How a span site ([`Restriction::span_sites`]) narrows the request's spans, from what
-/// its schema says about the field ([`crate::Site::span_policy`]).
+/// its schema says about the field ([`crate::prune::Site::span_policy`]).
 ///
 /// - Where the field's examples all have a **form** (a comma between parts, as in `City,
 ///   ST`; a URL; an e-mail address; `owner/repo`; `HH:MM`), the spans of one of those

@@ -302,7 +302,8 @@ mod tests {
     /// leaves `additionalProperties` out.
     #[test]
     fn generation_grammars_are_sublanguages_of_the_published_one() {
-        use crate::{GrammarOptions, Restriction, Resume};
+        use crate::grammar::{Restriction, Resume};
+        use crate::request::GrammarOptions;
         let schema = json!({
             "type": "object",
             "properties": {
