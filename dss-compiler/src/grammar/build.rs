@@ -1143,7 +1143,7 @@ impl Builder<'_> {
     }
 
     /// Pruning: whether an object here has a found item in its fields (and nothing free,
-    /// or one of its own choices found: a call's `genre Drama` beside free text fields),
+    /// or one of its own choices found: a call's `genre Western` beside free text fields),
     /// so it is not written empty: an empty object would leave its items unused, and
     /// the object was kept for them.
     fn found_inside(&mut self, expr: ExprId) -> bool {

@@ -247,7 +247,7 @@ impl SpanPolicy {
             .into_iter()
             .filter(|(r, _)| {
                 let ws = &spans.words[r.clone()];
-                // Words that spell the schema's own names (`ID` beside `user_id`, `to-do`
+                // Words that spell the schema's own names (`ID` beside `order_id`, `to-do`
                 // for `todo`) label a value or a call: a marked span neither starts nor
                 // ends on one.
                 let marked = ws.first().is_some_and(|w| w.marked && !w.names_schema)
@@ -549,7 +549,7 @@ impl Spans {
             let w = &self.words[j];
             text.push_str(&w.text);
             // A value never ends on a function word, not even where the span cannot go
-            // on (`Remove the` before a quotation); a quoted one is the request's own.
+            // on (`file the` before a quotation); a quoted one is the request's own.
             let ends_on_function_word =
                 !w.marked && END_WORDS.contains(&w.text.to_lowercase().as_str());
             if !w.joined && !ends_on_function_word {
@@ -658,34 +658,22 @@ fn is_quote(c: char) -> bool {
 /// a digit, Markdown (`*`, `-`, `#`), a space or the end. Followed by a lowercase letter
 /// it is text (`C:\new`). `None` where there is none.
 fn escaped_line_breaks(request: &str) -> Option<String> {
-    if !request.contains("\\n") {
-        return None;
-    }
-    let bytes = request.as_bytes();
-    let mut out = String::with_capacity(request.len());
-    let mut i = 0;
-    let mut changed = false;
-    while i < bytes.len() {
-        if bytes[i] == b'\\' && bytes.get(i + 1) == Some(&b'n') {
-            let next = request[i + 2..].chars().next();
-            if next.is_none_or(|c| {
-                c == '\\'
-                    || c.is_uppercase()
-                    || c.is_ascii_digit()
-                    || c.is_whitespace()
-                    || matches!(c, '*' | '-' | '#')
-            }) {
-                out.push_str("\n ");
-                i += 2;
-                changed = true;
-                continue;
-            }
+    let mut out: Option<String> = None;
+    for (i, _) in request.match_indices("\\n") {
+        let between_lines = request[i + 2..].chars().next().is_none_or(|c| {
+            c == '\\'
+                || c.is_uppercase()
+                || c.is_ascii_digit()
+                || c.is_whitespace()
+                || matches!(c, '*' | '-' | '#')
+        });
+        if between_lines {
+            // Two bytes for two bytes: offsets stay the request's.
+            out.get_or_insert_with(|| request.to_string())
+                .replace_range(i..i + 2, "\n ");
         }
-        let c = request[i..].chars().next().unwrap_or_default();
-        out.push(c);
-        i += c.len_utf8().max(1);
     }
-    changed.then_some(out)
+    out
 }
 
 /// Whether the text before a word ends a sentence.
@@ -919,7 +907,7 @@ impl Restriction {
                 }
             }
             Value::String(s) => {
-                // A choice or catalog value written (`ethernet` for "Ethernet") uses the
+                // A choice or catalog value written (`express` for "Express") uses the
                 // words that spell it: they are no value left for another line.
                 self.spans.consume(s);
             }
@@ -1304,14 +1292,14 @@ mod tests {
         assert_eq!(after.written.len(), 3, "the sites written are noted");
         // A choice written uses the words that spell it, whatever their case.
         let r = Restriction {
-            spans: Spans::of("restart the Ethernet port on switch Core-7"),
+            spans: Spans::of("ship the parcel by Express to depot Core-7"),
             span_sites: ["/host".to_string()].into(),
             ..Restriction::default()
         };
-        let after = r.consumed(&[("/kind".to_string(), json!("ethernet"))], Consume::Class);
+        let after = r.consumed(&[("/kind".to_string(), json!("express"))], Consume::Class);
         assert!(after.spans.marked_left(), "Core-7 is left");
         let texts = after.spans.texts(8);
-        assert!(!texts.iter().any(|t| t.contains("Ethernet")), "{texts:?}");
+        assert!(!texts.iter().any(|t| t.contains("Express")), "{texts:?}");
         let after = after.consumed(&[("/host".to_string(), json!("Core-7"))], Consume::Class);
         assert!(!after.spans.marked_left());
     }
