@@ -410,6 +410,65 @@ mod tests {
     }
 
     #[test]
+    fn a_name_left_asks_for_another_line_only_where_listed_with_a_value_written() {
+        let spec = compile(
+            &json!({"type": "array", "items": {"type": "object", "properties": {
+                "forecast": {"type": "object", "properties": {"city": {"type": "string"}},
+                             "required": ["city"], "additionalProperties": false}
+            }, "required": ["forecast"], "additionalProperties": false}}),
+            &CompileOptions::default(),
+        )
+        .expect("compiles");
+        let line = spec
+            .compress(&json!([{"forecast": {"city": "Oslo"}}]))
+            .expect("compresses");
+        let line = format!("{}\n", line.trim_end());
+        let after = |request: &str| {
+            let r = Restriction {
+                spans: crate::prune::Spans::of(request),
+                span_sites: ["/*/forecast/city".to_string()].into(),
+                ..Restriction::default()
+            };
+            let pruner = Pruner::new(&spec, &r, Consume::Class, GrammarOptions::default());
+            pruner
+                .after_lines(&line)
+                .expect("reads")
+                .expect("resumes after the line")
+                .grammar
+                .to_gbnf()
+        };
+        for listed in [
+            "the forecast for Oslo and Bergen",
+            "the forecast for Oslo, Bergen",
+            "the forecast for Oslo. Also for Bergen",
+        ] {
+            let gbnf = after(listed);
+            assert!(gbnf.contains("Bergen"), "{listed}: {gbnf}");
+        }
+        // A name in the request's prose is no second city.
+        let gbnf = after("the forecast for Oslo, where my sister Ingrid lives");
+        assert!(gbnf.contains("root ::= \"\"\n"), "{gbnf}");
+    }
+
+    #[test]
+    fn a_flag_found_offers_its_value_alone() {
+        let spec = compile(
+            &json!({"type": "object", "properties": {"hidden": {"type": "boolean"}},
+                    "additionalProperties": false}),
+            &CompileOptions::default(),
+        )
+        .expect("compiles");
+        for (found, offered, not) in [(true, "true", "false"), (false, "false", "true")] {
+            let mut r = Restriction::default();
+            r.candidates.insert("/hidden".into(), vec![json!(found)]);
+            let pruner = Pruner::new(&spec, &r, Consume::Class, GrammarOptions::default());
+            let gbnf = pruner.start_grammar().to_gbnf();
+            assert!(gbnf.contains(&format!("\"{offered}\"")), "{gbnf}");
+            assert!(!gbnf.contains(&format!("\"{not}\"")), "{gbnf}");
+        }
+    }
+
+    #[test]
     fn each_step_is_what_consumed_and_pruned_grammar_with_give() {
         let spec = orders();
         let r = found();

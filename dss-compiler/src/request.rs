@@ -510,6 +510,50 @@ mod tests {
         assert!(accepts(&spec.grammar_pest(), &inner), "{inner}");
     }
 
+    #[test]
+    fn a_required_list_whose_items_have_values_is_not_written_empty() {
+        let spec = compile(
+            &json!({"type": "array", "items": {"type": "object", "additionalProperties": false,
+                "required": ["check"], "properties": {"check": {
+                    "type": "object", "additionalProperties": false, "required": ["ids"],
+                    "properties": {
+                        "ids": {"type": "array", "items": {"type": "integer"}},
+                        "skip": {"type": "array", "items": {"type": "integer"}}}}}}}),
+            &CompileOptions::default(),
+        )
+        .expect("compiles");
+        let r = Restriction {
+            numbers: vec![json!(102), json!(103)],
+            number_sites: ["/*/check/ids/*".to_string(), "/*/check/skip/*".to_string()].into(),
+            ..Restriction::default()
+        };
+        let pruned = spec
+            .pruned_grammar_with(&r, Resume::Start, GrammarOptions::default())
+            .to_pest();
+        let text = |call: Value| {
+            spec.compress(&json!([{ "check": call }]))
+                .expect("compresses")
+        };
+        assert!(
+            accepts(&pruned, &text(json!({"ids": [102, 103]}))),
+            "{pruned}"
+        );
+        assert!(!accepts(&pruned, &text(json!({"ids": []}))), "{pruned}");
+        // An optional list may still be written empty; without values a required one too.
+        assert!(
+            accepts(&pruned, &text(json!({"ids": [103], "skip": []}))),
+            "{pruned}"
+        );
+        let none = spec
+            .pruned_grammar_with(
+                &Restriction::default(),
+                Resume::Start,
+                GrammarOptions::default(),
+            )
+            .to_pest();
+        assert!(accepts(&none, &text(json!({"ids": []}))), "{none}");
+    }
+
     fn accepts(grammar: &str, text: &str) -> bool {
         let pairs = parser::parse(parser::Rule::grammar_rules, grammar).expect("pest parses");
         let ast = parser::consume_rules(pairs).expect("pest rules");

@@ -36,7 +36,7 @@ pub(crate) struct DateSpan {
     pub value: String,
 }
 
-fn month(w: &str) -> Option<u32> {
+pub(crate) fn month(w: &str) -> Option<u32> {
     const MONTHS: [&str; 12] = [
         "january",
         "february",

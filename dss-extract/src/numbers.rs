@@ -224,6 +224,44 @@ fn tokens_of(n: &Normalized, a: usize, b: usize) -> Option<(usize, usize)> {
     (first <= last).then_some((first, last + 1))
 }
 
+/// Whether the text before a digit run ends in a minus sign that is the number's own: `-`
+/// or `−` right before the digits, after a space, an opening bracket or the start (`-12.5`,
+/// `(-3)`), not inside a word or a range (`ab-12`, `3-5`).
+fn negative_sign(before: &str) -> bool {
+    let Some(rest) = before
+        .strip_suffix('-')
+        .or_else(|| before.strip_suffix('\u{2212}'))
+    else {
+        return false;
+    };
+    rest.chars().next_back().is_none_or(|c| {
+        c.is_whitespace() || matches!(c, '(' | '[' | '{' | ',' | ':' | '=' | '"' | '\'')
+    })
+}
+
+/// Whether a coordinate is south or west, written as degrees with a compass letter after
+/// it (`119.54 W`, `33.9°S`, `70 degrees west`): such a coordinate is negative. The number
+/// must read as degrees (a fraction, `°` or `degrees`), so `5 W` (watts) stays 5.
+fn compass_negative(digits: &str, after: &str) -> bool {
+    let rest = after.trim_start();
+    let (degrees, rest) = if let Some(r) = rest.strip_prefix('\u{b0}') {
+        (true, r.trim_start())
+    } else if let Some(r) = rest
+        .strip_prefix("degrees")
+        .or_else(|| rest.strip_prefix("degree"))
+    {
+        (true, r.trim_start())
+    } else {
+        (false, rest)
+    };
+    if !degrees && !digits.contains('.') {
+        return false;
+    }
+    let word: String = rest.chars().take_while(|c| c.is_alphabetic()).collect();
+    matches!(word.as_str(), "S" | "W")
+        || (degrees || word.len() > 1) && matches!(word.to_lowercase().as_str(), "south" | "west")
+}
+
 /// The numbers of a request: digit runs (with `,` thousands, a `.` fraction and an ordinal
 /// suffix) read from the original text, and number words read from the normalised words.
 pub(crate) fn find_numbers(orig: &str, n: &Normalized) -> Vec<NumberSpan> {
@@ -287,7 +325,15 @@ pub(crate) fn find_numbers(orig: &str, n: &Normalized) -> Vec<NumberSpan> {
             .chars()
             .filter(|&c| c != ',')
             .collect();
+        let sign = if negative_sign(&orig[..start])
+            || (!ordinal && compass_negative(&orig[start..digits_end], &orig[i..]))
+        {
+            -1.0
+        } else {
+            1.0
+        };
         if let (Ok(v), Some((a, b))) = (text.parse::<f64>(), tokens_of(n, start, i)) {
+            let v = sign * v;
             for d in digit_tokens.iter_mut().take(b).skip(a) {
                 *d = true;
             }
@@ -354,6 +400,20 @@ mod tests {
         assert_eq!(values("aircraft j32 at 4pm"), Vec::<f64>::new());
         assert_eq!(values("five six"), vec![5.0, 6.0]);
         assert_eq!(values(""), Vec::<f64>::new());
+    }
+
+    #[test]
+    fn signs_and_compass_points() {
+        assert_eq!(
+            values("at -122.273 and (-3) from ab-12 for pages 3-5"),
+            vec![-122.273, -3.0, 12.0, 3.0, 5.0]
+        );
+        assert_eq!(
+            values("at 37.8651 N, 119.5383 W or 33.9\u{b0}S and 70 degrees west"),
+            vec![37.8651, -119.5383, -33.9, -70.0]
+        );
+        // Not degrees: `5 W` is five watts; `W` inside a word is no compass point.
+        assert_eq!(values("a 5 W lamp at 2.5 Watts"), vec![5.0, 2.5]);
     }
 
     #[test]

@@ -8,7 +8,7 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use dss_compiler::codec::json_eq;
-use dss_compiler::prune::{path_matches, Restriction, Site, SiteKind};
+use dss_compiler::prune::{path_matches, Lexical, Restriction, Site, SiteKind};
 use dss_compiler::CompiledSpec;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -345,6 +345,10 @@ pub struct SpecIndex {
     /// Whether some span site takes clock times (its examples show one): a time's words
     /// (and its numbers) are then that time's.
     time_sites: bool,
+    /// Free-text sites whose catalogs list clock times (`six pm`), and those whose
+    /// catalogs list dates (`march 3rd 2024`): they take the request's times and dates
+    /// as written ([`SpecIndex::moments_as_written`]).
+    moment_valued: (BTreeSet<String>, BTreeSet<String>),
 }
 
 impl SpecIndex {
@@ -470,6 +474,7 @@ impl SpecIndex {
             }
             entries.retain(|e| !withheld(&e.site, &e.value));
         }
+        let moment_valued = moment_valued_sites(&sites, &entries);
         let resolve = |p: &str| -> Vec<String> {
             sites
                 .iter()
@@ -521,7 +526,7 @@ impl SpecIndex {
                     && matches!(
                         s.kind,
                         SiteKind::Text {
-                            lexical: Some(dss_compiler::prune::Lexical::Date)
+                            lexical: Some(Lexical::Date)
                         }
                     )
             });
@@ -541,6 +546,7 @@ impl SpecIndex {
             cues,
             contexts: BTreeMap::new(),
             clause_records: false,
+            moment_valued,
         })
     }
 
@@ -735,6 +741,10 @@ impl SpecIndex {
     /// (at most `nearest` per word; never the whole list).
     pub fn analyze(&self, request: &str, mode: ExtractMode, nearest: usize) -> Analysis {
         let mut extraction = self.index.extract_with(request, mode);
+        if mode == ExtractMode::Full {
+            self.spell_numbers_as_written(&mut extraction.mentions);
+            self.moments_as_written(&mut extraction.mentions);
+        }
         let anchors = if mode == ExtractMode::Full {
             let required = |site: &str| {
                 self.sites
@@ -799,8 +809,16 @@ impl SpecIndex {
             restriction.together = together(&fitting.mentions, request);
         }
         restriction.free = self.inferred.clone();
+        let mut flags = Vec::new();
         if mode == ExtractMode::Full {
             self.open_values(&mut restriction, request, &fitting.mentions);
+            flags = self.named_flags(request);
+            for m in &flags {
+                let at = restriction.candidates.entry(m.site.clone()).or_default();
+                if !at.contains(&m.value) {
+                    at.push(m.value.clone());
+                }
+            }
         }
         for ((from, v), (to, w)) in &self.implies {
             if restriction.at(from).contains(v) && !restriction.at(to).contains(w) {
@@ -822,6 +840,10 @@ impl SpecIndex {
             })
             .collect();
         let mut mentions = extraction.mentions.clone();
+        if !flags.is_empty() {
+            mentions.extend(flags);
+            mentions.sort_by_key(|m| (m.span.start, m.span.end));
+        }
         let mut unfit = Vec::new();
         if !self.contexts.is_empty() || !unfit_readings.is_empty() {
             // Readings of one span: those whose field's learned word precedes it first.
@@ -1112,10 +1134,334 @@ impl SpecIndex {
         (moments, claimed)
     }
 
+    /// A number the request spells one way and a free-text site's catalog another (`5`
+    /// and `five`, `3` and `three`) is written as the request spells it: a free string is
+    /// the user's text, and a catalog lists the spellings it has seen, not all there are.
+    /// Choices keep the schema's spelling; so do spellings that differ only in case.
+    fn spell_numbers_as_written(&self, mentions: &mut Vec<Mention>) {
+        let mut changed = false;
+        for m in mentions.iter_mut() {
+            if m.tier != Tier::Number || m.site.starts_with('#') {
+                continue;
+            }
+            let Value::String(v) = &m.value else { continue };
+            let text = m.text.trim();
+            if text.is_empty() || v.trim().eq_ignore_ascii_case(text) {
+                continue;
+            }
+            let free_text = self.sites.iter().any(|s| {
+                s.path == m.site
+                    && matches!(
+                        s.kind,
+                        SiteKind::Text {
+                            lexical: None | Some(Lexical::NonEmpty)
+                        }
+                    )
+            });
+            if free_text {
+                m.value = Value::String(text.to_owned());
+                changed = true;
+            }
+        }
+        if changed {
+            // Two catalog spellings of one number are now one reading.
+            let mut seen = BTreeSet::new();
+            mentions.retain(|m| {
+                seen.insert((
+                    m.span.start,
+                    m.span.end,
+                    m.site.clone(),
+                    m.value.to_string(),
+                ))
+            });
+        }
+    }
+
+    /// The yes/no flags the request names: a boolean field whose name's words (leaving out
+    /// the words every flag name uses: `include`, `is`, `has`, `enable`, `allow`, ...) all
+    /// stand in the request, in any inflection (`include_archived` in "my notes, archived
+    /// ones included", `pets_allowed` in "a flat where my pet is allowed"). The flag is set, or
+    /// cleared where a negation comes before its words in the same clause ("no balcony",
+    /// "I can do without a balcony"). A flag nobody names keeps its default: left out.
+    fn named_flags(&self, request: &str) -> Vec<Mention> {
+        let words = raw_words(request);
+        let stems: Vec<String> = words.iter().map(|w| flag_stem(&w.text)).collect();
+        let mut out = Vec::new();
+        for site in &self.sites {
+            let SiteKind::Choice { values } = &site.kind else {
+                continue;
+            };
+            if !values.contains(&Value::Bool(true))
+                || values.iter().any(|v| !v.is_boolean())
+                || self.inferred.contains(&site.path)
+            {
+                continue;
+            }
+            let field = field_of(&site.path);
+            // The name's words (a name of one word is its only key).
+            let keys = name_keys(&field);
+            let skip = usize::from(keys.len() > 1);
+            let content: Vec<String> = keys
+                .into_iter()
+                .skip(skip)
+                .filter(|k| k.chars().count() >= 3 && !FLAG_WORDS.contains(&k.as_str()))
+                .map(|k| flag_stem(&k))
+                .collect();
+            if content.is_empty() {
+                continue;
+            }
+            let at: Option<Vec<usize>> = content
+                .iter()
+                .map(|c| stems.iter().position(|s| s == c))
+                .collect();
+            let Some(at) = at else { continue };
+            let (Some(&first), Some(&last)) = (at.iter().min(), at.iter().max()) else {
+                continue;
+            };
+            let negated = (first.saturating_sub(NEGATION_REACH)..first)
+                .rev()
+                .take_while(|&k| !words[k].ends_clause)
+                .any(|k| is_negation(&words[k].text));
+            let value = Value::Bool(!negated);
+            if !values.contains(&value) {
+                continue;
+            }
+            let span = words[first].at.start..words[last].at.end;
+            out.push(Mention {
+                text: request[span.clone()].to_owned(),
+                span,
+                site: site.path.clone(),
+                value,
+                tier: Tier::Exact,
+                score: 1.0,
+            });
+        }
+        out
+    }
+
+    /// The request's clock times and dates, as the request writes them (`at 10 pm`,
+    /// `on june 3rd`), at the free-text sites whose catalogs list such values: a catalog
+    /// of times lists the times it has seen, and a time it lacks is still a time. A
+    /// number inside the time's words read as a value of that site (`10` as `ten`) gives
+    /// way to the whole time, at every site.
+    ///
+    /// Only times and dates written out are: a date with a month or a number (`march
+    /// 13th`), a time with a number (`one am`, `10:30`). Words that name a day or a time
+    /// by themselves (`today`, `monday`, `noon`) are values a catalog lists as they are,
+    /// and a reading of them at every such site asked for calls the request did not make.
+    fn moments_as_written(&self, mentions: &mut Vec<Mention>) {
+        let (times, dates) = &self.moment_valued;
+        if times.is_empty() && dates.is_empty() {
+            return;
+        }
+        let mut added: Vec<Mention> = Vec::new();
+        for m in mentions.iter() {
+            let sites = match m.site.as_str() {
+                crate::TIME_SITE => times,
+                crate::DATE_SITE => dates,
+                _ => continue,
+            };
+            if m.value.as_str().is_some_and(|v| v.starts_with("today=")) || !absolute(m) {
+                continue;
+            }
+            for site in sites {
+                let covered = mentions.iter().any(|o| {
+                    o.site == *site
+                        && o.tier != Tier::Number
+                        && o.span.start < m.span.end
+                        && m.span.start < o.span.end
+                });
+                if !covered {
+                    added.push(Mention {
+                        span: m.span.clone(),
+                        text: m.text.clone(),
+                        site: site.clone(),
+                        value: Value::String(m.text.trim().to_owned()),
+                        tier: Tier::Date,
+                        score: 1.0,
+                    });
+                }
+            }
+        }
+        if added.is_empty() {
+            return;
+        }
+        // A number read inside a time's words (`10` of `10 pm` as `ten`) is that time's.
+        mentions.retain(|o| {
+            !(o.tier == Tier::Number
+                && !o.site.starts_with('#')
+                && added
+                    .iter()
+                    .any(|a| a.span.start <= o.span.start && o.span.end <= a.span.end))
+        });
+        mentions.extend(added);
+        mentions.sort_by_key(|m| (m.span.start, m.span.end));
+    }
+
     fn is_bound(&self, s: &Site) -> bool {
         matches!(s.kind, SiteKind::Choice { .. } | SiteKind::Tag { .. })
             || self.bound.contains(&s.path)
     }
+}
+
+/// Whether a date or time mention is written out: with a digit, a month's name, or (a
+/// time) more than one word (`one am`).
+fn absolute(m: &Mention) -> bool {
+    let words: Vec<String> = m
+        .text
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect();
+    m.text.chars().any(|c| c.is_ascii_digit())
+        || (m.site == crate::DATE_SITE && words.iter().any(|w| crate::dates::month(w).is_some()))
+        || (m.site == crate::TIME_SITE && words.len() > 1)
+}
+
+/// The free-text sites whose catalog entries (`entries`, the values a catalog binds) hold
+/// at least two clock times, and those that hold at least two dates, each value read whole
+/// (`six pm`, `10:30`; `march 3rd 2024`).
+fn moment_valued_sites(sites: &[Site], entries: &[Entry]) -> (BTreeSet<String>, BTreeSet<String>) {
+    let mut counts: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
+    for e in entries {
+        let Value::String(text) = &e.value else {
+            continue;
+        };
+        let free_text = sites
+            .iter()
+            .any(|s| s.path == e.site && matches!(s.kind, SiteKind::Text { .. }));
+        if !free_text {
+            continue;
+        }
+        let n = Normalized::new(text);
+        let all = n.tokens.len();
+        if all == 0 {
+            continue;
+        }
+        let nums = crate::numbers::find_numbers(text, &n);
+        let time = crate::dates::find_times(text, &n, &nums)
+            .iter()
+            .any(|t| t.tok_a == 0 && t.tok_b == all);
+        let date = crate::dates::find_dates(text, &n, &nums)
+            .iter()
+            .any(|d| d.tok_a == 0 && d.tok_b == all);
+        let c = counts.entry(e.site.as_str()).or_default();
+        c.0 += usize::from(time);
+        c.1 += usize::from(date);
+    }
+    let with = |pick: fn(&(usize, usize)) -> usize| {
+        counts
+            .iter()
+            .filter(|(_, c)| pick(c) >= 2)
+            .map(|(s, _)| s.to_string())
+            .collect()
+    };
+    (with(|c| c.0), with(|c| c.1))
+}
+
+/// Words flag names share, which say nothing of what the flag is about (`include_archived`,
+/// `has_balcony`, `pets_allowed`, `showHiddenFiles`).
+const FLAG_WORDS: &[&str] = &[
+    "include", "includes", "is", "has", "have", "enable", "enabled", "use", "show", "with",
+    "allow", "allowed", "should", "get", "filter", "want", "needs", "need", "flag",
+];
+
+/// How many words before a flag's words a negation may stand.
+const NEGATION_REACH: usize = 6;
+
+/// Whether a word negates what follows it (`not`, `no`, `without`, `exclude`, `don't`,
+/// `disable`).
+fn is_negation(word: &str) -> bool {
+    let w = word.to_lowercase().replace('\u{2019}', "'");
+    w.ends_with("n't") || NEGATIONS.contains(&w.as_str())
+}
+
+/// Words that negate a flag named after them.
+const NEGATIONS: &[&str] = &[
+    "not",
+    "no",
+    "never",
+    "without",
+    "exclude",
+    "excluding",
+    "except",
+    "nor",
+    "dont",
+    "cannot",
+    "none",
+    "disable",
+    "disabled",
+    "disabling",
+    "deactivate",
+    "skip",
+    "omit",
+];
+
+/// A word of the request for [`SpecIndex::named_flags`].
+struct RawWord {
+    /// The word (letters, digits and apostrophes).
+    text: String,
+    /// Its byte range.
+    at: Range<usize>,
+    /// Whether punctuation or `but` ends a clause right after it.
+    ends_clause: bool,
+}
+
+/// The request's words split at anything but letters, digits and apostrophes (`in-unit`
+/// is two words, `don't` one).
+fn raw_words(request: &str) -> Vec<RawWord> {
+    let mut out: Vec<RawWord> = Vec::new();
+    let mut start = None;
+    let is_word = |c: char| c.is_alphanumeric() || c == '\'' || c == '\u{2019}';
+    for (i, c) in request
+        .char_indices()
+        .chain(std::iter::once((request.len(), ' ')))
+    {
+        match (start, is_word(c)) {
+            (None, true) => start = Some(i),
+            (Some(s), false) => {
+                let text = request[s..i].trim_matches(['\'', '\u{2019}']).to_owned();
+                if !text.is_empty() {
+                    out.push(RawWord {
+                        ends_clause: text.eq_ignore_ascii_case("but"),
+                        text,
+                        at: s..i,
+                    });
+                }
+                start = None;
+            }
+            _ => {}
+        }
+        if matches!(c, ',' | '.' | ';' | ':' | '?' | '!') {
+            if let Some(last) = out.last_mut() {
+                last.ends_clause = true;
+            }
+        }
+    }
+    // `but` ends the clause before it: the flag after it is in a new one.
+    for k in 1..out.len() {
+        if out[k].text.eq_ignore_ascii_case("but") {
+            out[k - 1].ends_clause = true;
+        }
+    }
+    out
+}
+
+/// A word lowercased without an inflection (`-s`, `-es`, `-ies`, `-ing`, `-ed`), for comparing a
+/// flag's name with the request's words (`sorted`, `sort`; `parking`, `park`).
+fn flag_stem(word: &str) -> String {
+    let w = word.to_lowercase();
+    if let Some(stem) = w.strip_suffix("ies").filter(|s| s.chars().count() >= 3) {
+        return format!("{stem}y");
+    }
+    for suffix in ["ing", "ed", "es", "s", "e"] {
+        if let Some(stem) = w.strip_suffix(suffix) {
+            if stem.chars().count() >= 3 {
+                return stem.to_owned();
+            }
+        }
+    }
+    w
 }
 
 /// The keys a name (a path segment: `uber.ride`, `get_user_info`, `maxResults`) gives
@@ -2353,6 +2699,149 @@ mod tests {
         let rest = a.restriction.consumed(&used, Consume::Class);
         assert_eq!(rest.len(), 2, "{rest:?}");
         assert_eq!(rest.readings.len(), 1);
+    }
+
+    #[test]
+    fn a_number_at_a_free_text_field_is_written_as_the_request_spells_it() {
+        // `stars` takes any string and its catalog lists `seven` and `10`; `level` is a
+        // choice between spelled numbers.
+        let spec = compile(
+            &json!({"type": "object", "properties": {
+                "stars": {"type": "string"},
+                "level": {"enum": ["one", "two", "three"]}},
+                "additionalProperties": false}),
+            &CompileOptions::default(),
+        )
+        .expect("compiles");
+        let mut cat = Catalogs::default();
+        cat.values
+            .insert("/stars".into(), vec![json!("seven"), json!("10")]);
+        let ix = SpecIndex::build(&spec, &cat).expect("index");
+        let a = ix.analyze("give the hotel 7 stars", ExtractMode::Full, 0);
+        assert_eq!(a.restriction.at("/stars"), [json!("7")], "{:?}", a.mentions);
+        let a = ix.analyze("give the hotel ten stars", ExtractMode::Full, 0);
+        assert_eq!(
+            a.restriction.at("/stars"),
+            [json!("ten")],
+            "{:?}",
+            a.mentions
+        );
+        // Spelled as the catalog spells it: the catalog's value.
+        let a = ix.analyze("give the hotel Seven stars", ExtractMode::Full, 0);
+        assert_eq!(
+            a.restriction.at("/stars"),
+            [json!("seven")],
+            "{:?}",
+            a.mentions
+        );
+        // A choice keeps the schema's spelling.
+        let a = ix.analyze("set the level to 2", ExtractMode::Full, 0);
+        assert_eq!(
+            a.restriction.at("/level"),
+            [json!("two")],
+            "{:?}",
+            a.mentions
+        );
+    }
+
+    #[test]
+    fn a_field_whose_catalog_lists_times_takes_the_request_s_times_as_written() {
+        let spec = compile(
+            &json!({"type": "object", "properties": {
+                "when": {"type": "string"}, "party": {"type": "string"}},
+                "additionalProperties": false}),
+            &CompileOptions::default(),
+        )
+        .expect("compiles");
+        let mut cat = Catalogs::default();
+        cat.values.insert(
+            "/when".into(),
+            vec![
+                json!("six pm"),
+                json!("1 am"),
+                json!("tonight"),
+                json!("march 3rd 2024"),
+                json!("june 5th 2023"),
+            ],
+        );
+        cat.values
+            .insert("/party".into(), vec![json!("ten"), json!("2")]);
+        let ix = SpecIndex::build(&spec, &cat).expect("index");
+        let a = ix.analyze("a table for 2 at 10 pm", ExtractMode::Full, 0);
+        assert_eq!(
+            a.restriction.at("/when"),
+            [json!("10 pm")],
+            "{:?}",
+            a.mentions
+        );
+        assert_eq!(a.restriction.at("/party"), [json!("2")]);
+        let a = ix.analyze("a table on july 4th 2025", ExtractMode::Full, 0);
+        assert_eq!(a.restriction.at("/when"), [json!("july 4th 2025")]);
+        // Only what is written out: a day's name is a value as the catalog lists it.
+        let a = ix.analyze("a table for monday", ExtractMode::Full, 0);
+        assert!(a.restriction.at("/when").is_empty(), "{:?}", a.mentions);
+        // A catalog that lists no times takes none.
+        let a = ix.analyze("a table for ten at 10 pm", ExtractMode::Full, 0);
+        assert_eq!(
+            a.restriction.at("/party"),
+            [json!("ten")],
+            "{:?}",
+            a.mentions
+        );
+    }
+
+    #[test]
+    fn a_flag_the_request_names_is_set_and_a_negated_one_cleared() {
+        let spec = compile(
+            &json!({"type": "object", "properties": {"find_rooms": {
+                "type": "object", "additionalProperties": false, "required": ["city"],
+                "properties": {
+                    "city": {"type": "string"},
+                    "has_balcony": {"type": "boolean"},
+                    "furnished": {"type": "boolean"},
+                    "pets_allowed": {"type": "boolean"},
+                    "include_photos": {"type": "boolean"}}}},
+                "required": ["find_rooms"], "additionalProperties": false}),
+            &CompileOptions::default(),
+        )
+        .expect("compiles");
+        let ix = SpecIndex::build(&spec, &Catalogs::default()).expect("index");
+        let flags = |request: &str| {
+            let a = ix.analyze(request, ExtractMode::Full, 0);
+            ["has_balcony", "pets_allowed", "include_photos"]
+                .map(|f| a.restriction.at(&format!("/find_rooms/{f}")).to_vec())
+        };
+        let none: Vec<Value> = Vec::new();
+        assert_eq!(
+            flags("find rooms in Leeds with a balcony"),
+            [vec![json!(true)], none.clone(), none.clone()]
+        );
+        assert_eq!(
+            flags("rooms in Leeds, no balcony please, and my pet is allowed"),
+            [vec![json!(false)], vec![json!(true)], none.clone()]
+        );
+        assert_eq!(
+            flags("rooms in Leeds, disable the photos"),
+            [none.clone(), none.clone(), vec![json!(false)]]
+        );
+        assert_eq!(
+            flags("rooms in Leeds; I don't mind about balconies, but show the photos"),
+            [vec![json!(false)], none.clone(), vec![json!(true)]]
+        );
+        let a = ix.analyze("furnished rooms in Leeds", ExtractMode::Full, 0);
+        assert_eq!(a.restriction.at("/find_rooms/furnished"), [json!(true)]);
+        // Named, the flag is listed among the items found.
+        let a = ix.analyze("find rooms in Leeds with a balcony", ExtractMode::Full, 0);
+        assert!(
+            a.items().contains(&"true (has_balcony)".to_string()),
+            "{:?}",
+            a.items()
+        );
+        // Not named: left out.
+        assert_eq!(
+            flags("find rooms in Leeds"),
+            [none.clone(), none.clone(), none]
+        );
     }
 
     /// A list of calls, each `{"Name": {slot: enum}}`, closed.

@@ -83,6 +83,9 @@ struct Builder<'a> {
     later_line: bool,
     /// The rule of each word of the request's spans ([`Builder::span_body`]), once made.
     span_word_rules: Vec<String>,
+    /// The value being built is a required field's ([`Builder::positional`]): under
+    /// pruning, a list there whose items have candidates is written with one at least.
+    required_value: bool,
 }
 
 /// A restriction and what the builder derives from it.
@@ -755,6 +758,7 @@ impl Builder<'_> {
     /// `quoted`: free strings only in quotes (keyless fields, which are recognised by their
     /// first token: a bare word there would read as a keyword).
     fn value_as(&mut self, expr: ExprId, abbrev: &BTreeMap<String, String>, quoted: bool) -> G {
+        let required = std::mem::take(&mut self.required_value);
         let expr = self.notation.canon[expr as usize];
         let p = self.shapes.parts(expr).clone();
         if p.any {
@@ -785,14 +789,22 @@ impl Builder<'_> {
             }
         }
         let quoted = quoted && p.string.as_ref().is_some_and(|s| s.values.is_none());
+        // A required list is never written empty where the request gives its items
+        // values: the list is there to carry them (`ids [102 103]`, not `ids []`).
+        let filled = required
+            && self.prune.is_some()
+            && p.array.as_ref().is_some_and(|a| {
+                a.items
+                    .is_some_and(|i| self.at("*", |b| b.status(i)).candidate)
+            });
         let key = if self.specialized() {
             format!(
-                "v{expr}:{abbrev:?}:{quoted}@{}{}",
+                "v{expr}:{abbrev:?}:{quoted}:{filled}@{}{}",
                 self.path,
                 self.pin_key()
             )
         } else {
-            format!("v{expr}:{abbrev:?}:{quoted}")
+            format!("v{expr}:{abbrev:?}:{quoted}:{filled}")
         };
         if let Some(n) = self.done.get(&key) {
             return G::Rule(n.clone());
@@ -822,7 +834,7 @@ impl Builder<'_> {
         if let Some(a) = &p.array {
             let inner = deep(|| self.array_tail(a, 0));
             alts.push(match inner {
-                Some(g) if a.min_items > 0 => seq(vec![lit("["), g, lit("]")]),
+                Some(g) if a.min_items > 0 || filled => seq(vec![lit("["), g, lit("]")]),
                 Some(g) => seq(vec![lit("["), G::Opt(Box::new(g)), lit("]")]),
                 None => lit("[]"),
             });
@@ -1525,7 +1537,9 @@ impl Builder<'_> {
 
     /// A positional field's slot: its value, after its keyword where it is named.
     fn positional(&mut self, f: &FieldLayout) -> G {
+        self.required_value = true;
         let v = self.value_as(f.expr, &f.abbrev, f.quoted);
+        self.required_value = false;
         if f.named {
             seq(vec![lit(&format!("{} ", f.keyword)), v])
         } else {
@@ -1860,7 +1874,9 @@ impl Builder<'_> {
                         // Words and numbers are not evidence of another line: after the
                         // first, a line whose sites could take only the request's spans
                         // and numbers (no value found for it) is asked for only while a
-                        // word the request marks as a value is left. A small model
+                        // word the request marks as a value is left where it reads as
+                        // another line's: quoted, or listed with a word a line took
+                        // ([`Spans::listed_left`]). A small model
                         // otherwise wrote one call per leftover word, or per number of
                         // an address.
                         // A value found is evidence only where it could not have gone
@@ -1873,7 +1889,7 @@ impl Builder<'_> {
                         let open_only = !found_left;
                         st.keeps_variant()
                             && self.at("*", |b| b.asks_for_a_form(item))
-                            && !(written > 0 && open_only && !r.spans.marked_left())
+                            && !(written > 0 && open_only && !r.spans.listed_left())
                     }
                     None => !st.droppable(),
                 };
@@ -2002,10 +2018,16 @@ fn scalar_alts(
     if p.null {
         words.push("null".to_string());
     }
-    if p.bool_true {
+    // A flag the request sets or clears offers that value alone.
+    let flags: Vec<bool> = found
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_bool)
+        .collect();
+    if p.bool_true && (flags.is_empty() || flags.contains(&true)) {
         words.push("true".to_string());
     }
-    if p.bool_false {
+    if p.bool_false && (flags.is_empty() || flags.contains(&false)) {
         words.push("false".to_string());
     }
     let mut free = Vec::new();
@@ -2254,6 +2276,7 @@ fn build_with(
         pin: None,
         undeclared,
         later_line: false,
+        required_value: false,
         span_word_rules: Vec::new(),
     };
     let doc = b.document(resume);

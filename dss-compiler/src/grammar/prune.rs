@@ -346,6 +346,10 @@ pub struct SpanWord {
     pub used: bool,
     /// Where the word is in the request (byte offsets).
     pub at: std::ops::Range<usize>,
+    /// Whether the word lies inside quotation marks.
+    pub quoted: bool,
+    /// The request's text between this word and the next (empty after the last).
+    pub between: String,
 }
 
 impl Spans {
@@ -431,6 +435,7 @@ impl Spans {
                 || (letters >= 1
                     && (text.chars().any(|c| c.is_ascii_digit())
                         || text.contains(['-', '_', '/', '.', '@'])));
+            let in_quotes = quoted;
             if closes {
                 quoted = false;
             }
@@ -443,6 +448,8 @@ impl Spans {
                 names_schema: false,
                 used: false,
                 at: s..e,
+                quoted: in_quotes,
+                between: gap.unwrap_or_default().to_string(),
             });
         }
         Spans { words }
@@ -459,6 +466,68 @@ impl Spans {
         self.words
             .iter()
             .any(|w| w.marked && !w.used && !w.names_schema)
+    }
+
+    /// Whether a word the request marks as a value's is left where it reads as the value
+    /// of another line: quoted, or listed with a word a line took (`Boston and Denver`,
+    /// `Boston, Denver`, `in Boston. Also in Denver`, `3 to Elm Road and 2 to Oak Lane`:
+    /// only function words, numbers, words of the schema's names and a joining word or a
+    /// bare comma between them, and besides a joining word one other word, `buy milk and
+    /// call Ada`). A capitalized
+    /// word elsewhere in the request's prose (a name in a preamble, a word after a quoted
+    /// value) is a word of the request, not a call of its own.
+    pub fn listed_left(&self) -> bool {
+        self.words.iter().enumerate().any(|(i, w)| {
+            w.marked
+                && !w.used
+                && !w.names_schema
+                && (w.quoted || self.listed_with_used(i, false) || self.listed_with_used(i, true))
+        })
+    }
+
+    /// Whether word `i` is listed with the nearest used word before it (`forward`: after
+    /// it); see [`Spans::listed_left`].
+    fn listed_with_used(&self, i: usize, forward: bool) -> bool {
+        let mut between: Vec<&SpanWord> = Vec::new();
+        let mut k = i;
+        let used = loop {
+            let next = if forward { k + 1 } else { k.wrapping_sub(1) };
+            let Some(w) = self.words.get(next) else {
+                return false;
+            };
+            if w.used {
+                break next;
+            }
+            between.push(w);
+            k = next;
+        };
+        let filler = |w: &SpanWord| {
+            let t = w.text.to_lowercase();
+            w.names_schema
+                || LIST_WORDS.contains(&t.as_str())
+                || FUNCTION_WORDS.contains(&t.as_str())
+                || END_WORDS.contains(&t.as_str())
+                || t.chars().all(|c| c.is_ascii_digit() || c == '.')
+        };
+        // One other word may stand between where a joining word does (`buy milk and call
+        // Ada`: a second item of the same kind).
+        if between.iter().filter(|w| !filler(w)).count() > 1 {
+            return false;
+        }
+        let joins = between
+            .iter()
+            .any(|w| LIST_WORDS.contains(&w.text.to_lowercase().as_str()));
+        if !joins && !between.iter().all(|w| filler(w)) {
+            return false;
+        }
+        // Only a comma (or `;`, `&`, `/`) between the two words: a list.
+        let gap = self.words[used.min(i)]
+            .between
+            .trim_matches(|c: char| is_quote(c) || c.is_whitespace());
+        let bare = between.is_empty()
+            && !gap.is_empty()
+            && gap.chars().all(|c| matches!(c, ',' | ';' | '&' | '/'));
+        joins || bare
     }
 
     /// Marks the words that are words of the schema's names ([`SpanWord::names_schema`]):
@@ -634,6 +703,10 @@ const FUNCTION_WORDS: &[&str] = &[
     "a", "an", "the", "this", "that", "these", "those", "my", "your", "his", "her", "its", "our",
     "their", "me", "you", "him", "them", "us", "it", "i", "we", "they", "there", "here", "some",
     "any", "as", "of", "for", "with", "to", "in", "on", "at", "by", "is", "are", "be",
+];
+/// Words that join the items of a list (`Boston and Denver`, `Boston. Also Denver`).
+const LIST_WORDS: &[&str] = &[
+    "and", "or", "also", "plus", "then", "&", "vs", "versus", "both",
 ];
 /// Words that begin a clause after a comma: a span does not run on into them.
 const CLAUSE_WORDS: &[&str] = &[
@@ -1214,6 +1287,32 @@ mod tests {
             assert!(s.consume(v), "{v}");
         }
         assert!(!s.marked_left(), "only plain words are left");
+    }
+
+    #[test]
+    fn a_name_left_reads_as_another_value_where_quoted_or_listed() {
+        let left = |request: &str, written: &str| {
+            let mut s = Spans::of(request);
+            assert!(s.consume(written), "{written}");
+            s.listed_left()
+        };
+        assert!(left("ship crates to Denver and Austin", "Denver"));
+        assert!(left("ship crates to Denver, Austin", "Denver"));
+        assert!(left("ship crates to Austin and then to Denver", "Denver"));
+        assert!(left("ship crates to Denver. Also to Austin", "Denver"));
+        assert!(left("label it 'fragile' then maybe 'urgent'", "fragile"));
+        assert!(left("ship 3 crates to Denver and 2 to Austin", "Denver"));
+        assert!(left("note down buy milk and call Rosa", "buy milk"));
+        assert!(!left("ship crates to Denver for my cousin Rosa", "Denver"));
+        assert!(!left(
+            "ship crates to Denver and then wait for my cousin Rosa",
+            "Denver"
+        ));
+        assert!(!left("label it 'fragile'. Thanks, Rosa", "fragile"));
+        assert!(!left(
+            "ship crates to Denver, the city where Rosa works",
+            "Denver"
+        ));
     }
 
     #[test]
