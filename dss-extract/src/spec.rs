@@ -1322,15 +1322,17 @@ fn absolute(m: &Mention) -> bool {
 /// at least two clock times, and those that hold at least two dates, each value read whole
 /// (`six pm`, `10:30`; `march 3rd 2024`).
 fn moment_valued_sites(sites: &[Site], entries: &[Entry]) -> (BTreeSet<String>, BTreeSet<String>) {
+    let text_sites: BTreeSet<&str> = sites
+        .iter()
+        .filter(|s| matches!(s.kind, SiteKind::Text { .. }))
+        .map(|s| s.path.as_str())
+        .collect();
     let mut counts: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
     for e in entries {
         let Value::String(text) = &e.value else {
             continue;
         };
-        let free_text = sites
-            .iter()
-            .any(|s| s.path == e.site && matches!(s.kind, SiteKind::Text { .. }));
-        if !free_text {
+        if !text_sites.contains(e.site.as_str()) {
             continue;
         }
         let n = Normalized::new(text);
@@ -2717,31 +2719,20 @@ mod tests {
         cat.values
             .insert("/stars".into(), vec![json!("seven"), json!("10")]);
         let ix = SpecIndex::build(&spec, &cat).expect("index");
-        let a = ix.analyze("give the hotel 7 stars", ExtractMode::Full, 0);
-        assert_eq!(a.restriction.at("/stars"), [json!("7")], "{:?}", a.mentions);
-        let a = ix.analyze("give the hotel ten stars", ExtractMode::Full, 0);
-        assert_eq!(
-            a.restriction.at("/stars"),
-            [json!("ten")],
-            "{:?}",
-            a.mentions
-        );
+        let at = |request: &str, site: &str| {
+            let a = ix.analyze(request, ExtractMode::Full, 0);
+            (a.restriction.at(site).to_vec(), a.mentions)
+        };
+        let (found, mentions) = at("give the hotel 7 stars", "/stars");
+        assert_eq!(found, [json!("7")], "{mentions:?}");
+        let (found, mentions) = at("give the hotel ten stars", "/stars");
+        assert_eq!(found, [json!("ten")], "{mentions:?}");
         // Spelled as the catalog spells it: the catalog's value.
-        let a = ix.analyze("give the hotel Seven stars", ExtractMode::Full, 0);
-        assert_eq!(
-            a.restriction.at("/stars"),
-            [json!("seven")],
-            "{:?}",
-            a.mentions
-        );
+        let (found, mentions) = at("give the hotel Seven stars", "/stars");
+        assert_eq!(found, [json!("seven")], "{mentions:?}");
         // A choice keeps the schema's spelling.
-        let a = ix.analyze("set the level to 2", ExtractMode::Full, 0);
-        assert_eq!(
-            a.restriction.at("/level"),
-            [json!("two")],
-            "{:?}",
-            a.mentions
-        );
+        let (found, mentions) = at("set the level to 2", "/level");
+        assert_eq!(found, [json!("two")], "{mentions:?}");
     }
 
     #[test]
