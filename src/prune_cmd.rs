@@ -3,7 +3,7 @@
 
 use anyhow::{bail, Context, Result};
 use clap::{Args, ValueEnum};
-use dss_compiler::prune::{GrammarOptions, Resume};
+use dss_compiler::prune::{Consume, GrammarOptions, Pruner, Resume};
 use dss_compiler::CompiledSpec;
 use dss_extract::{Analysis, Catalogs, ExtractMode, SpecIndex};
 use serde_json::{json, Map, Value};
@@ -257,6 +257,11 @@ pub(crate) struct PruneCmdArgs {
     /// `false`, or `patternProperties`), as `dss generate --allow-undeclared`.
     #[arg(long)]
     pub allow_undeclared: bool,
+    /// Complete lines of shorthand already written (each ending with a newline): print
+    /// the grammar of the rest of the document instead, with the values those lines used
+    /// consumed, as generation continues after them.
+    #[arg(long, value_name = "LINES")]
+    pub after: Option<String>,
 }
 
 pub(crate) fn run_prune(args: &PruneCmdArgs) -> Result<ExitCode> {
@@ -266,7 +271,19 @@ pub(crate) fn run_prune(args: &PruneCmdArgs) -> Result<ExitCode> {
     let opts = GrammarOptions {
         allow_undeclared: args.allow_undeclared,
     };
-    let g = spec.pruned_grammar_with(&a.restriction, Resume::Start, opts);
+    let g = match &args.after {
+        None => spec.pruned_grammar_with(&a.restriction, Resume::Start, opts),
+        Some(lines) => {
+            let pruner = Pruner::new(&spec, &a.restriction, Consume::default(), opts);
+            match pruner
+                .after_lines(lines)
+                .context("reading the lines given with --after")?
+            {
+                Some(rest) => rest.grammar,
+                None => bail!("the document cannot go on after the lines given with --after"),
+            }
+        }
+    };
     let text = match args.format {
         GrammarFormat::Gbnf => g.to_gbnf(),
         GrammarFormat::Lark => g

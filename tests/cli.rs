@@ -274,6 +274,37 @@ fn prune_offers_no_undeclared_property_a_tool_does_not_allow() {
     assert!(published.contains("-more"), "{published}");
 }
 
+/// `dss prune --after LINES` prints the grammar of the rest of the document after lines
+/// already written, with what they used consumed; lines that do not read are an error
+/// that says where.
+#[test]
+fn prune_after_lines_prints_the_grammar_of_the_rest() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let tools = json!([{"type": "function", "function": {"name": "get_weather",
+        "parameters": {"type": "object", "required": ["city"], "properties": {
+            "city": {"type": "string"},
+            "unit": {"enum": ["celsius", "fahrenheit"]}}}}}]);
+    let path = dir.path().join("tools.json");
+    std::fs::write(&path, tools.to_string()).expect("write");
+    let request = "the weather in Oslo and in Bergen, in celsius";
+    let spec = path_str(&path);
+    let first = run_ok(&["prune", "--spec", spec, request], None).stdout;
+    assert!(
+        first.contains("Oslo") && first.contains("Bergen"),
+        "{first}"
+    );
+    let after = |lines: &str| run(&["prune", "--spec", spec, request, "--after", lines], None);
+    let rest = after("get_weather city \"Oslo\" unit celsius\n");
+    assert_eq!(rest.code, 0, "{}", rest.stderr);
+    // The city and the unit written are used up; the other city is left.
+    assert!(rest.stdout.contains("Bergen"), "{}", rest.stdout);
+    assert!(!rest.stdout.contains("Oslo"), "{}", rest.stdout);
+    assert!(!rest.stdout.contains("celsius"), "{}", rest.stdout);
+    let bad = after("get_wether Oslo\n");
+    assert_ne!(bad.code, 0);
+    assert!(bad.stderr.contains("--after"), "{}", bad.stderr);
+}
+
 /// `dss prune` and `dss extract` learn from the spec's worked examples as `dss generate`
 /// does (here: that a clause names one call, so a clause's values go to the call that takes
 /// the most of them and the call its words name), and `--no-examples` learns nothing.

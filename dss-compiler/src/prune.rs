@@ -166,13 +166,20 @@ impl<'a> Pruner<'a> {
     }
 
     /// `text` (ending with a newline) with the optional fields of its last line that
-    /// repeat a value another field of that line wrote left out, where the request gives
-    /// the value fewer times than the line writes it: each value of the request is used
-    /// once inside a line, as across lines (where [`Restriction::consumed`] uses it up).
-    /// A small model copied a call's first argument into every optional parameter it was
-    /// offered (`city Lyon venue "Lyon"`). `None` where the line repeats nothing, its
-    /// fields are all required, consumption is off, or the line does not read as one
-    /// item of a list document on its own.
+    /// repeat what another field of that line took from the request left out: each piece
+    /// of the request is used once inside a line, as across lines (where
+    /// [`Restriction::consumed`] uses it up).
+    ///
+    /// - A value written twice where the request gives it once (`city Lyon venue Lyon`):
+    ///   a small model copied a call's first argument into every optional parameter it
+    ///   was offered.
+    /// - A value copied from words an earlier field of the line already took (`4` beside
+    ///   `"Ada Mini 4"`, `"Ada Mini"` beside `"Ada Mini 4"`): those words named the earlier
+    ///   value, not this one.
+    ///
+    /// An optional list loses the items so repeated, and goes where none is left. `None`
+    /// where the line repeats nothing, its fields are all required, consumption is off,
+    /// or the line does not read as one item of a list document on its own.
     pub fn deduplicated_line(&self, text: &str) -> Option<String> {
         if self.consume == Consume::Off {
             return None;
@@ -186,29 +193,53 @@ impl<'a> Pruner<'a> {
             _ => return None,
         };
         let sites = self.spec.cached_sites();
+        let optional = |path: &str| {
+            sites
+                .iter()
+                .any(|s| s.path == path && !s.required_in_record)
+        };
+        // A list whose items may all go: an optional field's.
+        let optional_list = |list: &str| {
+            let items = format!("{list}/*");
+            sites.iter().any(|s| s.path == items && s.optional_field)
+        };
         // Every scalar of the line with its site path, in writing order.
-        let mut scalars: Vec<(Vec<String>, String, Value)> = Vec::new();
+        let mut scalars: Vec<Scalar> = Vec::new();
         collect_scalars(item, &mut Vec::new(), "/*", &mut scalars);
-        let mut dropped = false;
-        for i in (0..scalars.len()).rev() {
-            let (keys, site, v) = &scalars[i];
-            let optional = sites
-                .iter()
-                .any(|s| s.path == *site && !s.required_in_record);
-            if !optional {
-                continue;
+        let mut used: Vec<(String, Value)> = Vec::new();
+        let mut drop: Vec<Vec<Key>> = Vec::new();
+        for (i, sc) in scalars.iter().enumerate() {
+            let droppable = match &sc.list {
+                // A list item: where its list may go, or keeps another item.
+                Some(list) => optional_list(list) || sc.siblings > 1,
+                None => optional(&sc.site),
+            };
+            if droppable {
+                let written = scalars[..i]
+                    .iter()
+                    .filter(|x| x.keys != sc.keys && same(&x.value, &sc.value))
+                    .count()
+                    + 1;
+                let repeated = written > self.occurrences(&sc.value).max(1);
+                let taken = self.initial.offers_from_request(&sc.site, &sc.value) == Some(true)
+                    && self
+                        .initial
+                        .consumed(&used, self.consume)
+                        .offers_from_request(&sc.site, &sc.value)
+                        == Some(false);
+                if repeated || taken {
+                    drop.push(sc.keys.clone());
+                    continue;
+                }
             }
-            let written = scalars[..i]
-                .iter()
-                .filter(|(k, _, x)| k != keys && same(x, v))
-                .count()
-                + 1;
-            if written > self.occurrences(v).max(1) && remove_at(item, keys) {
-                dropped = true;
-            }
+            used.push((sc.site.clone(), sc.value.clone()));
         }
-        if !dropped {
+        if drop.is_empty() {
             return None;
+        }
+        // Later keys first, so that list indexes stay true while items go.
+        for keys in drop.iter().rev() {
+            remove_at(item, keys, optional_list);
         }
         let fixed = self.spec.compress(&doc).ok()?;
         Some(format!(
@@ -235,44 +266,119 @@ impl<'a> Pruner<'a> {
     }
 }
 
+/// A step of a key path into a line's item: an object's field or a list's item.
+#[derive(Debug, Clone, PartialEq)]
+enum Key {
+    Field(String),
+    Item(usize),
+}
+
+/// A string or number leaf of a line's item.
+struct Scalar {
+    /// Where it is in the item.
+    keys: Vec<Key>,
+    /// Its site path (`*` for list items).
+    site: String,
+    /// The site path of the list it is an item of, if it is one.
+    list: Option<String>,
+    /// How many items that list has (0 outside a list).
+    siblings: usize,
+    value: Value,
+}
+
 /// The string and number leaves of `v` (an item of a list document, at site path `site`),
-/// each with its key path and its site path (`*` for array items), in document order.
-fn collect_scalars(
-    v: &Value,
-    keys: &mut Vec<String>,
-    site: &str,
-    out: &mut Vec<(Vec<String>, String, Value)>,
-) {
+/// in document order.
+fn collect_scalars(v: &Value, keys: &mut Vec<Key>, site: &str, out: &mut Vec<Scalar>) {
     match v {
         Value::Object(map) => {
             for (k, x) in map {
-                keys.push(k.clone());
+                keys.push(Key::Field(k.clone()));
                 let at = format!("{site}/{}", crate::sites::escape_segment(k));
                 collect_scalars(x, keys, &at, out);
                 keys.pop();
             }
         }
-        Value::String(_) | Value::Number(_) => {
-            out.push((keys.clone(), site.to_string(), v.clone()))
+        Value::Array(items) => {
+            let at = format!("{site}/*");
+            for (i, x) in items.iter().enumerate() {
+                if matches!(x, Value::String(_) | Value::Number(_)) {
+                    keys.push(Key::Item(i));
+                    out.push(Scalar {
+                        keys: keys.clone(),
+                        site: at.clone(),
+                        list: Some(site.to_string()),
+                        siblings: items.len(),
+                        value: x.clone(),
+                    });
+                    keys.pop();
+                }
+            }
         }
+        Value::String(_) | Value::Number(_) => out.push(Scalar {
+            keys: keys.clone(),
+            site: site.to_string(),
+            list: None,
+            siblings: 0,
+            value: v.clone(),
+        }),
         _ => {}
     }
 }
 
-/// Removes the object field at key path `keys` of `v`; whether there was one.
-fn remove_at(v: &mut Value, keys: &[String]) -> bool {
+/// Removes what key path `keys` of `v` leads to: an object's field, or a list's item (and
+/// then the list itself where it is left empty and `optional` says its site path may go).
+fn remove_at(v: &mut Value, keys: &[Key], optional: impl Fn(&str) -> bool + Copy) -> bool {
     let Some((last, head)) = keys.split_last() else {
         return false;
     };
-    let mut cur = v;
+    let mut cur = &mut *v;
     for k in head {
-        match cur.get_mut(k) {
+        let next = match k {
+            Key::Field(f) => cur.get_mut(f.as_str()),
+            Key::Item(i) => cur.get_mut(*i),
+        };
+        match next {
             Some(x) => cur = x,
             None => return false,
         }
     }
-    cur.as_object_mut()
-        .is_some_and(|m| m.remove(last).is_some())
+    match last {
+        Key::Field(f) => cur
+            .as_object_mut()
+            .is_some_and(|m| m.remove(f.as_str()).is_some()),
+        Key::Item(i) => {
+            let Some(items) = cur.as_array_mut().filter(|a| *i < a.len()) else {
+                return false;
+            };
+            items.remove(*i);
+            if items.is_empty() {
+                // The list's own field, if it is optional.
+                let Some((Key::Field(_), _)) = head.split_last() else {
+                    return true;
+                };
+                let site = site_of(head);
+                if optional(&site) {
+                    remove_at(v, head, optional);
+                }
+            }
+            true
+        }
+    }
+}
+
+/// The site path of key path `keys` into a line's item.
+fn site_of(keys: &[Key]) -> String {
+    let mut site = String::from("/*");
+    for k in keys {
+        match k {
+            Key::Field(f) => {
+                site.push('/');
+                site.push_str(&crate::sites::escape_segment(f));
+            }
+            Key::Item(_) => site.push_str("/*"),
+        }
+    }
+    site
 }
 
 #[cfg(test)]
@@ -324,6 +430,54 @@ mod tests {
         // Consumption off: nothing is used up, nothing is left out.
         let off = Pruner::new(&spec, &restriction, Consume::Off, GrammarOptions::default());
         assert_eq!(off.deduplicated_line(&text), None);
+    }
+
+    #[test]
+    fn an_optional_field_copying_words_an_earlier_field_took_is_left_out() {
+        let tools = json!([{"type": "function", "function": {"name": "pair",
+            "parameters": {"type": "object", "required": ["device"], "properties": {
+                "device": {"type": "string"},
+                "timeout": {"type": "integer"},
+                "label": {"type": "string"},
+                "tags": {"type": "array", "items": {"type": "string"}}}}}}]);
+        let spec = compile(&tools, &CompileOptions::default()).expect("compiles");
+        let restriction = Restriction {
+            spans: crate::prune::Spans::of("pair my Ada Mini 4 headphones for work"),
+            span_sites: ["/*/pair/device", "/*/pair/label", "/*/pair/tags/*"]
+                .map(String::from)
+                .into(),
+            numbers: vec![json!(4)],
+            number_sites: ["/*/pair/timeout".to_string()].into(),
+            ..Restriction::default()
+        };
+        let pruner = Pruner::new(
+            &spec,
+            &restriction,
+            Consume::Class,
+            GrammarOptions::default(),
+        );
+        let line = |v: Value| {
+            let text = spec.compress(&json!([v])).expect("compresses");
+            format!("{}\n", text.trim_end())
+        };
+        // The `4` and `Ada Mini` of the device's name are no timeout and no label.
+        let written = line(json!({"pair": {"device": "Ada Mini 4", "timeout": 4,
+            "label": "Ada Mini", "tags": ["Ada Mini 4", "work"]}}));
+        let kept = line(json!({"pair": {"device": "Ada Mini 4", "tags": ["work"]}}));
+        assert_eq!(
+            pruner.deduplicated_line(&written).as_deref(),
+            Some(kept.as_str())
+        );
+        // Words no other field took stay, and an optional list left empty goes.
+        let free = line(json!({"pair": {"device": "Ada Mini", "timeout": 4,
+            "label": "work", "tags": ["Ada Mini"]}}));
+        let kept = line(json!({"pair": {"device": "Ada Mini", "timeout": 4,
+            "label": "work"}}));
+        assert_eq!(
+            pruner.deduplicated_line(&free).as_deref(),
+            Some(kept.as_str())
+        );
+        assert_eq!(pruner.deduplicated_line(&kept), None);
     }
 
     /// Coffee orders, one per line; the drink is a free string a venue's catalog binds.

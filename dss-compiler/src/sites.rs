@@ -62,6 +62,13 @@ pub struct Site {
     /// one (a required list's items are no optional field: the list must be filled).
     #[serde(skip)]
     pub optional_field: bool,
+    /// Whether the field is a free string written in a formal language a request does
+    /// not spell word for word: a command line or a query statement, by its name
+    /// (`command`, `cmd`, `shell`, `sql`) or its description (`command line`, `shell
+    /// command`, `SQL query`). "how much room is left on my disk" is `df -h`: the value is
+    /// the model's to compose, not a span of the request.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub composed: bool,
 }
 
 impl Site {
@@ -167,6 +174,25 @@ fn name_words(name: &str) -> Vec<String> {
         words.push(cur);
     }
     words
+}
+
+/// Whether a free string field named `name`, described by `doc`, holds a command line or
+/// a query statement (see [`Site::composed`]).
+fn composed(name: &str, doc: Option<&str>) -> bool {
+    const NAMES: [&str; 4] = ["command", "cmd", "shell", "sql"];
+    const PHRASES: [&str; 6] = [
+        "command line",
+        "command-line",
+        "shell command",
+        "system command",
+        "sql query",
+        "sql statement",
+    ];
+    name_words(name).iter().any(|w| NAMES.contains(&w.as_str()))
+        || doc.is_some_and(|d| {
+            let d = d.to_lowercase();
+            PHRASES.iter().any(|p| d.contains(p))
+        })
 }
 
 /// The quoted phrases of a description (`'San Francisco, CA'`, `"owner/repo"`): a quote
@@ -323,6 +349,7 @@ impl Walker<'_> {
                 required_in_record: own,
                 examples: Vec::new(),
                 optional_field: false,
+                composed: false,
             },
         );
     }
@@ -455,6 +482,9 @@ impl Walker<'_> {
             let items = format!("{at}/*");
             if let Some(site) = self.by_path.get_mut(&at) {
                 site.optional_field = !is_required;
+                if matches!(site.kind, SiteKind::Text { lexical: None }) {
+                    site.composed = composed(&f.name, self.shapes.doc(f.source));
+                }
                 if site.examples.is_empty() && matches!(site.kind, SiteKind::Text { .. }) {
                     site.examples = self
                         .shapes
@@ -540,6 +570,30 @@ mod tests {
         );
         assert_eq!(name_words("maxResults"), ["max", "results"]);
         assert_eq!(name_words("botId"), ["bot"]);
+    }
+
+    #[test]
+    fn a_command_line_or_query_statement_field_is_composed() {
+        let spec = compile(
+            &json!({"type": "object", "required": ["command"],
+            "properties": {
+                "command": {"type": "string", "description": "What to run."},
+                "shell_cmd": {"type": "string"},
+                "statement": {"type": "string", "description": "The SQL query to run."},
+                "args": {"type": "string", "description": "Passed on the command line."},
+                "title": {"type": "string", "description": "The command's title."},
+                "mode": {"enum": ["command", "insert"]}
+            }}),
+            &CompileOptions::default(),
+        )
+        .expect("compiles");
+        let composed: Vec<String> = spec
+            .sites()
+            .into_iter()
+            .filter(|s| s.composed)
+            .map(|s| s.path)
+            .collect();
+        assert_eq!(composed, ["/command", "/shell_cmd", "/statement", "/args"]);
     }
 
     #[test]

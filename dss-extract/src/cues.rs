@@ -402,6 +402,7 @@ mod tests {
             required_in_record: true,
             examples: Vec::new(),
             optional_field: false,
+            composed: false,
         }
     }
 
@@ -414,6 +415,7 @@ mod tests {
             required_in_record: false,
             examples: Vec::new(),
             optional_field: true,
+            composed: false,
         }
     }
 

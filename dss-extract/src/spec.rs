@@ -329,6 +329,9 @@ pub struct SpecIndex {
     /// Free-string sites whose values may be spans of the request: no catalog there says
     /// it is complete ([`Restriction::span_sites`]).
     span_sites: BTreeSet<String>,
+    /// Required free strings written in a formal language ([`Site::composed`]: a command
+    /// line): left unpruned, the model's to compose, where no catalog says it is complete.
+    composed: BTreeSet<String>,
     /// How each span site narrows the spans it takes (see [`dss_compiler::prune::SpanPolicy`]).
     span_policy: BTreeMap<String, dss_compiler::prune::SpanPolicy>,
     /// Free number sites no catalog binds: they take the request's numbers
@@ -503,6 +506,11 @@ impl SpecIndex {
             .filter(|s| matches!(s.kind, SiteKind::Text { .. }) && !closed(&s.path))
             .map(|s| s.path.clone())
             .collect();
+        let composed = sites
+            .iter()
+            .filter(|s| s.composed && s.required_in_record && span_sites.contains(&s.path))
+            .map(|s| s.path.clone())
+            .collect();
         let span_policy: BTreeMap<String, dss_compiler::prune::SpanPolicy> = sites
             .iter()
             .filter(|s| span_sites.contains(&s.path))
@@ -535,6 +543,7 @@ impl SpecIndex {
             date_sites,
             time_sites,
             span_sites,
+            composed,
             span_policy,
             number_sites,
             index: EntityIndex::build(entries)?,
@@ -808,7 +817,8 @@ impl SpecIndex {
             restriction.ties = ties(&fitting.mentions, &anchors);
             restriction.together = together(&fitting.mentions, request);
         }
-        restriction.free = self.inferred.clone();
+        restriction.free = self.inferred.union(&self.composed).cloned().collect();
+        restriction.composed = self.composed.clone();
         let mut flags = Vec::new();
         if mode == ExtractMode::Full {
             self.open_values(&mut restriction, request, &fitting.mentions);
@@ -2779,6 +2789,50 @@ mod tests {
             "{:?}",
             a.mentions
         );
+    }
+
+    #[test]
+    fn a_required_command_line_is_the_model_s_to_compose_and_quoted() {
+        let spec = compile(
+            &json!({"type": "object", "properties": {"run": {
+                "type": "object", "additionalProperties": false, "required": ["command"],
+                "properties": {
+                    "command": {"type": "string", "description": "The shell command to run."},
+                    "note": {"type": "string"},
+                    "shell": {"type": "string"}}}},
+                "required": ["run"], "additionalProperties": false}),
+            &CompileOptions::default(),
+        )
+        .expect("compiles");
+        let ix = SpecIndex::build(&spec, &Catalogs::default()).expect("index");
+        let a = ix.analyze(
+            "show the disk usage of the home folder",
+            ExtractMode::Full,
+            0,
+        );
+        let r = &a.restriction;
+        // The required command is left whole; the optional `shell` keeps its spans.
+        assert!(r.free.contains("/run/command") && r.composed.contains("/run/command"));
+        assert!(!r.composed.contains("/run/shell") && r.span_sites.contains("/run/shell"));
+        let gbnf = spec
+            .pruned_grammar(r, dss_compiler::prune::Resume::Start)
+            .to_gbnf();
+        // Any quoted string, never a bare word (a space would end it).
+        assert!(gbnf.contains("run-body ::= string\n"), "{gbnf}");
+        assert!(!gbnf.contains("bare"), "{gbnf}");
+        // A closed catalog keeps the command to its values.
+        let catalogs = Catalogs {
+            values: [("/run/command".to_string(), vec![json!("df -h ~")])].into(),
+            closed: vec!["/run/command".into()],
+            ..Catalogs::default()
+        };
+        let ix = SpecIndex::build(&spec, &catalogs).expect("index");
+        let a = ix.analyze(
+            "show the disk usage of the home folder",
+            ExtractMode::Full,
+            0,
+        );
+        assert!(!a.restriction.free.contains("/run/command"));
     }
 
     #[test]

@@ -764,6 +764,11 @@ impl Builder<'_> {
         if p.any {
             return G::Term(Terminal::JsonValue);
         }
+        let quoted = quoted
+            || self
+                .prune
+                .as_ref()
+                .is_some_and(|pr| pr.restriction.composed.contains(&self.path));
         let literals = self.free_literals(expr, &p, quoted);
         let spans = match &p.string {
             Some(s) if s.values.is_none() => self.span_value(expr, s),

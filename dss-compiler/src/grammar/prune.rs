@@ -35,6 +35,10 @@ pub struct Restriction {
     /// Sites left unpruned although their values are known: values a request does not name
     /// but the writer infers (a field's role or data type). See `SpecIndex::learn_inferred`.
     pub free: BTreeSet<String>,
+    /// Free strings a model composes rather than copies ([`crate::sites::Site::composed`]:
+    /// a command line), also in [`Restriction::free`]: offered whole, and always quoted,
+    /// so that a value of several words is never ended by a space after its first.
+    pub composed: BTreeSet<String>,
     /// The readings of one ambiguous mention: the (site path, value) pairs one span of the
     /// request offers (`four` as a rating and as a party size). The mention is used once:
     /// writing one reading consumes the others ([`Consume::Class`]).
@@ -765,6 +769,22 @@ impl Restriction {
     /// The candidates at `path` (none: empty).
     pub fn at(&self, path: &str) -> &[Value] {
         self.candidates.get(path).map_or(&[], Vec::as_slice)
+    }
+
+    /// Whether the open site `site` still offers `v` as the request gives it: a string as
+    /// a span of words no written value used, a number as one of the numbers left. `None`
+    /// where `v` is no value copied from the request at that site (a choice, a catalog
+    /// value at a closed site, a number at a site that takes none).
+    pub fn offers_from_request(&self, site: &str, v: &Value) -> Option<bool> {
+        match v {
+            Value::String(s) if self.span_sites.contains(site) => {
+                Some(self.spans.clone().consume(s))
+            }
+            Value::Number(_) if self.number_sites.contains(site) => {
+                Some(self.numbers.iter().any(|n| same_value(n, v)))
+            }
+            _ => None,
+        }
     }
 
     /// Whether no candidate is left anywhere.
