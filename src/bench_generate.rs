@@ -165,7 +165,9 @@ pub(crate) fn run(args: &BenchGenerateArgs) -> Result<ExitCode> {
         bail!("no requests in {}", requests_path.display());
     }
     let examples = spec_examples(&spec_path, None, false)?;
-    let threads = args.threads.unwrap_or_else(dss_runtime::default_threads);
+    let threads = args
+        .threads
+        .unwrap_or_else(dss_runtime::generate::default_threads);
     println!(
         "generation benchmark: {} requests, spec {}, {} examples in the prompt, {threads} threads, greedy decoding",
         requests.len(),

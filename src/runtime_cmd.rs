@@ -2,10 +2,11 @@
 
 use anyhow::{anyhow, Context, Result};
 use clap::{Args, Subcommand};
+use dss_runtime::generate::PrefixCache;
 use dss_runtime::models::ModelRegistry;
 use dss_runtime::{
     EngineKind, GenerateError, Generation, Generator, GeneratorOptions, LocalModel, OutputFormat,
-    PrefixCache, Pruning, Stats, DEFAULT_MODEL,
+    Pruning, Stats, DEFAULT_MODEL,
 };
 use serde_json::{json, Value};
 use std::io::{self, Write};

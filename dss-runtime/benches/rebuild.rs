@@ -16,7 +16,8 @@ use std::time::Instant;
 use dss_compiler::prune::{Consume, GrammarOptions, Pruner, Restriction};
 use dss_compiler::CompiledSpec;
 use dss_extract::{Catalogs, ExtractMode, SpecIndex};
-use dss_runtime::{EngineKind, GrammarSource, LocalModel, PrunedRest};
+use dss_runtime::generate::PrunedRest;
+use dss_runtime::{EngineKind, GrammarSource, LocalModel};
 use serde_json::Value;
 
 struct Case {

@@ -10,7 +10,7 @@
 //!
 //! The engines:
 //! - [`EngineKind::Llguidance`] (default): llguidance's Earley parser with a token trie,
-//!   over the Lark grammar printed from dss's grammar IR ([`crate::lark`]), built
+//!   over the Lark grammar printed from dss's grammar IR ([`lark`]), built
 //!   into llguidance's grammar directly (`llg.rs`). Single-token checks cost
 //!   microseconds; full masks well under a millisecond; it knows the forced bytes.
 //! - [`EngineKind::Gbnf`]: llama.cpp's own GBNF sampler (the baseline): greedy token
@@ -21,6 +21,10 @@
 //! printing and llama.cpp's parsing) and instantiated per request
 //! ([`Grammar::start`]), so a request can use a different grammar than the one before
 //! (per-request pruning), and an engine may replace its grammar mid-request.
+
+/// The Lark structure printed from dss's grammar IR (dss-compiler's printer, the one
+/// that writes `shorthand.lark`): what the llguidance engine builds its grammar from.
+pub use dss_compiler::grammar::lark;
 
 use std::sync::Arc;
 

@@ -33,7 +33,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use dss_compiler::prompt::ExamplesError;
+pub use dss_compiler::prompt::ExamplesError;
 use dss_compiler::prune::{Consume, GrammarOptions, Pruner, Pruning, Restriction};
 use dss_compiler::CompiledSpec;
 use llama_cpp_2::context::params::LlamaContextParams;

@@ -7,35 +7,32 @@
 //!   [`Generator::generate_pruned`] many times).
 //! - Constraint engines ([`EngineKind`]: llguidance, llama.cpp's GBNF sampler, none) and the
 //!   [`Grammar`] they run.
-//! - The prompt ([`PromptTemplate`]): the model's chat template with a shared prefix and the
+//! - The prompt ([`prompt::PromptTemplate`]): the model's chat template with a shared prefix and the
 //!   request last.
-//! - [`lark`]: the Lark structure printed from dss's grammar IR (dss-compiler's printer,
+//! - [`engine::lark`]: the Lark structure printed from dss's grammar IR (dss-compiler's printer,
 //!   re-exported: the one that writes `shorthand.lark`), which the llguidance engine builds
 //!   its grammar from, so llguidance runs the language the GBNF says.
-//! - [`GbnfChecker`]: checking GBNF grammars (and texts against them) with llama.cpp's own
+//! - [`gbnf::GbnfChecker`]: checking GBNF grammars (and texts against them) with llama.cpp's own
 //!   grammar engine, so what is checked is exactly what will constrain generation.
-//! - [`backend()`]: the single process-wide llama.cpp backend every part must share.
+//! - [`backend::backend`]: the single process-wide llama.cpp backend every part must share.
 //!
-//! The stage modules are private: their public items are re-exported here by name. `models`
-//! stays a module, the registry's namespace (`models::resolve`, `models::MODELS`).
+//! The root holds what generating takes (a model, a generator and its options, what it
+//! returns and how it fails); the rest is in modules by task: [`engine`], [`prompt`],
+//! [`gbnf`], [`backend`], [`generate`] (the prefix cache, the per-line rest, the defaults)
+//! and [`models`] (the registry's namespace: `models::resolve`, `models::MODELS`).
 
-mod backend;
-mod engine;
-mod gbnf;
-mod generate;
+pub mod backend;
+pub mod engine;
+pub mod gbnf;
+pub mod generate;
 mod llg;
 pub mod models;
-mod prompt;
+pub mod prompt;
 
-pub use backend::{backend, load_model, BackendError};
-pub use dss_compiler::grammar::lark;
-pub use dss_compiler::prompt::ExamplesError;
 pub use dss_compiler::prune::Pruning;
-pub use engine::{parser_factory, Constraint, EngineError, EngineKind, Grammar, GrammarSource};
-pub use gbnf::{GbnfChecker, GbnfError, Verdict};
+pub use engine::{EngineKind, Grammar, GrammarSource};
 pub use generate::{
-    default_threads, load_examples, Example, GenerateError, Generation, Generator,
-    GeneratorOptions, LocalModel, OutputFormat, PrefixCache, PrunedRest, Stats, DEFAULT_TIMEOUT,
+    load_examples, Example, GenerateError, Generation, Generator, GeneratorOptions, LocalModel,
+    OutputFormat, Stats,
 };
-pub use models::{FetchProgress, ModelError, ModelRegistry, ModelSpec, DEFAULT_MODEL};
-pub use prompt::{tokenize, tokenize_prefix, PromptError, PromptTemplate, Shot};
+pub use models::DEFAULT_MODEL;

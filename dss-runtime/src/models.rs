@@ -932,9 +932,9 @@ mod tests {
             e.source().map(ToString::to_string)
         );
         assert!(c.source().is_some());
-        let e = crate::GenerateError::from(crate::EngineError::Grammar("bad".into()));
+        let e = crate::GenerateError::from(crate::engine::EngineError::Grammar("bad".into()));
         assert_eq!(e.clone().to_string(), "the grammar cannot be used: bad");
-        let e = crate::GbnfError::MissingRoot {
+        let e = crate::gbnf::GbnfError::MissingRoot {
             root: "root".into(),
         };
         assert_eq!(e.clone().to_string(), e.to_string());

@@ -4,7 +4,7 @@
 //! dss-compiler this shows the mapper, pest and GBNF agree on the language.
 
 use dss_compiler::{compile, CompileOptions};
-use dss_runtime::GbnfChecker;
+use dss_runtime::gbnf::GbnfChecker;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 

@@ -3,9 +3,10 @@
 //! speed, and hostile requests get a result or a clear error. One model load for the file.
 
 use dss_compiler::CompiledSpec;
+use dss_runtime::generate::PrefixCache;
+use dss_runtime::prompt::tokenize;
 use dss_runtime::{
-    load_examples, tokenize, EngineKind, GenerateError, Generator, GeneratorOptions, LocalModel,
-    PrefixCache,
+    load_examples, EngineKind, GenerateError, Generator, GeneratorOptions, LocalModel,
 };
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;

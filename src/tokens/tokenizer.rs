@@ -122,7 +122,7 @@ fn gguf(path: &str) -> Result<Box<CountFn>> {
     if path.is_empty() {
         bail!("--tokenizer gguf:PATH needs the path of a GGUF model file");
     }
-    let model = dss_runtime::load_model(std::path::Path::new(path), true)
+    let model = dss_runtime::backend::load_model(std::path::Path::new(path), true)
         .map_err(|e| anyhow!("gguf:{path}: {e}"))?;
     // No BOS (add_special = false), and `<|…|>` in a document stays plain text
     // (parse_special = false): the same choices as dss-runtime's grammar checks.
