@@ -173,8 +173,8 @@ impl<'a> Pruner<'a> {
     /// - A value written twice where the request gives it once (`city Lyon venue Lyon`):
     ///   a small model copied a call's first argument into every optional parameter it
     ///   was offered.
-    /// - A value copied from words an earlier field of the line already took (`4` beside
-    ///   `"Ada Mini 4"`, `"Ada Mini"` beside `"Ada Mini 4"`): those words named the earlier
+    /// - A value copied from words an earlier field of the line already took (`300` beside
+    ///   `"Atlas 300"`, `"Atlas"` beside `"Atlas 300"`): those words named the earlier
     ///   value, not this one.
     ///
     /// An optional list loses the items so repeated, and goes where none is left. `None`
@@ -434,20 +434,20 @@ mod tests {
 
     #[test]
     fn an_optional_field_copying_words_an_earlier_field_took_is_left_out() {
-        let tools = json!([{"type": "function", "function": {"name": "pair",
-            "parameters": {"type": "object", "required": ["device"], "properties": {
-                "device": {"type": "string"},
-                "timeout": {"type": "integer"},
+        let tools = json!([{"type": "function", "function": {"name": "lamp",
+            "parameters": {"type": "object", "required": ["model"], "properties": {
+                "model": {"type": "string"},
+                "count": {"type": "integer"},
                 "label": {"type": "string"},
                 "tags": {"type": "array", "items": {"type": "string"}}}}}}]);
         let spec = compile(&tools, &CompileOptions::default()).expect("compiles");
         let restriction = Restriction {
-            spans: crate::prune::Spans::of("pair my Ada Mini 4 headphones for work"),
-            span_sites: ["/*/pair/device", "/*/pair/label", "/*/pair/tags/*"]
+            spans: crate::prune::Spans::of("order an Atlas 300 lamp for the porch"),
+            span_sites: ["/*/lamp/model", "/*/lamp/label", "/*/lamp/tags/*"]
                 .map(String::from)
                 .into(),
-            numbers: vec![json!(4)],
-            number_sites: ["/*/pair/timeout".to_string()].into(),
+            numbers: vec![json!(300)],
+            number_sites: ["/*/lamp/count".to_string()].into(),
             ..Restriction::default()
         };
         let pruner = Pruner::new(
@@ -460,19 +460,19 @@ mod tests {
             let text = spec.compress(&json!([v])).expect("compresses");
             format!("{}\n", text.trim_end())
         };
-        // The `4` and `Ada Mini` of the device's name are no timeout and no label.
-        let written = line(json!({"pair": {"device": "Ada Mini 4", "timeout": 4,
-            "label": "Ada Mini", "tags": ["Ada Mini 4", "work"]}}));
-        let kept = line(json!({"pair": {"device": "Ada Mini 4", "tags": ["work"]}}));
+        // The `300` and `Atlas` of the model's name are no count and no label.
+        let written = line(json!({"lamp": {"model": "Atlas 300", "count": 300,
+            "label": "Atlas", "tags": ["Atlas 300", "porch"]}}));
+        let kept = line(json!({"lamp": {"model": "Atlas 300", "tags": ["porch"]}}));
         assert_eq!(
             pruner.deduplicated_line(&written).as_deref(),
             Some(kept.as_str())
         );
         // Words no other field took stay, and an optional list left empty goes.
-        let free = line(json!({"pair": {"device": "Ada Mini", "timeout": 4,
-            "label": "work", "tags": ["Ada Mini"]}}));
-        let kept = line(json!({"pair": {"device": "Ada Mini", "timeout": 4,
-            "label": "work"}}));
+        let free = line(json!({"lamp": {"model": "Atlas", "count": 300,
+            "label": "porch", "tags": ["Atlas"]}}));
+        let kept = line(json!({"lamp": {"model": "Atlas", "count": 300,
+            "label": "porch"}}));
         assert_eq!(
             pruner.deduplicated_line(&free).as_deref(),
             Some(kept.as_str())

@@ -194,9 +194,42 @@ impl ValueForm {
 }
 
 impl SpanPolicy {
-    /// Whether this policy narrows the spans at all.
+    /// Whether this policy narrows the spans at all (a required field with a name may, to
+    /// a code the request labels with it: see [`SpanPolicy::offered`]).
     pub fn narrows(&self) -> bool {
-        self.optional || !self.forms.is_empty() || self.moment.is_some()
+        self.optional
+            || !self.forms.is_empty()
+            || self.moment.is_some()
+            || !self.name_words.is_empty()
+    }
+
+    /// Whether `word` (lowercased) is a word of the field's name, or its plural.
+    fn names(&self, word: &str) -> bool {
+        let t = word
+            .strip_suffix('s')
+            .filter(|s| s.len() >= 3)
+            .unwrap_or(word);
+        self.name_words
+            .iter()
+            .any(|n| n == t || n.strip_suffix('s') == Some(t))
+    }
+
+    /// Whether word `i` of `spans` is a code (letters and digits: `ORD-77`, `PX9K2`) that
+    /// the request labels with a word of the field's name, right before it or with only
+    /// [`LABEL_GAPS`] between (`order ORD-77`, `parcel number is PX9K2`).
+    fn labels(&self, spans: &Spans, i: usize) -> bool {
+        let w = &spans.words[i].text;
+        let code = w.chars().any(|c| c.is_ascii_digit()) && w.chars().any(char::is_alphabetic);
+        if !code {
+            return false;
+        }
+        for j in (0..i).rev() {
+            let t = spans.words[j].text.to_lowercase();
+            if !LABEL_GAPS.contains(&t.as_str()) {
+                return self.names(&t);
+            }
+        }
+        false
     }
 
     /// The spans of `spans` (of at most `max_words` words, as text) this policy offers;
@@ -236,16 +269,19 @@ impl SpanPolicy {
             }
         }
         if !self.optional && !later {
-            return None;
+            // A code the request labels with the field's name is the field's value.
+            let labelled: Vec<String> = all
+                .iter()
+                .filter(|(r, _)| r.len() == 1 && self.labels(spans, r.start))
+                .map(|(_, t)| t.clone())
+                .collect();
+            return (!labelled.is_empty()).then_some(labelled);
         }
         let named = |i: usize| {
-            spans.words.get(i).is_some_and(|w| {
-                let t = w.text.to_lowercase();
-                let t = t.strip_suffix('s').filter(|s| s.len() >= 3).unwrap_or(&t);
-                self.name_words
-                    .iter()
-                    .any(|n| n == t || n.strip_suffix('s') == Some(t))
-            })
+            spans
+                .words
+                .get(i)
+                .is_some_and(|w| self.names(&w.text.to_lowercase()))
         };
         let offered: Vec<String> = all
             .into_iter()
@@ -713,6 +749,10 @@ const LIST_WORDS: &[&str] = &[
     "and", "or", "also", "plus", "then", "&", "vs", "versus", "both",
 ];
 /// Words that begin a clause after a comma: a span does not run on into them.
+/// Words between a label and the code it labels (`order number is ORD-77`, `parcel no.
+/// PX9K2`).
+const LABEL_GAPS: &[&str] = &["is", "was", "of", "no", "no.", "called", "named", "id"];
+
 const CLAUSE_WORDS: &[&str] = &[
     "and", "because", "but", "or", "so", "then", "which", "while", "who",
 ];
@@ -1172,6 +1212,33 @@ mod tests {
             ..policy.clone()
         };
         assert_eq!(optional.offered(&s, 8, false), Some(Vec::new()));
+    }
+
+    #[test]
+    fn a_required_field_takes_the_code_the_request_labels_with_its_name() {
+        let order = SpanPolicy {
+            name_words: vec!["order".into()],
+            ..SpanPolicy::default()
+        };
+        let parcel = SpanPolicy {
+            name_words: vec!["parcel".into(), "number".into()],
+            ..SpanPolicy::default()
+        };
+        let s = words("where is order ORD-77 for Ada? The parcel number is PX9K2.");
+        assert_eq!(
+            order.offered(&s, 8, false),
+            Some(vec!["ORD-77".to_string()])
+        );
+        assert_eq!(
+            parcel.offered(&s, 8, false),
+            Some(vec!["PX9K2".to_string()])
+        );
+        // An `ID` between the label and the code is part of the label.
+        let s = words("cancel the order ID B77X please");
+        assert_eq!(order.offered(&s, 8, false), Some(vec!["B77X".to_string()]));
+        // No label, or no code after it: any span, as for every required field.
+        assert_eq!(order.offered(&words("where is ORD-77 now"), 8, false), None);
+        assert_eq!(order.offered(&words("my order for Ada"), 8, false), None);
     }
 
     #[test]
