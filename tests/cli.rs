@@ -305,6 +305,63 @@ fn prune_after_lines_prints_the_grammar_of_the_rest() {
     assert!(bad.stderr.contains("--after"), "{}", bad.stderr);
 }
 
+/// A tool the request names is offered although nothing of it was found, beside a tool
+/// kept for a number the request gives; a tool it neither names nor gives a value for is
+/// not.
+#[test]
+fn prune_offers_the_tool_a_request_names() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let tools = json!([
+        {"type": "function", "function": {"name": "search_web",
+            "description": "Look up pages about a topic.",
+            "parameters": {"type": "object", "required": ["query"], "properties": {
+                "query": {"type": "string"},
+                "engine": {"enum": ["alpha", "beta"]}}}}},
+        {"type": "function", "function": {"name": "resize_photo",
+            "description": "Scale a picture to a width in pixels.",
+            "parameters": {"type": "object", "required": ["path"], "properties": {
+                "path": {"type": "string"},
+                "width": {"type": "integer"}}}}},
+        {"type": "function", "function": {"name": "translate_text",
+            "description": "Put a passage into another language.",
+            "parameters": {"type": "object", "required": ["passage"], "properties": {
+                "passage": {"type": "string"},
+                "target": {"enum": ["fr", "de"]}}}}}]);
+    let path = dir.path().join("tools.json");
+    std::fs::write(&path, tools.to_string()).expect("write");
+    let request = "Search the web for tide tables of Porto published after 2021";
+    let grammar = run_ok(&["prune", "--spec", path_str(&path), request], None).stdout;
+    assert!(grammar.contains("\"search_web "), "{grammar}");
+    // Kept for the number, as before; the unnamed tool with nothing found is not offered.
+    assert!(grammar.contains("\"resize_photo "), "{grammar}");
+    assert!(!grammar.contains("translate_text"), "{grammar}");
+}
+
+/// After a call, numbers left that repeat the labels of the numbers it used (`3 kg … 7
+/// kg`) ask for another call of their own; once they are used, nothing more is offered.
+#[test]
+fn prune_after_a_call_offers_another_where_numbers_repeat_their_labels() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let tools = json!([{"type": "function", "function": {"name": "shipping_cost",
+        "parameters": {"type": "object", "required": ["weight_kg", "distance_km"],
+            "properties": {
+                "weight_kg": {"type": "number"},
+                "distance_km": {"type": "integer"}}}}}]);
+    let path = dir.path().join("tools.json");
+    std::fs::write(&path, tools.to_string()).expect("write");
+    let spec = path_str(&path);
+    let request = "What would it cost to ship 3 kg over 120 km, and 7 kg over 40 km?";
+    let after = |lines: &str| run_ok(&["prune", "--spec", spec, request, "--after", lines], None);
+    let rest = after("shipping_cost (weight_kg 3 distance_km 120)\n").stdout;
+    assert!(rest.contains("root ::= (item-body"), "{rest}");
+    assert!(rest.contains("\"7\"") && rest.contains("\"40\""), "{rest}");
+    let done = after(
+        "shipping_cost (weight_kg 3 distance_km 120)\nshipping_cost (weight_kg 7 distance_km 40)\n",
+    )
+    .stdout;
+    assert!(done.contains("root ::= \"\""), "{done}");
+}
+
 /// `dss prune` and `dss extract` learn from the spec's worked examples as `dss generate`
 /// does (here: that a clause names one call, so a clause's values go to the call that takes
 /// the most of them and the call its words name), and `--no-examples` learns nothing.

@@ -2,7 +2,7 @@
 //! document line, named from where they are in the schema.
 
 use super::names::{expr_name, RuleNames};
-use super::prune::{below, same_value, Restriction, Resume, Status};
+use super::prune::{below, content_words, named_forms, same_value, Restriction, Resume, Status};
 use super::terminal::is_word_char;
 use super::{block_fields, Grammar, Rule, Terminal, G};
 use crate::codec::{Decoder, Tables};
@@ -795,12 +795,17 @@ impl Builder<'_> {
         }
         let quoted = quoted && p.string.as_ref().is_some_and(|s| s.values.is_none());
         // A required list is never written empty where the request gives its items
-        // values: the list is there to carry them (`ids [102 103]`, not `ids []`).
+        // values: the list is there to carry them (`ids [102 103]`, not `ids []`), found
+        // or spans of the request (`names ["Ada" "Bo"]`).
         let filled = required
             && self.prune.is_some()
             && p.array.as_ref().is_some_and(|a| {
-                a.items
-                    .is_some_and(|i| self.at("*", |b| b.status(i)).candidate)
+                a.items.is_some_and(|i| {
+                    self.at("*", |b| {
+                        let st = b.status(i);
+                        st.candidate || (st.open && b.at_open_site(|r| &r.span_sites))
+                    })
+                })
             });
         let key = if self.specialized() {
             format!(
@@ -1504,7 +1509,8 @@ impl Builder<'_> {
         let shared = |v: &Value| {
             found.len() >= 2 && found.iter().all(|f| f.iter().any(|x| same_value(x, v)))
         };
-        r.forms
+        let mut kept: Vec<usize> = r
+            .forms
             .iter()
             .zip(&found)
             .enumerate()
@@ -1517,7 +1523,55 @@ impl Builder<'_> {
                 })
             })
             .map(|(k, _)| k)
-            .collect()
+            .collect();
+        if !kept.is_empty() && kept.len() < r.forms.len() {
+            // A form the request names is asked for although nothing of it was found,
+            // where it has something to write (a free parameter: `search` beside a tool
+            // kept for a number the request gives); a call of optional catalog values
+            // none of which was found would be written empty.
+            for k in self.named_forms(r) {
+                let writes = r.forms[k]
+                    .fields
+                    .first()
+                    .is_some_and(|&i| !statuses[i].droppable());
+                if writes && !kept.contains(&k) {
+                    kept.push(k);
+                }
+            }
+            kept.sort_unstable();
+        }
+        kept
+    }
+
+    /// The forms of `r` whose names and descriptions the request's words name about as
+    /// much as any ([`named_forms`]).
+    fn named_forms(&self, r: &RecordLayout) -> Vec<usize> {
+        let Some(p) = self.prune.as_ref() else {
+            return Vec::new();
+        };
+        let request = p
+            .restriction
+            .spans
+            .words
+            .iter()
+            .flat_map(|w| content_words(&w.text))
+            .collect();
+        let forms: Vec<(&str, Option<&str>)> = r
+            .forms
+            .iter()
+            .map(|form| match form.fields.first() {
+                Some(&i) => {
+                    let f = &r.fields[i];
+                    let doc = self
+                        .shapes
+                        .doc(f.expr)
+                        .or_else(|| self.shapes.doc(f.source));
+                    (f.name.as_str(), doc)
+                }
+                None => ("", None),
+            })
+            .collect();
+        named_forms(&request, &forms)
     }
 
     /// Whether a request asks for another line of a root list whose items are a merged
@@ -1881,9 +1935,10 @@ impl Builder<'_> {
                         // and numbers (no value found for it) is asked for only while a
                         // word the request marks as a value is left where it reads as
                         // another line's: quoted, or listed with a word a line took
-                        // ([`Spans::listed_left`]). A small model
-                        // otherwise wrote one call per leftover word, or per number of
-                        // an address.
+                        // ([`Spans::listed_left`]), or a number labelled as one a line
+                        // used ([`Spans::numbers_listed_left`]: `3 kg … and 7 kg`). A
+                        // small model otherwise wrote one call per leftover word, or per
+                        // number of an address.
                         // A value found is evidence only where it could not have gone
                         // in a line written ([`Restriction::found_asks_for_a_line`]).
                         let r = p.restriction;
@@ -1892,9 +1947,11 @@ impl Builder<'_> {
                         // even where its sites are free (an untyped value): a model wrote
                         // call after call of made-up values there.
                         let open_only = !found_left;
-                        st.keeps_variant()
-                            && self.at("*", |b| b.asks_for_a_form(item))
-                            && !(written > 0 && open_only && !r.spans.listed_left())
+                        let evidence = written == 0
+                            || !open_only
+                            || r.spans.listed_left()
+                            || r.spans.numbers_listed_left();
+                        st.keeps_variant() && self.at("*", |b| b.asks_for_a_form(item)) && evidence
                     }
                     None => !st.droppable(),
                 };

@@ -214,22 +214,35 @@ impl SpanPolicy {
             .any(|n| n == t || n.strip_suffix('s') == Some(t))
     }
 
-    /// Whether word `i` of `spans` is a code (letters and digits: `ORD-77`, `PX9K2`) that
-    /// the request labels with a word of the field's name, right before it or with only
-    /// [`LABEL_GAPS`] between (`order ORD-77`, `parcel number is PX9K2`).
+    /// Whether word `i` of `spans` is a code (letters and digits: `ORD-77`, `PX9K2`; or
+    /// digits alone: `7890`) that the request labels with a word of the field's name,
+    /// right before it or with only [`LABEL_GAPS`] between (`order ORD-77`, `parcel
+    /// number is PX9K2`, `account ID 7890` for `account_id`; `ID` labels it too where the
+    /// field's name has `id`: `the user with the ID 7890`). Digits after `of` are an
+    /// amount (`a payment of 250`), not a code; a function word of the name (`to` of
+    /// `where_to`) labels nothing.
     fn labels(&self, spans: &Spans, i: usize) -> bool {
         let w = &spans.words[i].text;
-        let code = w.chars().any(|c| c.is_ascii_digit()) && w.chars().any(char::is_alphabetic);
-        if !code {
+        let digits = w.chars().any(|c| c.is_ascii_digit());
+        let letters = w.chars().any(char::is_alphabetic);
+        if !digits || (!letters && !w.chars().all(|c| c.is_ascii_digit())) {
             return false;
         }
+        let mut saw_id = false;
         for j in (0..i).rev() {
             let t = spans.words[j].text.to_lowercase();
             if !LABEL_GAPS.contains(&t.as_str()) {
-                return self.names(&t);
+                let named = self.names(&t)
+                    && !FUNCTION_WORDS.contains(&t.as_str())
+                    && !END_WORDS.contains(&t.as_str());
+                return named || (saw_id && self.name_words.iter().any(|n| n == "id"));
             }
+            if t == "of" && !letters {
+                return false;
+            }
+            saw_id |= t == "id";
         }
-        false
+        saw_id && self.name_words.iter().any(|n| n == "id")
     }
 
     /// The spans of `spans` (of at most `max_words` words, as text) this policy offers;
@@ -525,6 +538,46 @@ impl Spans {
         })
     }
 
+    /// Whether a number of the request is left where it repeats the pattern of a number a
+    /// line used: labelled by the same word after it (`3 kg over 120 km, and 7 kg over 40
+    /// km`: `kg`) or before it (`width 4 … width 6`). The request then gives a second set
+    /// of the same arguments: another call. A number labelled otherwise (the `4` of `apt
+    /// 4` beside a used house number) asks for none.
+    pub fn numbers_listed_left(&self) -> bool {
+        let number = |w: &SpanWord| {
+            w.text.chars().any(|c| c.is_ascii_digit())
+                && w.text
+                    .chars()
+                    .all(|c| c.is_ascii_digit() || c == '.' || c == ',')
+        };
+        let label = |i: usize, after: bool| -> Option<String> {
+            let mut k = i;
+            for _ in 0..2 {
+                k = if after { k + 1 } else { k.checked_sub(1)? };
+                let t = self.words.get(k)?.text.to_lowercase();
+                if FUNCTION_WORDS.contains(&t.as_str()) || END_WORDS.contains(&t.as_str()) {
+                    continue;
+                }
+                let word = t.chars().all(char::is_alphabetic)
+                    && !LIST_WORDS.contains(&t.as_str())
+                    && !CLAUSE_WORDS.contains(&t.as_str());
+                return word.then_some(t);
+            }
+            None
+        };
+        let used: Vec<usize> = (0..self.words.len())
+            .filter(|&i| self.words[i].used && number(&self.words[i]))
+            .collect();
+        self.words.iter().enumerate().any(|(j, w)| {
+            !w.used
+                && number(w)
+                && [false, true].into_iter().any(|after| {
+                    label(j, after)
+                        .is_some_and(|l| used.iter().any(|&i| label(i, after).as_ref() == Some(&l)))
+                })
+        })
+    }
+
     /// Whether word `i` is listed with the nearest used word before it (`forward`: after
     /// it); see [`Spans::listed_left`].
     fn listed_with_used(&self, i: usize, forward: bool) -> bool {
@@ -748,14 +801,142 @@ const FUNCTION_WORDS: &[&str] = &[
 const LIST_WORDS: &[&str] = &[
     "and", "or", "also", "plus", "then", "&", "vs", "versus", "both",
 ];
-/// Words that begin a clause after a comma: a span does not run on into them.
 /// Words between a label and the code it labels (`order number is ORD-77`, `parcel no.
 /// PX9K2`).
 const LABEL_GAPS: &[&str] = &["is", "was", "of", "no", "no.", "called", "named", "id"];
-
+/// Words that begin a clause after a comma: a span does not run on into them.
 const CLAUSE_WORDS: &[&str] = &[
     "and", "because", "but", "or", "so", "then", "which", "while", "who",
 ];
+
+/// Words of requests and tool descriptions that say nothing of which tool is meant: a
+/// request's manners (`can you please`) and the boilerplate tool descriptions share
+/// (`retrieve the details of the specified …`).
+const GENERIC_WORDS: &[&str] = &[
+    "can",
+    "could",
+    "would",
+    "will",
+    "please",
+    "get",
+    "set",
+    "do",
+    "does",
+    "what",
+    "how",
+    "use",
+    "using",
+    "used",
+    "all",
+    "if",
+    "not",
+    "no",
+    "given",
+    "specified",
+    "specific",
+    "based",
+    "provided",
+    "return",
+    "returns",
+    "retrieve",
+    "retrieves",
+    "information",
+    "details",
+    "from",
+    "into",
+];
+
+/// The words of `text` that can say what it is about, each reduced to a common stem
+/// (`searching`, `searches` → `search`): alphabetic runs split at camel case
+/// (`getWeather`: `get`, `weather`) and at any other character (`list_files`), lowercased,
+/// less function words, list and clause words and [`GENERIC_WORDS`].
+pub(crate) fn content_words(text: &str) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    let mut word = String::new();
+    let mut flush = |word: &mut String| {
+        let w = word.to_lowercase();
+        word.clear();
+        if w.chars().count() < 2
+            || FUNCTION_WORDS.contains(&w.as_str())
+            || LIST_WORDS.contains(&w.as_str())
+            || CLAUSE_WORDS.contains(&w.as_str())
+            || GENERIC_WORDS.contains(&w.as_str())
+        {
+            return;
+        }
+        out.insert(stem(&w));
+    };
+    let mut prev_lower = false;
+    for c in text.chars() {
+        if c.is_alphabetic() {
+            if c.is_uppercase() && prev_lower {
+                flush(&mut word);
+            }
+            word.push(c);
+            prev_lower = c.is_lowercase();
+        } else {
+            flush(&mut word);
+            prev_lower = false;
+        }
+    }
+    flush(&mut word);
+    out
+}
+
+/// `word` (lowercase) less a plural or verb ending and a final `e`, where four letters
+/// stay: `searching`, `searches`, `search` → `search`; `invoices`, `invoiced`, `invoice`
+/// → `invoic`; `categories` → `category`.
+fn stem(word: &str) -> String {
+    let len = word.chars().count();
+    let mut w = if let Some(s) = word.strip_suffix("ies").filter(|_| len >= 6) {
+        format!("{s}y")
+    } else if let Some(s) = ["ing", "ed", "es"]
+        .iter()
+        .find_map(|suffix| word.strip_suffix(suffix).filter(|s| s.chars().count() >= 4))
+    {
+        s.to_string()
+    } else if let Some(s) = word
+        .strip_suffix('s')
+        .filter(|s| !s.ends_with('s') && s.chars().count() >= 4)
+    {
+        s.to_string()
+    } else {
+        word.to_string()
+    };
+    if w.ends_with('e') && w.chars().count() > 4 {
+        w.pop();
+    }
+    w
+}
+
+/// Which of several forms (tools) a request names: each form's evidence is twice the
+/// request's words its name has plus those only its description has ([`content_words`]);
+/// the forms with at least half the most evidence any form has, where some form has
+/// any. `forms`: each form's name and description.
+pub(crate) fn named_forms(
+    request: &BTreeSet<String>,
+    forms: &[(&str, Option<&str>)],
+) -> Vec<usize> {
+    let scores: Vec<usize> = forms
+        .iter()
+        .map(|(name, doc)| {
+            let named = content_words(name);
+            let described = doc.map(content_words).unwrap_or_default();
+            2 * named.intersection(request).count()
+                + described
+                    .difference(&named)
+                    .filter(|w| request.contains(*w))
+                    .count()
+        })
+        .collect();
+    let most = scores.iter().copied().max().unwrap_or(0);
+    if most == 0 {
+        return Vec::new();
+    }
+    (0..forms.len())
+        .filter(|&k| 2 * scores[k] >= most)
+        .collect()
+}
 
 /// Characters a word keeps at its edges (others are punctuation around it).
 fn keeps_edge(c: char) -> bool {
@@ -1163,6 +1344,49 @@ mod tests {
     use serde_json::json;
 
     #[test]
+    fn a_number_left_labelled_as_a_used_one_reads_as_another_line() {
+        let mut s = Spans::of("a parcel of 3 kg over 120 km, and one of 7 kg over 40 km");
+        assert!(!s.numbers_listed_left(), "nothing used yet");
+        assert!(s.consume("3") && s.consume("120"));
+        assert!(s.numbers_listed_left(), "`7 kg` as `3 kg`");
+        assert!(s.consume("7") && s.consume("40"));
+        assert!(!s.numbers_listed_left());
+        // The label before the number counts too.
+        let mut s = Spans::of("boards of width 4 and length 9, then width 6 and length 2");
+        assert!(s.consume("4") && s.consume("9"));
+        assert!(s.numbers_listed_left());
+        // A number labelled otherwise is part of the same call's values.
+        let mut s = Spans::of("deliver to 221 Baker Street, apt 4");
+        assert!(s.consume("221"));
+        assert!(!s.numbers_listed_left());
+    }
+
+    #[test]
+    fn a_request_names_the_forms_whose_names_and_descriptions_use_its_words() {
+        let words = content_words("Could you find the parcelTracking records, searching by ID?");
+        // Camel case and snake case split; endings dropped where four letters stay;
+        // function words and a request's manners left out.
+        for w in ["find", "parcel", "track", "record", "search", "id"] {
+            assert!(words.contains(w), "{w} in {words:?}");
+        }
+        for w in ["could", "you", "the", "by"] {
+            assert!(!words.contains(w), "{w} in {words:?}");
+        }
+        let request = content_words("search the archive for invoices sent in March");
+        let forms = [
+            ("archive_search", Some("Look up stored documents.")),
+            ("send_invoice", Some("Email an invoice to a customer.")),
+            ("resize_image", Some("Make a picture smaller.")),
+        ];
+        // `archive_search`: two words of its name (4); `send_invoice`: `invoice` (2) and
+        // `sent` is no `send`; `resize_image`: none.
+        assert_eq!(named_forms(&request, &forms), vec![0, 1]);
+        // Nothing named: no form is asked for.
+        let none = content_words("what about tomorrow");
+        assert!(named_forms(&none, &forms).is_empty());
+    }
+
+    #[test]
     fn a_value_s_form_is_the_punctuation_between_its_parts() {
         let form = ValueForm::of;
         assert!(form("Lisbon").is_plain() && form("extra spicy").is_plain());
@@ -1239,6 +1463,34 @@ mod tests {
         // No label, or no code after it: any span, as for every required field.
         assert_eq!(order.offered(&words("where is ORD-77 now"), 8, false), None);
         assert_eq!(order.offered(&words("my order for Ada"), 8, false), None);
+        // Digits alone are a code too; after `of` they are an amount.
+        let account = SpanPolicy {
+            name_words: vec!["account".into(), "id".into()],
+            ..SpanPolicy::default()
+        };
+        let s = words("close account 55012 today");
+        assert_eq!(
+            account.offered(&s, 8, false),
+            Some(vec!["55012".to_string()])
+        );
+        let s = words("look up the member with the ID 7781");
+        assert_eq!(
+            account.offered(&s, 8, false),
+            Some(vec!["7781".to_string()])
+        );
+        assert_eq!(
+            order.offered(&words("an order of 300 for Ada"), 8, false),
+            None
+        );
+        // A function word of the name labels nothing.
+        let where_to = SpanPolicy {
+            name_words: vec!["where".into(), "to".into()],
+            ..SpanPolicy::default()
+        };
+        assert_eq!(
+            where_to.offered(&words("a trip to 2 towns"), 8, false),
+            None
+        );
     }
 
     #[test]
