@@ -296,10 +296,19 @@ fn prune_after_lines_prints_the_grammar_of_the_rest() {
     let after = |lines: &str| run(&["prune", "--spec", spec, request, "--after", lines], None);
     let rest = after("get_weather city \"Oslo\" unit celsius\n");
     assert_eq!(rest.code, 0, "{}", rest.stderr);
-    // The city and the unit written are used up; the other city is left.
+    // The city and the unit written are used up; the other city is left, and a second
+    // call is offered for it (`Oslo and in Bergen` joins them) although the unit found
+    // nothing more.
     assert!(rest.stdout.contains("Bergen"), "{}", rest.stdout);
     assert!(!rest.stdout.contains("Oslo"), "{}", rest.stdout);
     assert!(!rest.stdout.contains("celsius"), "{}", rest.stdout);
+    assert!(
+        rest.stdout.contains("root ::= (item-body"),
+        "{}",
+        rest.stdout
+    );
+    let done = after("get_weather city \"Oslo\" unit celsius\nget_weather city \"Bergen\"\n");
+    assert!(done.stdout.contains("root ::= \"\""), "{}", done.stdout);
     let bad = after("get_wether Oslo\n");
     assert_ne!(bad.code, 0);
     assert!(bad.stderr.contains("--after"), "{}", bad.stderr);

@@ -2,7 +2,7 @@
 //! document line, named from where they are in the schema.
 
 use super::names::{expr_name, RuleNames};
-use super::prune::{below, content_words, named_forms, same_value, Restriction, Resume, Status};
+use super::prune::{below, content_words, form_evidence, same_value, Restriction, Resume, Status};
 use super::terminal::is_word_char;
 use super::{block_fields, Grammar, Rule, Terminal, G};
 use crate::codec::{Decoder, Tables};
@@ -1525,16 +1525,20 @@ impl Builder<'_> {
             .map(|(k, _)| k)
             .collect();
         if !kept.is_empty() && kept.len() < r.forms.len() {
-            // A form the request names is asked for although nothing of it was found,
-            // where it has something to write (a free parameter: `search` beside a tool
-            // kept for a number the request gives); a call of optional catalog values
-            // none of which was found would be written empty.
-            for k in self.named_forms(r) {
+            // A form the request names is asked for although nothing of it was found: named
+            // at least as much as any form kept for its values and half as much as the
+            // form named most, where it has something to write (a free parameter:
+            // `search` beside a tool kept for a number the request gives). A call of
+            // optional catalog values none of which was found would be written empty.
+            let evidence = self.form_evidence(r);
+            let most = evidence.iter().copied().max().unwrap_or(0);
+            let kept_most = kept.iter().map(|&k| evidence[k]).max().unwrap_or(0);
+            for (k, &e) in evidence.iter().enumerate() {
                 let writes = r.forms[k]
                     .fields
                     .first()
                     .is_some_and(|&i| !statuses[i].droppable());
-                if writes && !kept.contains(&k) {
+                if e > 0 && 2 * e >= most && e >= kept_most && writes && !kept.contains(&k) {
                     kept.push(k);
                 }
             }
@@ -1543,11 +1547,11 @@ impl Builder<'_> {
         kept
     }
 
-    /// The forms of `r` whose names and descriptions the request's words name about as
-    /// much as any ([`named_forms`]).
-    fn named_forms(&self, r: &RecordLayout) -> Vec<usize> {
+    /// How much the request names each form of `r` by its name and description
+    /// ([`form_evidence`]).
+    fn form_evidence(&self, r: &RecordLayout) -> Vec<usize> {
         let Some(p) = self.prune.as_ref() else {
-            return Vec::new();
+            return vec![0; r.forms.len()];
         };
         let request = p
             .restriction
@@ -1571,14 +1575,15 @@ impl Builder<'_> {
                 None => ("", None),
             })
             .collect();
-        named_forms(&request, &forms)
+        form_evidence(&request, &forms)
     }
 
     /// Whether a request asks for another line of a root list whose items are a merged
     /// union of forms: some form is kept for a value of its own ([`Builder::kept_forms`]).
     /// A value every form could take alone (the `1` of an `a` no order used) starts no
     /// line: in a release build Qwen2.5-Coder-0.5B wrote `drink 1` after the orders.
-    fn asks_for_a_form(&mut self, item: ExprId) -> bool {
+    /// `open`: a form whose free sites can still take the request's values counts too.
+    fn asks_for_a_form(&mut self, item: ExprId, open: bool) -> bool {
         let canon = self.notation.canon[item as usize];
         let Some(ObjLayout::Record(r)) = self.notation.object(canon).cloned() else {
             return true;
@@ -1591,7 +1596,12 @@ impl Builder<'_> {
             .iter()
             .map(|f| self.at(&escape_segment(&f.name), |b| b.status(f.expr)))
             .collect();
-        !self.kept_forms(&r, &statuses).is_empty()
+        // `open`: a form with a free site the request's values can still fill counts too.
+        let fillable = open
+            && r.forms
+                .iter()
+                .any(|form| form.fields.first().is_some_and(|&i| statuses[i].open));
+        fillable || !self.kept_forms(&r, &statuses).is_empty()
     }
 
     /// A positional field's slot: its value, after its keyword where it is named.
@@ -1951,7 +1961,19 @@ impl Builder<'_> {
                             || !open_only
                             || r.spans.listed_left()
                             || r.spans.numbers_listed_left();
-                        st.keeps_variant() && self.at("*", |b| b.asks_for_a_form(item)) && evidence
+                        // A call whose free site can take what is left (a second city
+                        // for a weather tool whose unit found nothing) is asked for again
+                        // where the request joins a marked word left to one a line took
+                        // (`Lisbon and Tallinn`). Numbers left are no evidence here: a
+                        // year repeated after a date wrote a call for a city "2023".
+                        let again = written > 0
+                            && st.open
+                            && r.spans.joined_left()
+                            && self.at("*", |b| b.asks_for_a_form(item, true));
+                        (st.keeps_variant()
+                            && self.at("*", |b| b.asks_for_a_form(item, false))
+                            && evidence)
+                            || again
                     }
                     None => !st.droppable(),
                 };

@@ -534,15 +534,38 @@ impl Spans {
             w.marked
                 && !w.used
                 && !w.names_schema
-                && (w.quoted || self.listed_with_used(i, false) || self.listed_with_used(i, true))
+                && (w.quoted
+                    || self.listed_with_used(i, false, false)
+                    || self.listed_with_used(i, true, false))
+        })
+    }
+
+    /// Whether a word the request marks as a value's is left joined to a word a line took
+    /// by a joining word (`Lisbon and Tallinn`, `in Lisbon and in Tallinn`): a list of
+    /// the same kind. A bare comma may join a place's parts (`Marshall, MN`), and a
+    /// quotation may be a value the line left out; neither counts here.
+    pub fn joined_left(&self) -> bool {
+        // A capitalized pronoun or request word (`I'd`, `Can`) is no value.
+        let prose = |w: &SpanWord| {
+            let t = w.text.to_lowercase();
+            let head = t.split(['\'', '\u{2019}']).next().unwrap_or_default();
+            FUNCTION_WORDS.contains(&head) || GENERIC_WORDS.contains(&head)
+        };
+        self.words.iter().enumerate().any(|(i, w)| {
+            w.marked
+                && !w.used
+                && !w.names_schema
+                && !prose(w)
+                && (self.listed_with_used(i, false, true) || self.listed_with_used(i, true, true))
         })
     }
 
     /// Whether a number of the request is left where it repeats the pattern of a number a
     /// line used: labelled by the same word after it (`3 kg over 120 km, and 7 kg over 40
-    /// km`: `kg`) or before it (`width 4 … width 6`). The request then gives a second set
-    /// of the same arguments: another call. A number labelled otherwise (the `4` of `apt
-    /// 4` beside a used house number) asks for none.
+    /// km`: `kg`) or before it (`width 4 … width 6`), or listed with it (`radius 5, 10
+    /// and 15`: a comma or a joining word between them). The request then gives a second
+    /// set of the same arguments: another call. A number labelled otherwise (the `4` of
+    /// `apt 4` beside a used house number) asks for none.
     pub fn numbers_listed_left(&self) -> bool {
         let number = |w: &SpanWord| {
             w.text.chars().any(|c| c.is_ascii_digit())
@@ -568,19 +591,43 @@ impl Spans {
         let used: Vec<usize> = (0..self.words.len())
             .filter(|&i| self.words[i].used && number(&self.words[i]))
             .collect();
+        // Word `j` and the nearest used number before or after it, with only numbers left
+        // and joining words between, one of them at least (`5, 10 and 15`; a date's year
+        // after a comma is none).
+        let listed = |j: usize| {
+            [false, true].into_iter().any(|forward| {
+                let mut k = j;
+                let mut joined = false;
+                loop {
+                    let next = if forward { k + 1 } else { k.wrapping_sub(1) };
+                    let Some(w) = self.words.get(next) else {
+                        return false;
+                    };
+                    if !w.used && LIST_WORDS.contains(&w.text.to_lowercase().as_str()) {
+                        joined = true;
+                    } else if w.used || !number(w) {
+                        return w.used && number(w) && joined;
+                    }
+                    k = next;
+                }
+            })
+        };
         self.words.iter().enumerate().any(|(j, w)| {
             !w.used
                 && number(w)
-                && [false, true].into_iter().any(|after| {
-                    label(j, after)
-                        .is_some_and(|l| used.iter().any(|&i| label(i, after).as_ref() == Some(&l)))
-                })
+                && (listed(j)
+                    || [false, true].into_iter().any(|after| {
+                        label(j, after).is_some_and(|l| {
+                            used.iter().any(|&i| label(i, after).as_ref() == Some(&l))
+                        })
+                    }))
         })
     }
 
     /// Whether word `i` is listed with the nearest used word before it (`forward`: after
-    /// it); see [`Spans::listed_left`].
-    fn listed_with_used(&self, i: usize, forward: bool) -> bool {
+    /// it); see [`Spans::listed_left`]. `joined`: by a joining word only, to a used word
+    /// the request marks as a value's too (a value of the same kind, not a flag's word).
+    fn listed_with_used(&self, i: usize, forward: bool, joined: bool) -> bool {
         let mut between: Vec<&SpanWord> = Vec::new();
         let mut k = i;
         let used = loop {
@@ -589,6 +636,9 @@ impl Spans {
                 return false;
             };
             if w.used {
+                if joined && !w.marked {
+                    return false;
+                }
                 break next;
             }
             between.push(w);
@@ -603,8 +653,9 @@ impl Spans {
                 || t.chars().all(|c| c.is_ascii_digit() || c == '.')
         };
         // One other word may stand between where a joining word does (`buy milk and call
-        // Ada`: a second item of the same kind).
-        if between.iter().filter(|w| !filler(w)).count() > 1 {
+        // Ada`: a second item of the same kind); none where only joined words count.
+        let others = between.iter().filter(|w| !filler(w)).count();
+        if others > 1 || (joined && others > 0) {
             return false;
         }
         let joins = between
@@ -620,7 +671,7 @@ impl Spans {
         let bare = between.is_empty()
             && !gap.is_empty()
             && gap.chars().all(|c| matches!(c, ',' | ';' | '&' | '/'));
-        joins || bare
+        joins || (bare && !joined)
     }
 
     /// Marks the words that are words of the schema's names ([`SpanWord::names_schema`]):
@@ -909,15 +960,14 @@ fn stem(word: &str) -> String {
     w
 }
 
-/// Which of several forms (tools) a request names: each form's evidence is twice the
-/// request's words its name has plus those only its description has ([`content_words`]);
-/// the forms with at least half the most evidence any form has, where some form has
-/// any. `forms`: each form's name and description.
-pub(crate) fn named_forms(
+/// How much a request names each of several forms (tools): twice the request's words its
+/// name has plus those only its description has ([`content_words`]). `forms`: each
+/// form's name and description.
+pub(crate) fn form_evidence(
     request: &BTreeSet<String>,
     forms: &[(&str, Option<&str>)],
 ) -> Vec<usize> {
-    let scores: Vec<usize> = forms
+    forms
         .iter()
         .map(|(name, doc)| {
             let named = content_words(name);
@@ -928,13 +978,6 @@ pub(crate) fn named_forms(
                     .filter(|w| request.contains(*w))
                     .count()
         })
-        .collect();
-    let most = scores.iter().copied().max().unwrap_or(0);
-    if most == 0 {
-        return Vec::new();
-    }
-    (0..forms.len())
-        .filter(|&k| 2 * scores[k] >= most)
         .collect()
 }
 
@@ -1344,6 +1387,24 @@ mod tests {
     use serde_json::json;
 
     #[test]
+    fn a_marked_word_joined_to_a_used_one_by_a_joining_word_is_joined_left() {
+        let mut s = Spans::of("the weather in Lisbon and in Tallinn, in celsius");
+        assert!(s.consume("Lisbon"));
+        assert!(s.joined_left() && s.listed_left());
+        // A bare comma lists (`listed_left`) but does not join: a place's parts.
+        let mut s = Spans::of("the forecast for Marshall, MN on Friday");
+        assert!(s.consume("Marshall"));
+        assert!(s.listed_left() && !s.joined_left());
+        // A pronoun is no value, and another word between breaks the list.
+        let mut s = Spans::of("a table in Porto, and I'd like it at noon");
+        assert!(s.consume("Porto"));
+        assert!(!s.joined_left());
+        let mut s = Spans::of("the plan 'Atlas', with its budget and Maria's notes");
+        assert!(s.consume("Atlas"));
+        assert!(!s.joined_left());
+    }
+
+    #[test]
     fn a_number_left_labelled_as_a_used_one_reads_as_another_line() {
         let mut s = Spans::of("a parcel of 3 kg over 120 km, and one of 7 kg over 40 km");
         assert!(!s.numbers_listed_left(), "nothing used yet");
@@ -1354,6 +1415,10 @@ mod tests {
         // The label before the number counts too.
         let mut s = Spans::of("boards of width 4 and length 9, then width 6 and length 2");
         assert!(s.consume("4") && s.consume("9"));
+        assert!(s.numbers_listed_left());
+        // Listed with a used number.
+        let mut s = Spans::of("circles of radius 5, 10 and 15");
+        assert!(s.consume("5"));
         assert!(s.numbers_listed_left());
         // A number labelled otherwise is part of the same call's values.
         let mut s = Spans::of("deliver to 221 Baker Street, apt 4");
@@ -1380,10 +1445,10 @@ mod tests {
         ];
         // `archive_search`: two words of its name (4); `send_invoice`: `invoice` (2) and
         // `sent` is no `send`; `resize_image`: none.
-        assert_eq!(named_forms(&request, &forms), vec![0, 1]);
-        // Nothing named: no form is asked for.
-        let none = content_words("what about tomorrow");
-        assert!(named_forms(&none, &forms).is_empty());
+        assert_eq!(form_evidence(&request, &forms), vec![4, 2, 0]);
+        // A word only the description has counts once.
+        let request = content_words("find the stored documents");
+        assert_eq!(form_evidence(&request, &forms), vec![2, 0, 0]);
     }
 
     #[test]
