@@ -120,6 +120,13 @@ fn path_str(p: &Path) -> &str {
     p.to_str().expect("temp paths are UTF-8")
 }
 
+/// `tools` written to `tools.json` in `dir`: its path.
+fn tools_file(dir: &tempfile::TempDir, tools: &Value) -> PathBuf {
+    let path = dir.path().join("tools.json");
+    std::fs::write(&path, tools.to_string()).expect("write");
+    path
+}
+
 /// A tempdir with the person schema written to schema.json and compiled into spec/.
 struct Fixture {
     dir: tempfile::TempDir,
@@ -284,8 +291,7 @@ fn prune_after_lines_prints_the_grammar_of_the_rest() {
         "parameters": {"type": "object", "required": ["city"], "properties": {
             "city": {"type": "string"},
             "unit": {"enum": ["celsius", "fahrenheit"]}}}}}]);
-    let path = dir.path().join("tools.json");
-    std::fs::write(&path, tools.to_string()).expect("write");
+    let path = tools_file(&dir, &tools);
     let request = "the weather in Oslo and in Bergen, in celsius";
     let spec = path_str(&path);
     let first = run_ok(&["prune", "--spec", spec, request], None).stdout;
@@ -336,8 +342,7 @@ fn prune_offers_the_tool_a_request_names() {
             "parameters": {"type": "object", "required": ["passage"], "properties": {
                 "passage": {"type": "string"},
                 "target": {"enum": ["fr", "de"]}}}}}]);
-    let path = dir.path().join("tools.json");
-    std::fs::write(&path, tools.to_string()).expect("write");
+    let path = tools_file(&dir, &tools);
     let request = "Search the web for tide tables of Porto published after 2021";
     let grammar = run_ok(&["prune", "--spec", path_str(&path), request], None).stdout;
     assert!(grammar.contains("\"search_web "), "{grammar}");
@@ -356,8 +361,7 @@ fn prune_after_a_call_offers_another_where_numbers_repeat_their_labels() {
             "properties": {
                 "weight_kg": {"type": "number"},
                 "distance_km": {"type": "integer"}}}}}]);
-    let path = dir.path().join("tools.json");
-    std::fs::write(&path, tools.to_string()).expect("write");
+    let path = tools_file(&dir, &tools);
     let spec = path_str(&path);
     let request = "What would it cost to ship 3 kg over 120 km, and 7 kg over 40 km?";
     let after = |lines: &str| run_ok(&["prune", "--spec", spec, request, "--after", lines], None);

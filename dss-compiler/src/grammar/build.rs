@@ -1582,26 +1582,26 @@ impl Builder<'_> {
     /// union of forms: some form is kept for a value of its own ([`Builder::kept_forms`]).
     /// A value every form could take alone (the `1` of an `a` no order used) starts no
     /// line: in a release build Qwen2.5-Coder-0.5B wrote `drink 1` after the orders.
-    /// `open`: a form whose free sites can still take the request's values counts too.
-    fn asks_for_a_form(&mut self, item: ExprId, open: bool) -> bool {
+    /// Beside it: whether some form has a free site the request's values can still fill
+    /// (a second city for a weather tool whose unit found nothing).
+    fn forms_asked(&mut self, item: ExprId) -> (bool, bool) {
         let canon = self.notation.canon[item as usize];
         let Some(ObjLayout::Record(r)) = self.notation.object(canon).cloned() else {
-            return true;
+            return (true, true);
         };
         if r.forms.is_empty() {
-            return true;
+            return (true, true);
         }
         let statuses: Vec<Status> = r
             .fields
             .iter()
             .map(|f| self.at(&escape_segment(&f.name), |b| b.status(f.expr)))
             .collect();
-        // `open`: a form with a free site the request's values can still fill counts too.
-        let fillable = open
-            && r.forms
-                .iter()
-                .any(|form| form.fields.first().is_some_and(|&i| statuses[i].open));
-        fillable || !self.kept_forms(&r, &statuses).is_empty()
+        let fillable = r
+            .forms
+            .iter()
+            .any(|form| form.fields.first().is_some_and(|&i| statuses[i].open));
+        (!self.kept_forms(&r, &statuses).is_empty(), fillable)
     }
 
     /// A positional field's slot: its value, after its keyword where it is named.
@@ -1966,14 +1966,12 @@ impl Builder<'_> {
                         // where the request joins a marked word left to one a line took
                         // (`Lisbon and Tallinn`). Numbers left are no evidence here: a
                         // year repeated after a date wrote a call for a city "2023".
-                        let again = written > 0
-                            && st.open
-                            && r.spans.joined_left()
-                            && self.at("*", |b| b.asks_for_a_form(item, true));
-                        (st.keeps_variant()
-                            && self.at("*", |b| b.asks_for_a_form(item, false))
-                            && evidence)
-                            || again
+                        let kept = st.keeps_variant() && evidence;
+                        let again = written > 0 && st.open && r.spans.joined_left();
+                        (kept || again) && {
+                            let (asked, fillable) = self.at("*", |b| b.forms_asked(item));
+                            (kept && asked) || (again && (asked || fillable))
+                        }
                     }
                     None => !st.droppable(),
                 };

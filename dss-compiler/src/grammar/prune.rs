@@ -228,6 +228,7 @@ impl SpanPolicy {
         if !digits || (!letters && !w.chars().all(|c| c.is_ascii_digit())) {
             return false;
         }
+        let id_named = self.name_words.iter().any(|n| n == "id");
         let mut saw_id = false;
         for j in (0..i).rev() {
             let t = spans.words[j].text.to_lowercase();
@@ -235,14 +236,14 @@ impl SpanPolicy {
                 let named = self.names(&t)
                     && !FUNCTION_WORDS.contains(&t.as_str())
                     && !END_WORDS.contains(&t.as_str());
-                return named || (saw_id && self.name_words.iter().any(|n| n == "id"));
+                return named || (saw_id && id_named);
             }
             if t == "of" && !letters {
                 return false;
             }
             saw_id |= t == "id";
         }
-        saw_id && self.name_words.iter().any(|n| n == "id")
+        saw_id && id_named
     }
 
     /// The spans of `spans` (of at most `max_words` words, as text) this policy offers;
@@ -563,7 +564,7 @@ impl Spans {
     /// Whether a number of the request is left where it repeats the pattern of a number a
     /// line used: labelled by the same word after it (`3 kg over 120 km, and 7 kg over 40
     /// km`: `kg`) or before it (`width 4 … width 6`), or listed with it (`radius 5, 10
-    /// and 15`: a comma or a joining word between them). The request then gives a second
+    /// and 15`: only numbers and a joining word between them). The request then gives a second
     /// set of the same arguments: another call. A number labelled otherwise (the `4` of
     /// `apt 4` beside a used house number) asks for none.
     pub fn numbers_listed_left(&self) -> bool {
@@ -1503,16 +1504,18 @@ mod tests {
         assert_eq!(optional.offered(&s, 8, false), Some(Vec::new()));
     }
 
+    /// The policy of a required field whose name has `words`.
+    fn named(words: &[&str]) -> SpanPolicy {
+        SpanPolicy {
+            name_words: words.iter().map(|w| w.to_string()).collect(),
+            ..SpanPolicy::default()
+        }
+    }
+
     #[test]
     fn a_required_field_takes_the_code_the_request_labels_with_its_name() {
-        let order = SpanPolicy {
-            name_words: vec!["order".into()],
-            ..SpanPolicy::default()
-        };
-        let parcel = SpanPolicy {
-            name_words: vec!["parcel".into(), "number".into()],
-            ..SpanPolicy::default()
-        };
+        let order = named(&["order"]);
+        let parcel = named(&["parcel", "number"]);
         let s = words("where is order ORD-77 for Ada? The parcel number is PX9K2.");
         assert_eq!(
             order.offered(&s, 8, false),
@@ -1529,10 +1532,7 @@ mod tests {
         assert_eq!(order.offered(&words("where is ORD-77 now"), 8, false), None);
         assert_eq!(order.offered(&words("my order for Ada"), 8, false), None);
         // Digits alone are a code too; after `of` they are an amount.
-        let account = SpanPolicy {
-            name_words: vec!["account".into(), "id".into()],
-            ..SpanPolicy::default()
-        };
+        let account = named(&["account", "id"]);
         let s = words("close account 55012 today");
         assert_eq!(
             account.offered(&s, 8, false),
@@ -1548,10 +1548,7 @@ mod tests {
             None
         );
         // A function word of the name labels nothing.
-        let where_to = SpanPolicy {
-            name_words: vec!["where".into(), "to".into()],
-            ..SpanPolicy::default()
-        };
+        let where_to = named(&["where", "to"]);
         assert_eq!(
             where_to.offered(&words("a trip to 2 towns"), 8, false),
             None
