@@ -192,8 +192,10 @@ pub(crate) fn run(args: &BenchGenerateArgs) -> Result<ExitCode> {
                 ..GeneratorOptions::default()
             };
             let index = if cfg.pruned {
-                args.prune
-                    .learned_index(&spec_path, &spec, &opts.examples)?
+                Some(
+                    args.prune
+                        .learned_index(&spec_path, &spec, &opts.examples)?,
+                )
             } else {
                 None
             };

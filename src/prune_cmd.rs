@@ -82,16 +82,17 @@ impl PruneArgs {
     }
 
     /// [`PruneArgs::index`], taught by worked examples the sites they infer and the words
-    /// before each field's values; `None` when the spec names no values.
+    /// before each field's values. A spec that lists no values (tools of free strings and
+    /// numbers) is indexed too: its sites take the request's spans and numbers.
     pub(crate) fn learned_index(
         &self,
         spec_path: &Path,
         spec: &CompiledSpec,
         examples: &[dss_compiler::prompt::Example],
-    ) -> Result<Option<SpecIndex>> {
+    ) -> Result<SpecIndex> {
         let mut ix = self.index(spec_path, spec)?;
         teach(&mut ix, spec, examples);
-        Ok((!ix.entities().is_empty()).then_some(ix))
+        Ok(ix)
     }
 
     /// The analysis of one request.

@@ -183,7 +183,9 @@ impl GenerateCommon {
         if self.no_prune {
             return Ok(None);
         }
-        self.prune.learned_index(&self.spec, spec, examples)
+        self.prune
+            .learned_index(&self.spec, spec, examples)
+            .map(Some)
     }
 
     /// The analysis of `request` (`None` without an index) and the request as the prompt

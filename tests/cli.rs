@@ -375,6 +375,64 @@ fn prune_after_a_call_offers_another_where_numbers_repeat_their_labels() {
     assert!(done.contains("root ::= \"\""), "{done}");
 }
 
+/// A request that names two tools, each with a value of its own, asks for a call of the
+/// other after a call of one, and that line is a call of the tool named; a place named
+/// nowhere near the other tool's name asks for nothing.
+#[test]
+fn prune_after_a_call_offers_the_other_tool_the_request_names() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let tools = json!([
+        {"type": "function", "function": {"name": "get_weather",
+            "description": "Current conditions in a city.",
+            "parameters": {"type": "object", "required": ["city"], "properties": {
+                "city": {"type": "string"},
+                "unit": {"enum": ["celsius", "fahrenheit"]}}}}},
+        {"type": "function", "function": {"name": "shipping_cost",
+            "description": "Price of sending a parcel.",
+            "parameters": {"type": "object", "required": ["weight_kg", "distance_km"],
+                "properties": {
+                    "weight_kg": {"type": "number"},
+                    "distance_km": {"type": "integer"}}}}},
+        {"type": "function", "function": {"name": "stock_quote",
+            "description": "Latest price of a share.",
+            "parameters": {"type": "object", "required": ["symbol"], "properties": {
+                "symbol": {"type": "string"}}}}}]);
+    let path = tools_file(&dir, &tools);
+    let spec = path_str(&path);
+    let after = |request: &str, lines: &str| {
+        run_ok(&["prune", "--spec", spec, request, "--after", lines], None).stdout
+    };
+    let request = "How is the weather in Tromso, and what does shipping 6 kg over 250 km cost?";
+    let grammar = run_ok(&["prune", "--spec", spec, request], None).stdout;
+    assert!(grammar.contains("\"shipping_cost "), "{grammar}");
+    let shipped = "shipping_cost (weight_kg 6 distance_km 250)\n";
+    let rest = after(request, shipped);
+    assert!(rest.contains("root ::= (item-body"), "{rest}");
+    assert!(
+        rest.contains("\"get_weather ") && rest.contains("Tromso"),
+        "{rest}"
+    );
+    let done = after(request, &format!("{shipped}get_weather city \"Tromso\"\n"));
+    assert!(done.contains("root ::= \"\""), "{done}");
+    // The weather tool is not named: the town is where the parcel goes, not a call.
+    let rest = after(
+        "What does shipping 6 kg over 250 km to Tromso cost?",
+        shipped,
+    );
+    assert!(rest.contains("root ::= \"\""), "{rest}");
+    // Asked for by the weather tool's name alone, the line is a weather call: the quote
+    // tool written, which could take `Madrid` too, is not offered again.
+    let rest = after(
+        "Get me a stock quote for TSLA; also, how is the weather in Madrid?",
+        "stock_quote (symbol \"TSLA\")\n",
+    );
+    assert!(
+        rest.contains("\"get_weather ") && rest.contains("Madrid"),
+        "{rest}"
+    );
+    assert!(!rest.contains("\"stock_quote "), "{rest}");
+}
+
 /// `dss prune` and `dss extract` learn from the spec's worked examples as `dss generate`
 /// does (here: that a clause names one call, so a clause's values go to the call that takes
 /// the most of them and the call its words name), and `--no-examples` learns nothing.
@@ -1979,6 +2037,76 @@ fn generate_prints_valid_json_shorthand_and_stats() {
         calls <= sampled,
         "{calls} calls for {sampled} sampled tokens: {stats}"
     );
+}
+
+/// Tools whose parameters are all free strings list no values, and generation still
+/// prunes by the request: every string written is a span of it (the full grammar let a
+/// model write any text there).
+#[cfg(feature = "runtime")]
+#[test]
+fn generate_prunes_tools_of_free_strings_to_the_request_s_words() {
+    if skip_model_test("generate_prunes_tools_of_free_strings_to_the_request_s_words") {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let tools = json!([
+        {"type": "function", "function": {"name": "translate_text",
+            "description": "Put a passage into another language.",
+            "parameters": {"type": "object", "required": ["text", "language"], "properties": {
+                "text": {"type": "string"},
+                "language": {"type": "string"}}}}},
+        {"type": "function", "function": {"name": "find_movies",
+            "description": "Films showing in a city.",
+            "parameters": {"type": "object", "required": ["city"], "properties": {
+                "city": {"type": "string"},
+                "genre": {"type": "string"}}}}}]);
+    let path = tools_file(&dir, &tools);
+    let request = "Translate 'see you tomorrow' into Welsh";
+    let r = run_ok(
+        &[
+            "generate",
+            "--spec",
+            path_str(&path),
+            "--model",
+            "smollm2-135m",
+            "--no-examples",
+            "--max-tokens",
+            "64",
+            "--stats",
+            "--compact",
+            request,
+        ],
+        None,
+    );
+    let stats = r.stderr.lines().last().expect("the stats line");
+    let stats: Value = serde_json::from_str(stats).expect("a stats line");
+    assert!(stats.get("prune_tier").is_some(), "{stats}");
+    let value: Value = serde_json::from_str(r.stdout.trim()).expect("JSON output");
+    let mut strings = Vec::new();
+    fn collect<'v>(v: &'v Value, out: &mut Vec<&'v str>) {
+        match v {
+            Value::String(s) => out.push(s),
+            Value::Array(a) => a.iter().for_each(|x| collect(x, out)),
+            Value::Object(o) => o.values().for_each(|x| collect(x, out)),
+            _ => {}
+        }
+    }
+    collect(&value, &mut strings);
+    assert!(!strings.is_empty(), "{value}");
+    let words = |t: &str| -> Vec<String> {
+        t.split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .map(str::to_string)
+            .collect()
+    };
+    let request_words = words(request);
+    for s in strings {
+        let span = words(s);
+        assert!(
+            !span.is_empty() && request_words.windows(span.len()).any(|w| w == span),
+            "{s:?} is no run of the request's words: {value}"
+        );
+    }
 }
 
 #[cfg(feature = "runtime")]

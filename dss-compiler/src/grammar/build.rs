@@ -2,7 +2,10 @@
 //! document line, named from where they are in the schema.
 
 use super::names::{expr_name, RuleNames};
-use super::prune::{below, content_words, form_evidence, same_value, Restriction, Resume, Status};
+use super::prune::{
+    below, content_words, form_evidence, is_action, same_value, stem_key, Restriction, Resume,
+    Status,
+};
 use super::terminal::is_word_char;
 use super::{block_fields, Grammar, Rule, Terminal, G};
 use crate::codec::{Decoder, Tables};
@@ -81,6 +84,9 @@ struct Builder<'a> {
     /// Pruning, a `lines` document resumed after a line: every line built is a later one,
     /// whose span sites take marked spans ([`SpanPolicy::offered`](super::prune::SpanPolicy::offered)).
     later_line: bool,
+    /// Pruning, a `lines` document: the forms a line may be where the line is asked for
+    /// only as a call of a tool the request names apart ([`Builder::form_named_left`]).
+    line_forms: Option<Vec<usize>>,
     /// The rule of each word of the request's spans ([`Builder::span_body`]), once made.
     span_word_rules: Vec<String>,
     /// The value being built is a required field's ([`Builder::positional`]): under
@@ -1604,6 +1610,89 @@ impl Builder<'_> {
         (!self.kept_forms(&r, &statuses).is_empty(), fillable)
     }
 
+    /// The forms of a line item no line wrote yet that the request asks for after lines of
+    /// other forms: those it names apart from them, with a value of their own left
+    /// ([`Builder::named_apart`]). A request that names two tools, each with its own
+    /// values, asks for both.
+    fn form_named_left(&mut self, item: ExprId) -> Vec<usize> {
+        let canon = self.notation.canon[item as usize];
+        let Some(ObjLayout::Record(r)) = self.notation.object(canon).cloned() else {
+            return Vec::new();
+        };
+        let Some(p) = self.prune.as_ref() else {
+            return Vec::new();
+        };
+        let restriction = p.restriction;
+        if r.forms.len() < 2 || restriction.written.is_empty() {
+            return Vec::new();
+        }
+        let written: BTreeSet<&str> = restriction
+            .written
+            .iter()
+            .filter_map(|s| s.split('/').nth(2))
+            .collect();
+        let told: Vec<usize> = (0..r.forms.len())
+            .filter(|&k| {
+                r.forms[k]
+                    .fields
+                    .first()
+                    .is_some_and(|&i| written.contains(escape_segment(&r.fields[i].name).as_str()))
+            })
+            .collect();
+        if told.is_empty() {
+            return Vec::new();
+        }
+        let statuses: Vec<Status> = r
+            .fields
+            .iter()
+            .map(|f| self.at(&escape_segment(&f.name), |b| b.status(f.expr)))
+            .collect();
+        self.named_apart(&r, &statuses, &told)
+    }
+
+    /// The forms of `r` besides `told` that the request names apart from those: a word of
+    /// the form's name, not a verb many tools share (`find`), is a word of the request that
+    /// no name or description of the forms `told` has (`shipping` for `shipping_cost`
+    /// beside `get_weather`, "Get the current weather for a city"), with a value left for
+    /// the form near it ([`Spans::named_near`]): a number of the request that fits it, or a
+    /// word the request marks as a value's (`Oslo`) for a free site of it. `statuses` are
+    /// those of `r.fields`.
+    fn named_apart(&self, r: &RecordLayout, statuses: &[Status], told: &[usize]) -> Vec<usize> {
+        let Some(p) = self.prune.as_ref() else {
+            return Vec::new();
+        };
+        let mut words = BTreeSet::new();
+        for &k in told {
+            if let Some(&i) = r.forms[k].fields.first() {
+                let f = &r.fields[i];
+                let doc = self
+                    .shapes
+                    .doc(f.expr)
+                    .or_else(|| self.shapes.doc(f.source));
+                let told = content_words(&f.name)
+                    .into_iter()
+                    .chain(doc.map(content_words).unwrap_or_default());
+                words.extend(told.map(|w| stem_key(&w)));
+            }
+        }
+        (0..r.forms.len())
+            .filter(|k| !told.contains(k))
+            .filter(|&k| {
+                r.forms[k].fields.first().is_some_and(|&i| {
+                    let st = statuses[i];
+                    let names: BTreeSet<String> = content_words(&r.fields[i].name)
+                        .into_iter()
+                        .filter(|w| !words.contains(&stem_key(w)) && !is_action(w))
+                        .collect();
+                    !names.is_empty()
+                        && p.restriction
+                            .spans
+                            .named_near(&names, st.candidate, st.open)
+                })
+            })
+            .collect()
+    }
+
     /// A positional field's slot: its value, after its keyword where it is named.
     fn positional(&mut self, f: &FieldLayout) -> G {
         self.required_value = true;
@@ -1640,7 +1729,13 @@ impl Builder<'_> {
                 matches!(f.mode, FieldMode::Keyed | FieldMode::Keyless) && st.droppable()
             })
             .collect();
-        let kept = self.kept_forms(r, &statuses);
+        let kept = match self.line_forms.take() {
+            Some(only) if self.path == "/*" => only,
+            other => {
+                self.line_forms = other;
+                self.kept_forms(r, &statuses)
+            }
+        };
         let mut forms: Vec<&Form> = kept.iter().map(|&k| &r.forms[k]).collect();
         if forms.is_empty() {
             forms = r.forms.iter().collect();
@@ -1929,7 +2024,6 @@ impl Builder<'_> {
                 let item = self.shapes.items_of(root);
                 // Resumed after a line, every line here is a later one.
                 self.later_line = matches!(resume, Resume::Lines { items } if items > 0);
-                let li = self.at("*", |b| seq(vec![b.line_item(item), lit("\n")]));
                 // Lines go on while an item has a found value (or sites nothing can bind):
                 // the paper's stop on exhaustion. A free part of an item (a boolean flag)
                 // does not keep the document going.
@@ -1968,13 +2062,29 @@ impl Builder<'_> {
                         // year repeated after a date wrote a call for a city "2023".
                         let kept = st.keeps_variant() && evidence;
                         let again = written > 0 && st.open && r.spans.joined_left();
-                        (kept || again) && {
+                        let asked = (kept || again) && {
                             let (asked, fillable) = self.at("*", |b| b.forms_asked(item));
                             (kept && asked) || (again && (asked || fillable))
+                        };
+                        // A call of another tool the request names apart, with a value of
+                        // its own left near its name (`… in Oslo, and shipping 4 kg`), is
+                        // asked for after the lines of the tools written; asked for only
+                        // so, the line is a call of such a tool (where no line must follow
+                        // anyway).
+                        if !asked && written > 0 {
+                            let named = self.at("*", |b| b.form_named_left(item));
+                            let any = !named.is_empty();
+                            let due = self.shapes.min_items(root) > written;
+                            self.line_forms = (any && !due).then_some(named);
+                            any
+                        } else {
+                            asked
                         }
                     }
                     None => !st.droppable(),
                 };
+                let li = self.at("*", |b| seq(vec![b.line_item(item), lit("\n")]));
+                self.line_forms = None;
                 let min = self.shapes.min_items(root).saturating_sub(written);
                 let max = self
                     .shapes
@@ -2358,6 +2468,7 @@ fn build_with(
         pin: None,
         undeclared,
         later_line: false,
+        line_forms: None,
         required_value: false,
         span_word_rules: Vec::new(),
     };

@@ -406,6 +406,28 @@ pub struct SpanWord {
     pub between: String,
 }
 
+impl SpanWord {
+    /// A capitalized pronoun or request word (`I'd`, `Can`): no value, although marked.
+    fn is_prose(&self) -> bool {
+        let t = self.text.to_lowercase();
+        let head = t.split(['\'', '\u{2019}']).next().unwrap_or_default();
+        FUNCTION_WORDS.contains(&head) || GENERIC_WORDS.contains(&head)
+    }
+
+    /// Digits, with a decimal point or thousands commas (`4`, `2.5`, `1,200`).
+    fn is_number(&self) -> bool {
+        self.text.chars().any(|c| c.is_ascii_digit())
+            && self
+                .text
+                .chars()
+                .all(|c| c.is_ascii_digit() || c == '.' || c == ',')
+    }
+}
+
+/// How far (in words) a value left may stand from the word that names its call
+/// ([`Spans::named_near`]).
+const NAMED_NEAR: usize = 6;
+
 impl Spans {
     /// The words of `request` (see [`Spans`]).
     pub fn of(request: &str) -> Spans {
@@ -546,17 +568,11 @@ impl Spans {
     /// the same kind. A bare comma may join a place's parts (`Marshall, MN`), and a
     /// quotation may be a value the line left out; neither counts here.
     pub fn joined_left(&self) -> bool {
-        // A capitalized pronoun or request word (`I'd`, `Can`) is no value.
-        let prose = |w: &SpanWord| {
-            let t = w.text.to_lowercase();
-            let head = t.split(['\'', '\u{2019}']).next().unwrap_or_default();
-            FUNCTION_WORDS.contains(&head) || GENERIC_WORDS.contains(&head)
-        };
         self.words.iter().enumerate().any(|(i, w)| {
             w.marked
                 && !w.used
                 && !w.names_schema
-                && !prose(w)
+                && !w.is_prose()
                 && (self.listed_with_used(i, false, true) || self.listed_with_used(i, true, true))
         })
     }
@@ -568,12 +584,7 @@ impl Spans {
     /// set of the same arguments: another call. A number labelled otherwise (the `4` of
     /// `apt 4` beside a used house number) asks for none.
     pub fn numbers_listed_left(&self) -> bool {
-        let number = |w: &SpanWord| {
-            w.text.chars().any(|c| c.is_ascii_digit())
-                && w.text
-                    .chars()
-                    .all(|c| c.is_ascii_digit() || c == '.' || c == ',')
-        };
+        let number = SpanWord::is_number;
         let label = |i: usize, after: bool| -> Option<String> {
             let mut k = i;
             for _ in 0..2 {
@@ -622,6 +633,63 @@ impl Spans {
                             used.iter().any(|&i| label(i, after).as_ref() == Some(&l))
                         })
                     }))
+        })
+    }
+
+    /// Whether a word of the request names something by one of `names` (stems, as
+    /// [`content_words`] gives them) and has a value left near it in its clause, before or
+    /// after, with no value a line took in between (`the factorial of 6`, `7 factorial`,
+    /// `shipping a 4 kg box`): an unused number where `numbers`, an unused word the request
+    /// marks as a value's where `marked` (not a capitalized pronoun, not a word of the
+    /// schema's names, and with a capital or a digit: a word of a script without case is
+    /// no name). A comma, a sentence's end or a joining word (`and`) ends the clause; a
+    /// colon does not (`my BMI: I weigh 72 kg`).
+    pub(crate) fn named_near(&self, names: &BTreeSet<String>, numbers: bool, marked: bool) -> bool {
+        let value = |w: &SpanWord| {
+            !w.used
+                && ((numbers && w.is_number())
+                    || (marked
+                        && w.marked
+                        && !w.names_schema
+                        && !w.is_prose()
+                        && (w.quoted
+                            || w.text
+                                .chars()
+                                .any(|c| c.is_uppercase() || c.is_ascii_digit()))))
+        };
+        // A value a line took: it belongs to that line's part of the request.
+        let taken = |w: &SpanWord| w.used && (w.marked || w.is_number());
+        // Whether the step from word `k` to the next crosses out of the clause.
+        let ends = |k: usize| {
+            self.words[k].between.contains([',', ';', '.', '?', '!'])
+                || self
+                    .words
+                    .get(k + 1)
+                    .is_some_and(|w| LIST_WORDS.contains(&w.text.to_lowercase().as_str()))
+        };
+        let names: BTreeSet<String> = names.iter().map(|w| stem_key(w)).collect();
+        // A word of the request's prose names; a part of a value (`api` of a URL) does not.
+        let names_here = |w: &SpanWord| {
+            !w.quoted
+                && w.text.chars().all(|c| c.is_alphabetic() || c == '-')
+                && content_words(&w.text)
+                    .iter()
+                    .any(|s| names.contains(&stem_key(s)))
+        };
+        let n = self.words.len();
+        (0..n).filter(|&i| names_here(&self.words[i])).any(|i| {
+            let forward = (i + 1..n.min(i + 1 + NAMED_NEAR))
+                .take_while(|&j| !ends(j - 1))
+                .map(|j| &self.words[j])
+                .take_while(|w| !taken(w))
+                .any(value);
+            let backward = (i.saturating_sub(NAMED_NEAR)..i)
+                .rev()
+                .take_while(|&j| !ends(j))
+                .map(|j| &self.words[j])
+                .take_while(|w| !taken(w))
+                .any(value);
+            forward || backward
         })
     }
 
@@ -897,6 +965,59 @@ const GENERIC_WORDS: &[&str] = &[
     "from",
     "into",
 ];
+
+/// Verbs that say what a call does to whatever it is about, not what it is about: many
+/// tools share them (`find` of `FindMovies` and of `FindRestaurants`). A request's `find`
+/// does not name one tool apart from the others ([`is_action`]).
+const ACTION_WORDS: &[&str] = &[
+    "find",
+    "search",
+    "look",
+    "lookup",
+    "show",
+    "list",
+    "check",
+    "create",
+    "add",
+    "make",
+    "update",
+    "edit",
+    "delete",
+    "remove",
+    "query",
+    "fetch",
+    "send",
+    "play",
+    "book",
+    "buy",
+    "start",
+    "stop",
+    "open",
+    "run",
+    "calculate",
+    "compute",
+    "generate",
+    "view",
+    "display",
+    "reserve",
+    "schedule",
+    "change",
+    "modify",
+    "cancel",
+    "help",
+];
+
+/// A stem ([`content_words`]) as two stems of one word compare: a final `y` read as `i`
+/// (`movies` gives `movy`, `movie` gives `movi`).
+pub(crate) fn stem_key(stem: &str) -> String {
+    stem.strip_suffix('y')
+        .map_or_else(|| stem.to_string(), |s| format!("{s}i"))
+}
+
+/// Whether `word` (a stem, as [`content_words`] gives it) is one of the [`ACTION_WORDS`].
+pub(crate) fn is_action(word: &str) -> bool {
+    ACTION_WORDS.iter().any(|w| stem(w) == word)
+}
 
 /// The words of `text` that can say what it is about, each reduced to a common stem
 /// (`searching`, `searches` → `search`): alphabetic runs split at camel case
@@ -1425,6 +1546,28 @@ mod tests {
         let mut s = Spans::of("deliver to 221 Baker Street, apt 4");
         assert!(s.consume("221"));
         assert!(!s.numbers_listed_left());
+    }
+
+    #[test]
+    fn a_word_names_a_call_where_a_value_of_its_own_is_left_near_it() {
+        let names = |ws: &[&str]| ws.iter().flat_map(|w| content_words(w)).collect();
+        let mut s = Spans::of("the weather in Oslo, and shipping a 4 kg box 300 km");
+        assert!(s.consume("4") && s.consume("300"));
+        // `weather` with `Oslo` after it; `shipping` has only used numbers near it.
+        assert!(s.named_near(&names(&["weather"]), false, true));
+        assert!(!s.named_near(&names(&["shipping"]), true, true));
+        // A value before the word counts too; a number only where the call takes one.
+        let s = Spans::of("what is 7 factorial");
+        assert!(s.named_near(&names(&["factorial"]), true, false));
+        assert!(!s.named_near(&names(&["factorial"]), false, true));
+        // A value a line took stands between: the words belong to that line.
+        let mut s = Spans::of("the forecast for Bergen on Sunday");
+        assert!(s.consume("Bergen"));
+        assert!(!s.named_near(&names(&["forecast"]), false, true));
+        // A capitalized pronoun is no value, nor is a word too far away.
+        let s = Spans::of("a timer please, I'm cooking pasta for my flatmates tonight at Ana's");
+        assert!(!s.named_near(&names(&["timer"]), false, true));
+        assert!(is_action("find") && is_action("creat") && !is_action("weather"));
     }
 
     #[test]
