@@ -1553,6 +1553,22 @@ impl Builder<'_> {
         kept
     }
 
+    /// What the sites of each field of `r` say, at the current path.
+    fn field_statuses(&mut self, r: &RecordLayout) -> Vec<Status> {
+        r.fields
+            .iter()
+            .map(|f| self.at(&escape_segment(&f.name), |b| b.status(f.expr)))
+            .collect()
+    }
+
+    /// A field's description (a form's: what its tool is for), from its value's schema or
+    /// the property's.
+    fn field_doc(&self, f: &FieldLayout) -> Option<&str> {
+        self.shapes
+            .doc(f.expr)
+            .or_else(|| self.shapes.doc(f.source))
+    }
+
     /// How much the request names each form of `r` by its name and description
     /// ([`form_evidence`]).
     fn form_evidence(&self, r: &RecordLayout) -> Vec<usize> {
@@ -1570,14 +1586,7 @@ impl Builder<'_> {
             .forms
             .iter()
             .map(|form| match form.fields.first() {
-                Some(&i) => {
-                    let f = &r.fields[i];
-                    let doc = self
-                        .shapes
-                        .doc(f.expr)
-                        .or_else(|| self.shapes.doc(f.source));
-                    (f.name.as_str(), doc)
-                }
+                Some(&i) => (r.fields[i].name.as_str(), self.field_doc(&r.fields[i])),
                 None => ("", None),
             })
             .collect();
@@ -1598,11 +1607,7 @@ impl Builder<'_> {
         if r.forms.is_empty() {
             return (true, true);
         }
-        let statuses: Vec<Status> = r
-            .fields
-            .iter()
-            .map(|f| self.at(&escape_segment(&f.name), |b| b.status(f.expr)))
-            .collect();
+        let statuses = self.field_statuses(&r);
         let fillable = r
             .forms
             .iter()
@@ -1642,11 +1647,7 @@ impl Builder<'_> {
         if told.is_empty() {
             return Vec::new();
         }
-        let statuses: Vec<Status> = r
-            .fields
-            .iter()
-            .map(|f| self.at(&escape_segment(&f.name), |b| b.status(f.expr)))
-            .collect();
+        let statuses = self.field_statuses(&r);
         self.named_apart(&r, &statuses, &told)
     }
 
@@ -1665,13 +1666,9 @@ impl Builder<'_> {
         for &k in told {
             if let Some(&i) = r.forms[k].fields.first() {
                 let f = &r.fields[i];
-                let doc = self
-                    .shapes
-                    .doc(f.expr)
-                    .or_else(|| self.shapes.doc(f.source));
                 let told = content_words(&f.name)
                     .into_iter()
-                    .chain(doc.map(content_words).unwrap_or_default());
+                    .chain(self.field_doc(f).map(content_words).unwrap_or_default());
                 words.extend(told.map(|w| stem_key(&w)));
             }
         }
@@ -1716,11 +1713,7 @@ impl Builder<'_> {
                 head.push(self.at(&seg, |b| b.positional(f)));
             }
         }
-        let statuses: Vec<Status> = r
-            .fields
-            .iter()
-            .map(|f| self.at(&escape_segment(&f.name), |b| b.status(f.expr)))
-            .collect();
+        let statuses = self.field_statuses(r);
         let droppable: Vec<bool> = r
             .fields
             .iter()
@@ -1729,12 +1722,9 @@ impl Builder<'_> {
                 matches!(f.mode, FieldMode::Keyed | FieldMode::Keyless) && st.droppable()
             })
             .collect();
-        let kept = match self.line_forms.take() {
-            Some(only) if self.path == "/*" => only,
-            other => {
-                self.line_forms = other;
-                self.kept_forms(r, &statuses)
-            }
+        let kept = match &self.line_forms {
+            Some(only) if self.path == "/*" => only.clone(),
+            _ => self.kept_forms(r, &statuses),
         };
         let mut forms: Vec<&Form> = kept.iter().map(|&k| &r.forms[k]).collect();
         if forms.is_empty() {
