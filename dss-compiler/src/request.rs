@@ -511,7 +511,7 @@ mod tests {
     }
 
     #[test]
-    fn a_required_list_whose_items_have_values_is_not_written_empty() {
+    fn a_list_whose_items_have_values_is_not_written_empty() {
         let spec = compile(
             &json!({"type": "array", "items": {"type": "object", "additionalProperties": false,
                 "required": ["check"], "properties": {"check": {
@@ -539,11 +539,17 @@ mod tests {
             "{pruned}"
         );
         assert!(!accepts(&pruned, &text(json!({"ids": []}))), "{pruned}");
-        // An optional list may still be written empty; without values a required one too.
+        // An optional list written at all carries a value too (left out, it says what
+        // `[]` says); without values a required one may be empty.
         assert!(
-            accepts(&pruned, &text(json!({"ids": [103], "skip": []}))),
+            !accepts(&pruned, &text(json!({"ids": [103], "skip": []}))),
             "{pruned}"
         );
+        assert!(
+            accepts(&pruned, &text(json!({"ids": [103], "skip": [102]}))),
+            "{pruned}"
+        );
+        assert!(accepts(&pruned, &text(json!({"ids": [103]}))), "{pruned}");
         let none = spec
             .pruned_grammar_with(
                 &Restriction::default(),

@@ -69,6 +69,12 @@ pub struct Site {
     /// the model's to compose, not a span of the request.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub composed: bool,
+    /// Values the field's description names, each with its phrase: a list of two or more
+    /// codes (`1 for cleaning service, 2 for ironing service`; `0 is mute and 100 is the
+    /// maximum volume`), on a number site or an `enum` (only values of the enum). A
+    /// request that says the phrase names the value ([`described_codes`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub codes: Vec<(Value, String)>,
 }
 
 impl Site {
@@ -193,6 +199,177 @@ fn composed(name: &str, doc: Option<&str>) -> bool {
             let d = d.to_lowercase();
             PHRASES.iter().any(|p| d.contains(p))
         })
+}
+
+/// The codes of a description (see [`described_codes`]) that are values of a site of
+/// `kind`: numbers of a number site (whole ones for an integer site), values of an enum.
+fn site_codes(kind: &SiteKind, doc: &str) -> Vec<(Value, String)> {
+    let codes = described_codes(doc);
+    let mut out = Vec::new();
+    for (code, phrase) in codes {
+        let number = code
+            .parse::<serde_json::Number>()
+            .ok()
+            .filter(|_| code.parse::<f64>().is_ok_and(f64::is_finite));
+        let value = match kind {
+            SiteKind::Number { integer } => match number {
+                Some(n) if !*integer || n.is_i64() || n.is_u64() => Value::Number(n),
+                _ => continue,
+            },
+            SiteKind::Choice { values } => {
+                let hit = values.iter().find(|v| match v {
+                    Value::String(s) => *s == code,
+                    Value::Number(x) => {
+                        number.as_ref().and_then(serde_json::Number::as_f64) == x.as_f64()
+                    }
+                    _ => false,
+                });
+                match hit {
+                    Some(v) => v.clone(),
+                    None => continue,
+                }
+            }
+            SiteKind::Tag { .. } | SiteKind::Text { .. } => return Vec::new(),
+        };
+        out.push((value, phrase));
+    }
+    // A list of codes, not one number mentioned in passing.
+    let distinct = out
+        .iter()
+        .map(|(v, _)| v.to_string())
+        .collect::<std::collections::BTreeSet<_>>();
+    if distinct.len() < 2 {
+        return Vec::new();
+    }
+    out
+}
+
+/// The words that link a code to its phrase in a description: `1 for cleaning`,
+/// `2 represents ironing`, `0 is mute`, `5 = warning`. (Two-word links are read as their
+/// first word followed by one of [`CODE_LINK_SECOND`].)
+const CODE_LINKS: &[&str] = &[
+    "for",
+    "represents",
+    "represent",
+    "means",
+    "is",
+    "=",
+    "indicates",
+    "denotes",
+    "stands",
+    "corresponds",
+    "maps",
+    "refers",
+    "-",
+    "–",
+    ":",
+];
+/// The second word of a two-word link (`stands for`, `corresponds to`).
+const CODE_LINK_SECOND: &[&str] = &["for", "to"];
+/// The most words a code's phrase has.
+const CODE_PHRASE_WORDS: usize = 5;
+
+/// The codes a description lists with a phrase each: a code (a number, or a quoted
+/// word of at most 12 characters) followed by a linking word ([`CODE_LINKS`]) and a
+/// phrase of at most [`CODE_PHRASE_WORDS`] words, which ends at a comma, a semicolon, a
+/// bracket, a sentence end, `and`, `or` or `etc`. Leading articles are dropped.
+/// `For example, '1' for cleaning service, '2' for ironing service` gives (`1`,
+/// `cleaning service`) and (`2`, `ironing service`). Where every phrase ends in the same
+/// word (`service`), each phrase without it is listed too (`cleaning`): a word every
+/// code shares tells none apart.
+pub(crate) fn described_codes(doc: &str) -> Vec<(String, String)> {
+    let words: Vec<&str> = doc.split_whitespace().collect();
+    let quote = |c: char| matches!(c, '\'' | '"' | '`' | '‘' | '’' | '“' | '”');
+    let mut out: Vec<(String, String)> = Vec::new();
+    // After `1 corresponds to Bangkok`, a bare `to` links the next code (`2 to Chiang Mai`).
+    let mut to_links = false;
+    let mut i = 0;
+    while i < words.len() {
+        let raw = words[i];
+        // `1:`/`1=` carry their link.
+        let (token, attached) = match raw.strip_suffix(':').or_else(|| raw.strip_suffix('=')) {
+            Some(t) if !t.is_empty() => (t, true),
+            _ => (raw.trim_start_matches('('), false),
+        };
+        let quoted =
+            token.starts_with(quote) && token.ends_with(quote) && token.chars().count() > 2;
+        let code = token.trim_matches(quote);
+        let is_number = code.parse::<f64>().is_ok_and(f64::is_finite)
+            && code
+                .chars()
+                .all(|c| c.is_ascii_digit() || matches!(c, '.' | '-'));
+        let is_word = quoted
+            && code.chars().count() <= 12
+            && code
+                .chars()
+                .all(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '.'));
+        if !(is_number || is_word) {
+            i += 1;
+            continue;
+        }
+        let mut j = i + 1;
+        if !attached {
+            let Some(link) = words.get(j).map(|w| w.to_lowercase()) else {
+                break;
+            };
+            let linked = CODE_LINKS.contains(&link.as_str()) || (to_links && link == "to");
+            if !linked {
+                i += 1;
+                continue;
+            }
+            j += 1;
+            if matches!(link.as_str(), "stands" | "corresponds" | "maps" | "refers") {
+                match words.get(j).map(|w| w.to_lowercase()) {
+                    Some(w) if CODE_LINK_SECOND.contains(&w.as_str()) => {
+                        to_links |= w == "to";
+                        j += 1;
+                    }
+                    _ => {
+                        i += 1;
+                        continue;
+                    }
+                }
+            }
+        }
+        let mut phrase: Vec<String> = Vec::new();
+        while let Some(w) = words.get(j) {
+            let lower = w.to_lowercase();
+            if matches!(lower.as_str(), "and" | "or" | "etc" | "etc." | "etc.,")
+                || w.starts_with('(')
+            {
+                break;
+            }
+            let ends = w.ends_with([',', ';', '.', ')', ':']);
+            let word = w
+                .trim_end_matches([',', ';', '.', ')', ':'])
+                .trim_matches(quote)
+                .to_string();
+            let article = phrase.is_empty() && matches!(lower.as_str(), "a" | "an" | "the");
+            if !word.is_empty() && !article {
+                phrase.push(word);
+            }
+            j += 1;
+            if ends || phrase.len() > CODE_PHRASE_WORDS {
+                break;
+            }
+        }
+        if !phrase.is_empty() && phrase.len() <= CODE_PHRASE_WORDS {
+            out.push((code.to_string(), phrase.join(" ")));
+        }
+        i = j.max(i + 1);
+    }
+    let lasts: std::collections::BTreeSet<String> = out
+        .iter()
+        .filter_map(|(_, p)| p.rsplit_once(' ').map(|(_, l)| l.to_lowercase()))
+        .collect();
+    if out.len() >= 2 && lasts.len() == 1 && out.iter().all(|(_, p)| p.contains(' ')) {
+        let shorter: Vec<(String, String)> = out
+            .iter()
+            .filter_map(|(c, p)| p.rsplit_once(' ').map(|(h, _)| (c.clone(), h.to_string())))
+            .collect();
+        out.extend(shorter);
+    }
+    out
 }
 
 /// The quoted phrases of a description (`'San Francisco, CA'`, `"owner/repo"`): a quote
@@ -350,6 +527,7 @@ impl Walker<'_> {
                 examples: Vec::new(),
                 optional_field: false,
                 composed: false,
+                codes: Vec::new(),
             },
         );
     }
@@ -485,6 +663,13 @@ impl Walker<'_> {
                 if matches!(site.kind, SiteKind::Text { lexical: None }) {
                     site.composed = composed(&f.name, self.shapes.doc(f.source));
                 }
+                if site.codes.is_empty() {
+                    site.codes = self
+                        .shapes
+                        .doc(f.source)
+                        .map(|d| site_codes(&site.kind, d))
+                        .unwrap_or_default();
+                }
                 if site.examples.is_empty() && matches!(site.kind, SiteKind::Text { .. }) {
                     site.examples = self
                         .shapes
@@ -495,6 +680,14 @@ impl Walker<'_> {
             }
             if let Some(site) = self.by_path.get_mut(&items) {
                 site.optional_field = !is_required;
+                // A list of codes: its description explains its items' codes.
+                if site.codes.is_empty() {
+                    site.codes = self
+                        .shapes
+                        .doc(f.source)
+                        .map(|d| site_codes(&site.kind, d))
+                        .unwrap_or_default();
+                }
             }
         }
         if let Some(e) = r.extras {
@@ -549,6 +742,111 @@ mod tests {
     use super::*;
     use crate::{compile, CompileOptions};
     use serde_json::json;
+
+    fn codes(doc: &str) -> Vec<(String, String)> {
+        described_codes(doc)
+    }
+
+    fn pairs(list: &[(&str, &str)]) -> Vec<(String, String)> {
+        list.iter()
+            .map(|(c, p)| (c.to_string(), p.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn a_description_s_list_of_codes_names_each_value_with_its_phrase() {
+        assert_eq!(
+            codes("Ticket priority: 1 for low, 2 for normal, 3 for urgent."),
+            pairs(&[("1", "low"), ("2", "normal"), ("3", "urgent")])
+        );
+        // A word every phrase ends with tells no code apart: each phrase without it too.
+        assert_eq!(
+            codes(
+                "For example, '1' represents a walking route and '2' represents a cycling route."
+            ),
+            pairs(&[
+                ("1", "walking route"),
+                ("2", "cycling route"),
+                ("1", "walking"),
+                ("2", "cycling")
+            ])
+        );
+        assert_eq!(
+            codes("Loudness from 0 to 10, where 0 is silent and 10 is the loudest."),
+            pairs(&[("0", "silent"), ("10", "loudest")])
+        );
+        // `corresponds to` once, then a bare `to`.
+        assert_eq!(
+            codes("The region: '1' corresponds to Oslo, '2' to Bergen, and '3' to Tromsø."),
+            pairs(&[("1", "Oslo"), ("2", "Bergen"), ("3", "Tromsø")])
+        );
+        assert_eq!(
+            codes("Either 'A' for active accounts or 'I' for inactive accounts (e.g. -1 for none)"),
+            pairs(&[
+                ("A", "active accounts"),
+                ("I", "inactive accounts"),
+                ("-1", "none")
+            ])
+        );
+        // Numbers that name nothing.
+        assert!(codes("A rating from 1 to 5, 5 being best.").is_empty());
+        assert!(codes("Up to 30 results per page.").is_empty());
+    }
+
+    #[test]
+    fn a_site_takes_the_codes_of_its_own_kind_and_at_least_two() {
+        let int = SiteKind::Number { integer: true };
+        let listed = site_codes(&int, "The route: 1 for walking, 2 for cycling.");
+        assert_eq!(
+            listed,
+            vec![
+                (json!(1), "walking".to_string()),
+                (json!(2), "cycling".to_string())
+            ]
+        );
+        // One number mentioned in passing is no list of codes.
+        assert!(site_codes(&int, "Rooms to book, for example 3 for a family.").is_empty());
+        // An integer site takes whole codes only; an enum its own values only.
+        assert!(site_codes(&int, "0.5 for half, 1.5 for more").is_empty());
+        let choice = SiteKind::Choice {
+            values: vec![json!("A"), json!("I")],
+        };
+        let got = site_codes(&choice, "'A' for active, 'I' for inactive, 'X' for removed");
+        assert_eq!(
+            got,
+            vec![
+                (json!("A"), "active".to_string()),
+                (json!("I"), "inactive".to_string())
+            ]
+        );
+        // A free string takes spans of the request, not codes.
+        let text = SiteKind::Text { lexical: None };
+        assert!(site_codes(&text, "'A' for active, 'I' for inactive").is_empty());
+        // A field's description explains its codes, and a list's its items' codes.
+        let spec = compile(
+            &json!({"type": "object", "properties": {
+                "mode": {"type": "integer", "description": "1 for walking, 2 for cycling"},
+                "avoid": {"type": "array", "items": {"type": "integer"},
+                    "description": "Roads to avoid: 1 for tolls, 2 for ferries"}}}),
+            &CompileOptions::default(),
+        )
+        .expect("compiles");
+        let codes_at = |path: &str| {
+            spec.sites()
+                .into_iter()
+                .find(|s| s.path == path)
+                .map(|s| s.codes)
+                .unwrap_or_default()
+        };
+        assert_eq!(codes_at("/mode").len(), 2);
+        assert_eq!(
+            codes_at("/avoid/*"),
+            vec![
+                (json!(1), "tolls".to_string()),
+                (json!(2), "ferries".to_string())
+            ]
+        );
+    }
 
     #[test]
     fn a_description_s_quoted_phrases_are_the_field_s_examples() {

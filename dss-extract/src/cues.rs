@@ -403,6 +403,7 @@ mod tests {
             examples: Vec::new(),
             optional_field: false,
             composed: false,
+            codes: Vec::new(),
         }
     }
 
@@ -416,6 +417,7 @@ mod tests {
             examples: Vec::new(),
             optional_field: true,
             composed: false,
+            codes: Vec::new(),
         }
     }
 

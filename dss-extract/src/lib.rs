@@ -145,6 +145,11 @@ pub struct Entry {
     /// Phrases naming the value besides its own text.
     #[serde(default)]
     pub aliases: Vec<String>,
+    /// The value is named by its aliases only, never by its own text: a code a
+    /// description explains (`2` for an ironing service), whose digits in a request
+    /// (`2 shirts`) name no service.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub aliases_only: bool,
 }
 
 impl Entry {
@@ -154,7 +159,15 @@ impl Entry {
             site: site.to_owned(),
             value,
             aliases: Vec::new(),
+            aliases_only: false,
         }
+    }
+
+    /// The entry named by its aliases only ([`Entry::aliases_only`]).
+    #[must_use]
+    pub fn named_by_aliases_only(mut self) -> Self {
+        self.aliases_only = true;
+        self
     }
 
     /// The entry with `aliases` added.
@@ -466,14 +479,18 @@ impl EntityIndex {
                         site,
                         value: e.value.clone(),
                     });
-                    paper[site as usize].push((v, text.to_lowercase()));
-                    if let Some(n) = e.value.as_f64() {
-                        numeric.entry(numbers::number_key(n)).or_default().push(v);
+                    if !e.aliases_only {
+                        paper[site as usize].push((v, text.to_lowercase()));
+                        if let Some(n) = e.value.as_f64() {
+                            numeric.entry(numbers::number_key(n)).or_default().push(v);
+                        }
                     }
                     v
                 }
             };
-            let forms = std::iter::once((text.as_str(), false))
+            let own = (!e.aliases_only).then_some((text.as_str(), false));
+            let forms = own
+                .into_iter()
                 .chain(e.aliases.iter().map(|a| (a.as_str(), true)));
             for (raw, alias) in forms {
                 if let Some(n) = numbers::parse_number_text(raw) {

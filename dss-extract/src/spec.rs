@@ -461,6 +461,26 @@ impl SpecIndex {
             })
             .collect();
         attach_aliases(&mut entries, &aliases);
+        // The codes a field's description names (`1 for cleaning service`): the phrase
+        // names the value. A code of a free number site is named by its phrase only.
+        for site in &sites {
+            let mut by_value: Vec<(Value, Vec<String>)> = Vec::new();
+            for (v, phrase) in &site.codes {
+                match by_value.iter_mut().find(|(w, _)| w == v) {
+                    Some((_, ps)) => ps.push(phrase.clone()),
+                    None => by_value.push((v.clone(), vec![phrase.clone()])),
+                }
+            }
+            for (v, phrases) in by_value {
+                let e = Entry::new(&site.path, v).with_aliases(phrases);
+                match site.kind {
+                    SiteKind::Number { .. } if !bound.contains(&site.path) => {
+                        entries.push(e.named_by_aliases_only());
+                    }
+                    _ => attach_aliases(&mut entries, &[e]),
+                }
+            }
+        }
         if !catalogs.withheld.is_empty() {
             let withheld = |site: &str, v: &Value| {
                 let text = match v {
@@ -2324,6 +2344,36 @@ mod tests {
         let a = ix.analyze("list some films", ExtractMode::Full, 0);
         let g = spec.pruned_grammar(&a.restriction, Resume::Start).to_gbnf();
         assert!(g.contains("()\""), "{g}");
+    }
+
+    #[test]
+    fn a_code_the_description_explains_is_named_by_its_phrase_not_its_digits() {
+        let spec = compile(
+            &json!([{"name": "route.plan", "description": "Plans a route.", "parameters": {
+                "type": "object", "properties": {
+                    "mode": {"type": "integer",
+                        "description": "How to travel, e.g. 1 for walking, 2 for cycling, 3 for driving."},
+                    "people": {"type": "integer", "description": "How many travel."}
+                }, "required": ["mode"]}}]),
+            &CompileOptions::default(),
+        )
+        .expect("compiles");
+        let ix = SpecIndex::build(&spec, &Catalogs::default()).expect("index");
+        let site = "/*/route.plan/mode";
+        let a = ix.analyze("plan a cycling trip for 3 people", ExtractMode::Full, 0);
+        assert_eq!(a.restriction.at(site), [json!(2)], "{:?}", a.restriction);
+        let g = spec.pruned_grammar(&a.restriction, Resume::Start).to_gbnf();
+        assert!(g.contains("\"mode \" (\"2\" | \"3\")"), "{g}");
+        // Digits alone name no code: `3 people` is no drive.
+        let a = ix.analyze("plan a trip for 3 people", ExtractMode::Full, 0);
+        assert!(a.restriction.at(site).is_empty(), "{:?}", a.restriction);
+        // Written, the code is used.
+        let a = ix.analyze("plan a walking trip", ExtractMode::Full, 0);
+        assert_eq!(a.restriction.at(site), [json!(1)]);
+        let rest = a
+            .restriction
+            .consumed(&[(site.to_string(), json!(1))], Consume::Class);
+        assert!(rest.at(site).is_empty());
     }
 
     #[test]

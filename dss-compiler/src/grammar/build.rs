@@ -89,8 +89,9 @@ struct Builder<'a> {
     line_forms: Option<Vec<usize>>,
     /// The rule of each word of the request's spans ([`Builder::span_body`]), once made.
     span_word_rules: Vec<String>,
-    /// The value being built is a required field's ([`Builder::positional`]): under
-    /// pruning, a list there whose items have candidates is written with one at least.
+    /// The value being built is a required field's ([`Builder::positional`]) or a keyed
+    /// field's ([`Builder::field_slot`]): under pruning, a list there whose items have
+    /// candidates is written with one at least.
     required_value: bool,
 }
 
@@ -287,11 +288,12 @@ impl Builder<'_> {
                     && !bound_here
                     && restriction.number_sites.contains(&self.path) =>
                 {
-                    // The request's numbers are this site's values.
+                    // The request's numbers are this site's values, and the codes its
+                    // words name there.
                     st = st.or(Status {
                         bound: true,
-                        candidate: !self.request_numbers(n).is_empty(),
-                        found: false,
+                        candidate: !found.is_empty() || !self.request_numbers(n).is_empty(),
+                        found: !found.is_empty(),
                         free: false,
                         open: false,
                     })
@@ -800,9 +802,10 @@ impl Builder<'_> {
             }
         }
         let quoted = quoted && p.string.as_ref().is_some_and(|s| s.values.is_none());
-        // A required list is never written empty where the request gives its items
-        // values: the list is there to carry them (`ids [102 103]`, not `ids []`), found
-        // or spans of the request (`names ["Ada" "Bo"]`).
+        // A field's list (a required field's, or a keyed field's written at all) is never
+        // written empty where the request gives its items values: the list is there to
+        // carry them (`ids [102 103]`, not `ids []`), found or spans of the request
+        // (`names ["Ada" "Bo"]`).
         let filled = required
             && self.prune.is_some()
             && p.array.as_ref().is_some_and(|a| {
@@ -1191,7 +1194,12 @@ impl Builder<'_> {
                     let v = self.open_value(f.expr);
                     seq(vec![lit(&f.keyword), lit(" "), v])
                 } else {
+                    // A list written under its keyword is filled where the request gives
+                    // its items values, as a required one is: an optional field left out
+                    // says what an empty list would (`pairings []` named nothing asked).
+                    self.required_value = true;
                     let v = self.value(f.expr, &f.abbrev);
+                    self.required_value = false;
                     seq(vec![lit(&f.keyword), lit(" "), v])
                 }
             }
@@ -2116,9 +2124,13 @@ impl Builder<'_> {
         } else {
             Vec::new()
         };
-        // The request's own numbers at open number sites.
+        // The request's own numbers at open number sites, after the codes its words name
+        // there (`ironing` for the `2` a description explains).
         if let Some(n) = p.number.as_ref().filter(|n| n.values.is_none()) {
             if self.at_open_site(|r| &r.number_sites) {
+                if found.is_empty() {
+                    found.extend(self.candidates().unwrap_or_default());
+                }
                 found.extend(self.request_numbers(n));
             }
         }
