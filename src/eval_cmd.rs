@@ -266,6 +266,7 @@ fn similar_lines(suite: &dss_eval::Suite) -> Vec<String> {
 /// Refuses a suite whose worked examples are near its cases, unless `allow`; with `allow`,
 /// the setting for the report's suite name when some are (`allow-similar: N`), each pair
 /// on stderr.
+#[cfg_attr(not(feature = "runtime"), allow(dead_code))]
 fn check_similar(
     suite: &dss_eval::Suite,
     dir: &std::path::Path,

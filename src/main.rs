@@ -24,7 +24,7 @@ mod tokens;
 use anyhow::{anyhow, bail, Context, Result};
 use clap::{Args, CommandFactory, Parser, Subcommand};
 use dss_compiler::error::{CompileError, CompressError, ExpandError};
-use dss_compiler::{compile, CompileOptions, CompiledSpec, NotationConfig};
+use dss_compiler::{compile_owned, CompileOptions, CompiledSpec, NotationConfig};
 use serde_json::Value;
 use std::fs;
 use std::io::{self, BufRead, BufReader, Read};
@@ -464,7 +464,7 @@ fn compile_error(schema: &Path, notation: Option<&Path>, e: &CompileError) -> an
 }
 
 fn compile_value(
-    schema: &Value,
+    schema: Value,
     path: &Path,
     notation: Option<&Path>,
     read: read_args::ReadArgs,
@@ -480,7 +480,8 @@ fn compile_value(
         lenient: read.lenient,
         calls: read.calls(),
     };
-    let spec = guard("compile", || compile(schema, &opts))
+    // The schema is ours: the spec keeps it rather than a copy.
+    let spec = guard("compile", || compile_owned(schema, &opts))
         .map_err(|e| anyhow!("{}: {e}", path.display()))?
         .map_err(|e| {
             anyhow!(
@@ -515,7 +516,7 @@ fn compile_schema_file(
     let text = read_file(path)?;
     let path = shown(path);
     let schema = parse_schema_text(&text, path)?;
-    compile_value(&schema, path, notation, read)
+    compile_value(schema, path, notation, read)
 }
 
 fn spec_from_json(text: &str, path: &Path) -> Result<CompiledSpec> {
@@ -576,7 +577,7 @@ fn load_spec(path: &Path, notation: Option<&Path>) -> Result<CompiledSpec> {
     let schema = parse_schema_text(&text, path).map_err(|schema_err| {
         anyhow!("neither a compiled spec ({spec_err:#}) nor a schema ({schema_err:#})")
     })?;
-    compile_value(&schema, path, notation, read_args::ReadArgs::default())
+    compile_value(schema, path, notation, read_args::ReadArgs::default())
 }
 
 // ── Input and output ─────────────────────────────────────────────────────────

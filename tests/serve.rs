@@ -13,7 +13,10 @@
 mod common;
 use common::{stdout_lines, tiny_spec};
 
-use std::io::{Read, Write};
+use std::io::Read;
+#[cfg(feature = "runtime")]
+use std::io::Write;
+#[cfg(feature = "runtime")]
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};

@@ -7,17 +7,19 @@
 
 use crate::error::CompileError;
 use crate::shape::{ExprId, Shapes};
+use jsonschema::json::{Json, SerdeJson};
 use serde_json::Value;
 
-/// The validators of a spec's local assertions, by index in `Shapes::local_assertions`.
-pub(crate) struct LocalChecks {
-    validators: Vec<jsonschema::Validator>,
+/// The validators of a spec's local assertions, by index in `Shapes::local_assertions`,
+/// for the JSON representation `F` (a `serde_json::Value` by default).
+pub(crate) struct LocalChecks<F: Json = SerdeJson> {
+    validators: Vec<jsonschema::Validator<F>>,
 }
 
-impl LocalChecks {
+impl<F: Json> LocalChecks<F> {
     /// Build one validator per distinct local assertion; fails if any keyword is malformed
     /// (the full validator then decides, ignoring it the way lenient validators do).
-    pub(crate) fn build(shapes: &Shapes, root: &Value) -> Result<LocalChecks, CompileError> {
+    pub(crate) fn build(shapes: &Shapes, root: &Value) -> Result<LocalChecks<F>, CompileError> {
         let validators = shapes
             .local_assertions
             .iter()
@@ -27,7 +29,7 @@ impl LocalChecks {
     }
 
     /// Whether `v`, a value at expression `expr`, meets that expression's local assertions.
-    pub(crate) fn admits(&self, shapes: &Shapes, expr: ExprId, v: &Value) -> bool {
+    pub(crate) fn admits(&self, shapes: &Shapes, expr: ExprId, v: F::Node<'_>) -> bool {
         match shapes.local_assertion(expr) {
             Some(i) => self.validators.get(i).is_some_and(|x| x.is_valid(v)),
             None => true,
@@ -35,14 +37,15 @@ impl LocalChecks {
     }
 }
 
-/// A validator for `schema` with the options `root` (the schema document) calls for.
-pub(crate) fn build_validator(
+/// A validator for `schema`, of instances in the JSON representation `F`, with the options
+/// `root` (the schema document) calls for.
+pub(crate) fn build_validator<F: Json>(
     root: &Value,
     schema: &Value,
-) -> Result<jsonschema::Validator, CompileError> {
+) -> Result<jsonschema::Validator<F>, CompileError> {
     let dialect = root.get("$schema").and_then(Value::as_str).unwrap_or("");
     let mut options =
-        jsonschema::options().should_validate_formats(crate::schema::formats_assert(root));
+        jsonschema::options_for::<F>().should_validate_formats(crate::schema::formats_assert(root));
     // Formats are checked by their latest definition whatever the draft (as most
     // validators do): `iri` only exists from draft-07 on.
     let legacy = ["draft-03", "draft-04", "draft-06"]
@@ -97,21 +100,21 @@ mod tests {
     #[test]
     fn build_errors_are_classified_by_kind() {
         let remote = json!({"properties": {"a": {"$ref": "http://example.com/a.json"}}});
-        match build_validator(&remote, &remote) {
+        match build_validator::<SerdeJson>(&remote, &remote) {
             Err(CompileError::RemoteRef { reference, .. }) => {
                 assert_eq!(reference, "http://example.com/a.json")
             }
             other => panic!("{other:?}"),
         }
         let unknown = json!({"$schema": "http://example.com/meta", "type": "string"});
-        match build_validator(&unknown, &unknown) {
+        match build_validator::<SerdeJson>(&unknown, &unknown) {
             Err(CompileError::RemoteRef { reference, .. }) => {
                 assert_eq!(reference, "http://example.com/meta")
             }
             other => panic!("{other:?}"),
         }
         let malformed = json!({"properties": {"a": {"minimum": "three"}}});
-        match build_validator(&malformed, &malformed) {
+        match build_validator::<SerdeJson>(&malformed, &malformed) {
             Err(CompileError::Schema { pointer, .. }) => {
                 assert_eq!(pointer, "/properties/a/minimum")
             }

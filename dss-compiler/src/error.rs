@@ -110,6 +110,16 @@ pub enum CompressError {
     /// A Rust value could not be serialized to JSON ([`crate::CompiledSpec::compress_value`]).
     #[error("the value cannot be serialized to JSON: {0}")]
     Serialize(String),
+    /// The text given to [`crate::CompiledSpec::compress_str`] is not JSON.
+    #[error("invalid JSON at line {line} column {column}: {message}")]
+    Json {
+        /// The line of the error (from 1).
+        line: usize,
+        /// Its column (from 1).
+        column: usize,
+        /// What serde_json found wrong there.
+        message: String,
+    },
 }
 
 impl CompressError {
@@ -140,7 +150,9 @@ impl CompressError {
             CompressError::Invalid { pointer, .. }
             | CompressError::Unencodable { pointer, .. }
             | CompressError::Inexact { pointer, .. } => pointer,
-            CompressError::Schema(_) | CompressError::Serialize(_) => "",
+            CompressError::Schema(_) | CompressError::Serialize(_) | CompressError::Json { .. } => {
+                ""
+            }
         }
     }
 
@@ -167,6 +179,18 @@ impl CompressError {
             CompressError::Inexact { lexeme, became, .. } => {
                 Cow::Owned(inexact_message(lexeme, became))
             }
+            CompressError::Json { message, .. } => Cow::Owned(format!("invalid JSON: {message}")),
+        }
+    }
+
+    /// The error of a text serde_json cannot read: where, and what it found.
+    pub(crate) fn json(e: &serde_json::Error) -> CompressError {
+        let full = e.to_string();
+        let at = format!(" at line {} column {}", e.line(), e.column());
+        CompressError::Json {
+            line: e.line(),
+            column: e.column(),
+            message: full.strip_suffix(&at).unwrap_or(&full).to_string(),
         }
     }
 }

@@ -233,7 +233,10 @@ fn listed_unchecked(m: &Map<String, Value>, cx: &Cx<'_>) -> Option<String> {
     let unchecked = || {
         Some("the listed objects or arrays are in the grammar, but not the node's other keywords on them".to_string())
     };
-    let Ok(validator) = crate::checks::build_validator(cx.root, &Value::Object(rest)) else {
+    let Ok(validator) = crate::checks::build_validator::<jsonschema::json::SerdeJson>(
+        cx.root,
+        &Value::Object(rest),
+    ) else {
         return unchecked();
     };
     if listed.iter().all(|v| validator.is_valid(v)) {

@@ -87,7 +87,7 @@ pub mod tools;
 mod typed;
 
 pub use notation::{NotationConfig, NotationStyle};
-pub use spec::{compile, CompileOptions, CompiledSpec, SpecFile, SPEC_VERSION};
+pub use spec::{compile, compile_owned, CompileOptions, CompiledSpec, SpecFile, SPEC_VERSION};
 #[cfg(feature = "schemars")]
 pub use typed::compile_type;
 

@@ -1,7 +1,8 @@
 //! The encoder: JSON -> shorthand, checking as it goes what the notation cannot write.
 
 use super::index::{RecordIndex, SlotMode};
-use super::json::{json_eq, type_name, write_json_string, write_number, write_word};
+use super::json::{type_name, write_json_string, write_number, write_word};
+use super::node::{same_as, JsonNode, View};
 use super::number;
 use super::regular;
 use super::tables::{Rec, Tables};
@@ -12,9 +13,10 @@ use crate::grammar::terminal::Terminal;
 use crate::notation::{Notation, ObjLayout, RecordLayout, RootLayout};
 use crate::schema::escape_token;
 use crate::shape::{same_number, ExprId, Kind, Shapes};
-use serde_json::{Map, Value};
+use serde_json::Value;
 use smallvec::SmallVec;
 use std::collections::BTreeMap;
+use std::marker::PhantomData;
 
 /// A value that does not fit the notation (only possible for instances the schema rejects).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -55,17 +57,19 @@ impl Ptr<'_> {
     }
 }
 
-/// Writes shorthand.
-pub(crate) struct Encoder<'a> {
+/// Writes shorthand of the JSON values `N` (a `serde_json::Value`, or a document read
+/// from text).
+pub(crate) struct Encoder<'a, N: JsonNode = Value> {
     shapes: &'a Shapes,
     notation: &'a Notation,
     /// The lookups of `shapes` and `notation` (built from them).
     tables: &'a Tables,
     /// Checked at every value that has local assertions, when given.
-    checks: Option<&'a LocalChecks>,
+    checks: Option<&'a LocalChecks<N::Family>>,
+    node: PhantomData<fn(&N)>,
 }
 
-impl<'a> Encoder<'a> {
+impl<'a, N: JsonNode> Encoder<'a, N> {
     /// An encoder of `shapes` written in `notation`; `tables` are theirs.
     pub(crate) fn new(shapes: &'a Shapes, notation: &'a Notation, tables: &'a Tables) -> Self {
         Encoder {
@@ -73,12 +77,13 @@ impl<'a> Encoder<'a> {
             notation,
             tables,
             checks: None,
+            node: PhantomData,
         }
     }
 
     /// Also check each value's local assertions (bounds, `pattern`, `format`…): with
     /// [`Shapes::encoding_validates`], a successful encode is then a complete validation.
-    pub(crate) fn with_checks(mut self, checks: &'a LocalChecks) -> Self {
+    pub(crate) fn with_checks(mut self, checks: &'a LocalChecks<N::Family>) -> Self {
         self.checks = Some(checks);
         self
     }
@@ -132,10 +137,10 @@ impl<'a> Encoder<'a> {
         }
     }
 
-    fn check(&self, v: &Value, expr: ExprId, ptr: &Ptr<'_>) -> EResult<()> {
+    fn check(&self, v: &N, expr: ExprId, ptr: &Ptr<'_>) -> EResult<()> {
         match self.checks {
             Some(c) if self.tables.kind(expr).has(Kind::CHECKED) => {
-                if c.admits(self.shapes, expr, v) {
+                if c.admits(self.shapes, expr, v.node()) {
                     Ok(())
                 } else {
                     eerr(
@@ -148,7 +153,7 @@ impl<'a> Encoder<'a> {
         }
     }
 
-    pub(crate) fn document(&self, v: &Value) -> EResult<String> {
+    pub(crate) fn document(&self, v: &N) -> EResult<String> {
         let mut out = String::with_capacity(256);
         let root = self.shapes.root;
         self.check(v, root, &Ptr::Root)?;
@@ -159,7 +164,7 @@ impl<'a> Encoder<'a> {
             // accept it with or without one.
             RootLayout::Line => self.line_item(v, root, &Ptr::Root, &mut out)?,
             RootLayout::Lines => {
-                let Value::Array(items) = v else {
+                let View::Array(items) = v.view() else {
                     return eerr(&Ptr::Root, "expected an array");
                 };
                 let Some(item) = self.shapes.parts(root).array.as_ref().and_then(|a| a.items)
@@ -190,15 +195,15 @@ impl<'a> Encoder<'a> {
         }
     }
 
-    fn block(&self, v: &Value, expr: ExprId, out: &mut String) -> EResult<()> {
-        let Value::Object(map) = v else {
+    fn block(&self, v: &N, expr: ExprId, out: &mut String) -> EResult<()> {
+        let View::Object(map) = v.view() else {
             return eerr(&Ptr::Root, "expected an object");
         };
         let (r, ix) = self.record_of(expr, &Ptr::Root)?;
         let (present, extra) = self.split_properties(map, r, ix, None, &Ptr::Root)?;
         // Plain `kw value` lines first, then sections (`kw:` and their item lines), so an
         // item line is never mistaken for a plain line.
-        let sections = |&&(i, _): &&(usize, &Value)| ix.slots[i].section;
+        let sections = |&&(i, _): &&(usize, &N)| ix.slots[i].section;
         let plain = present.iter().filter(|p| !sections(p));
         for &(i, x) in plain.chain(present.iter().filter(sections)) {
             let f = &ix.slots[i];
@@ -213,7 +218,7 @@ impl<'a> Encoder<'a> {
                 out.push(':');
                 out.push('\n');
                 let item = self.shapes.items_of(f.expr);
-                let Value::Array(items) = x else {
+                let View::Array(items) = x.view() else {
                     return eerr(&ptr, "expected an array");
                 };
                 for (i, it) in items.iter().enumerate() {
@@ -252,21 +257,18 @@ impl<'a> Encoder<'a> {
     #[allow(clippy::type_complexity)]
     fn split_properties<'m>(
         &self,
-        map: &'m Map<String, Value>,
+        map: &'m N::Object,
         r: &RecordLayout,
         ix: &RecordIndex,
         tag_key: Option<&str>,
         ptr: &Ptr<'_>,
-    ) -> EResult<(
-        SmallVec<[(usize, &'m Value); 16]>,
-        Vec<(&'m String, &'m Value)>,
-    )> {
-        let mut present: SmallVec<[(usize, &Value); 16]> = SmallVec::new();
-        let mut extra: Vec<(&String, &Value)> = Vec::new();
-        for (k, v) in map {
+    ) -> EResult<(SmallVec<[(usize, &'m N); 16]>, Vec<(&'m str, &'m N)>)> {
+        let mut present: SmallVec<[(usize, &N); 16]> = SmallVec::new();
+        let mut extra: Vec<(&str, &N)> = Vec::new();
+        for (k, v) in N::members(map) {
             match ix.position(k) {
                 Some(i) => present.push((i, v)),
-                None if Some(k.as_str()) == tag_key => {}
+                None if Some(k) == tag_key => {}
                 None => extra.push((k, v)),
             }
         }
@@ -293,8 +295,8 @@ impl<'a> Encoder<'a> {
     }
 
     /// An object without parentheses; the empty object as `()`.
-    fn open_value(&self, v: &Value, expr: ExprId, ptr: &Ptr<'_>, out: &mut String) -> EResult<()> {
-        let Value::Object(map) = v else {
+    fn open_value(&self, v: &N, expr: ExprId, ptr: &Ptr<'_>, out: &mut String) -> EResult<()> {
+        let View::Object(map) = v.view() else {
             return eerr(ptr, format!("a {} is not allowed here", type_name(v)));
         };
         let start = out.len();
@@ -306,9 +308,9 @@ impl<'a> Encoder<'a> {
     }
 
     /// An array item or root on its own line: objects without parentheses.
-    fn line_item(&self, v: &Value, expr: ExprId, ptr: &Ptr<'_>, out: &mut String) -> EResult<()> {
+    fn line_item(&self, v: &N, expr: ExprId, ptr: &Ptr<'_>, out: &mut String) -> EResult<()> {
         if self.tables.kind(expr).object_only() {
-            let Value::Object(map) = v else {
+            let View::Object(map) = v.view() else {
                 return eerr(ptr, "expected an object");
             };
             self.body(map, expr, ptr, out)
@@ -317,13 +319,7 @@ impl<'a> Encoder<'a> {
         }
     }
 
-    fn body(
-        &self,
-        map: &Map<String, Value>,
-        expr: ExprId,
-        ptr: &Ptr<'_>,
-        out: &mut String,
-    ) -> EResult<()> {
+    fn body(&self, map: &N::Object, expr: ExprId, ptr: &Ptr<'_>, out: &mut String) -> EResult<()> {
         let mut slots = 0usize;
         let Some(obj) = self.tables.object(expr) else {
             return eerr(ptr, "objects are not allowed here");
@@ -331,7 +327,7 @@ impl<'a> Encoder<'a> {
         match (obj.layout, obj.plain()) {
             (_, Some(rec)) => self.record(map, rec, None, ptr, &mut slots, out),
             (ObjLayout::Tagged { key, .. }, None) => {
-                let Some(Value::String(tag)) = map.get(key) else {
+                let Some(View::String(tag)) = N::get(map, key).map(JsonNode::view) else {
                     return eerr(ptr, format!("expected a string property `{key}` (the tag)"));
                 };
                 let Some((rec, written)) = obj.variant(tag) else {
@@ -350,7 +346,7 @@ impl<'a> Encoder<'a> {
 
     fn record(
         &self,
-        map: &Map<String, Value>,
+        map: &N::Object,
         rec: Rec<'_>,
         tag_key: Option<&str>,
         ptr: &Ptr<'_>,
@@ -374,8 +370,8 @@ impl<'a> Encoder<'a> {
                     }
                     // A keyless field is recognised by its first token, and a line item's
                     // leading slot must not read as a keyword: a free string stays quoted.
-                    match x {
-                        Value::String(s) if f.quoted && f.free_string => {
+                    match x.view() {
+                        View::String(s) if f.quoted && f.free_string => {
                             self.string_form(s, f.expr, &fptr)?;
                             write_json_string(s, out)
                         }
@@ -391,7 +387,7 @@ impl<'a> Encoder<'a> {
                         None
                     };
                     match single {
-                        Some(c) if json_eq(c, x) => {}
+                        Some(c) if same_as(c, x) => {}
                         Some(c) => return eerr(&fptr, format!("expected {c}")),
                         None if f.open => {
                             out.push(' ');
@@ -435,7 +431,7 @@ impl<'a> Encoder<'a> {
     /// An inline value.
     pub(crate) fn value(
         &self,
-        v: &Value,
+        v: &N,
         expr: ExprId,
         abbrev: &BTreeMap<String, String>,
         ptr: &Ptr<'_>,
@@ -448,11 +444,12 @@ impl<'a> Encoder<'a> {
             out.push_str(&serde_json::to_string(v).unwrap_or_default());
             return Ok(());
         }
-        match v {
-            Value::Null if k.has(Kind::NULL) => out.push_str("null"),
-            Value::Bool(true) if k.has(Kind::TRUE) => out.push_str("true"),
-            Value::Bool(false) if k.has(Kind::FALSE) => out.push_str("false"),
-            Value::Number(n) if k.has(Kind::NUMBER_VALUES) => {
+        let view = v.view();
+        match view {
+            View::Null if k.has(Kind::NULL) => out.push_str("null"),
+            View::Bool(true) if k.has(Kind::TRUE) => out.push_str("true"),
+            View::Bool(false) if k.has(Kind::FALSE) => out.push_str("false"),
+            View::Number(n) if k.has(Kind::NUMBER_VALUES) => {
                 let values = self
                     .shapes
                     .parts(expr)
@@ -464,7 +461,7 @@ impl<'a> Encoder<'a> {
                     None => return eerr(ptr, format!("{n} is not one of the allowed numbers")),
                 }
             }
-            Value::Number(n) if k.has(Kind::NUMBER) => {
+            View::Number(n) if k.has(Kind::NUMBER) => {
                 if k.has(Kind::INTEGER) && n.as_f64().is_some_and(|f| f.fract() != 0.0) {
                     return eerr(ptr, format!("{n} is not an integer"));
                 }
@@ -497,26 +494,26 @@ impl<'a> Encoder<'a> {
                     }
                 }
             }
-            Value::String(s) if k.has(Kind::STRING_VALUES) => {
+            View::String(s) if k.has(Kind::STRING_VALUES) => {
                 let values = self
                     .shapes
                     .parts(expr)
                     .string
                     .as_ref()
                     .and_then(|sp| sp.values.as_ref());
-                if !values.is_some_and(|vs| vs.contains(s)) {
+                if !values.is_some_and(|vs| vs.iter().any(|x| x == s)) {
                     return eerr(ptr, format!("`{s}` is not one of the allowed values"));
                 }
-                write_word(abbrev.get(s).unwrap_or(s), out);
+                write_word(abbrev.get(s).map_or(s, String::as_str), out);
             }
-            Value::String(s) if k.has(Kind::STRING_FORM) => {
+            View::String(s) if k.has(Kind::STRING_FORM) => {
                 self.string_form(s, expr, ptr)?;
                 write_json_string(s, out)
             }
-            Value::String(s) if k.has(Kind::STRING) => write_word(s, out),
-            Value::Array(_) | Value::Object(_)
+            View::String(s) if k.has(Kind::STRING) => write_word(s, out),
+            View::Array(_) | View::Object(_)
                 if k.has(Kind::LISTED)
-                    && !k.has(if v.is_array() {
+                    && !k.has(if matches!(view, View::Array(_)) {
                         Kind::ARRAY
                     } else {
                         Kind::OBJECT
@@ -524,7 +521,7 @@ impl<'a> Encoder<'a> {
             {
                 self.listed(v, expr, ptr, out)?
             }
-            Value::Array(items) if k.has(Kind::ARRAY) => {
+            View::Array(items) if k.has(Kind::ARRAY) => {
                 let Some(a) = self.shapes.parts(expr).array.as_ref() else {
                     return eerr(ptr, "arrays are not allowed here");
                 };
@@ -542,7 +539,7 @@ impl<'a> Encoder<'a> {
                 }
                 out.push(']');
             }
-            Value::Object(map) if k.has(Kind::OBJECT) => {
+            View::Object(map) if k.has(Kind::OBJECT) => {
                 out.push('(');
                 self.body(map, expr, ptr, out)?;
                 out.push(')');
@@ -553,11 +550,11 @@ impl<'a> Encoder<'a> {
     }
 }
 
-impl Encoder<'_> {
+impl<N: JsonNode> Encoder<'_, N> {
     /// An array or object `enum`/`const` lists: the listed value's compact JSON, its one
     /// spelling (the input's own spelling when it is that, else the listed value equal to
     /// it as JSON Schema compares values).
-    fn listed(&self, v: &Value, expr: ExprId, ptr: &Ptr<'_>, out: &mut String) -> EResult<()> {
+    fn listed(&self, v: &N, expr: ExprId, ptr: &Ptr<'_>, out: &mut String) -> EResult<()> {
         let listed = self
             .shapes
             .parts(expr)
@@ -566,9 +563,9 @@ impl Encoder<'_> {
             .unwrap_or_default();
         let own = serde_json::to_string(v).unwrap_or_default();
         let found = listed.iter().find(|l| **l == own).or_else(|| {
-            listed.iter().find(|l| {
-                serde_json::from_str::<Value>(l).is_ok_and(|x| crate::shape::same_json(&x, v))
-            })
+            listed
+                .iter()
+                .find(|l| serde_json::from_str::<Value>(l).is_ok_and(|x| same_as(&x, v)))
         });
         match found {
             Some(l) => {
@@ -579,7 +576,7 @@ impl Encoder<'_> {
                 ptr,
                 format!(
                     "{} is not one of the listed values",
-                    if v.is_array() {
+                    if matches!(v.view(), View::Array(_)) {
                         "the array"
                     } else {
                         "the object"
@@ -591,9 +588,9 @@ impl Encoder<'_> {
 }
 
 /// A const field's value must be its single value.
-fn check_const(ix: &RecordIndex, i: usize, x: &Value, ptr: &Ptr<'_>) -> EResult<()> {
+fn check_const<N: JsonNode>(ix: &RecordIndex, i: usize, x: &N, ptr: &Ptr<'_>) -> EResult<()> {
     match &ix.single[i] {
-        Some(c) if json_eq(c, x) => Ok(()),
+        Some(c) if same_as(c, x) => Ok(()),
         Some(c) => eerr(ptr, format!("expected {c}")),
         None => eerr(ptr, "expected the field's single value"),
     }

@@ -1,5 +1,6 @@
 //! JSON values: equality by value, and writing them as shorthand tokens.
 
+use super::node::{JsonNode, View};
 use crate::grammar::terminal::is_word;
 use crate::shape::same_json;
 use serde_json::{Number, Value};
@@ -42,13 +43,13 @@ pub(super) fn write_json_string(s: &str, out: &mut String) {
     }
 }
 
-pub(super) fn type_name(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "boolean",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
+pub(super) fn type_name<N: JsonNode>(v: &N) -> &'static str {
+    match v.view() {
+        View::Null => "null",
+        View::Bool(_) => "boolean",
+        View::Number(_) => "number",
+        View::String(_) => "string",
+        View::Array(_) => "array",
+        View::Object(_) => "object",
     }
 }

@@ -21,13 +21,16 @@
 // properties), `out.rs` (where the decoder writes: a `serde_json::Value`, or compact JSON
 // text as it reads), `json.rs` (JSON values: equality, writing), `number.rs` (numbers as text:
 // exactness, the lexemes of the number terminals, the form the encoder writes),
-// `regular.rs` (the check of regular forms: `pattern`, `format`, lengths, integer ranges).
+// `regular.rs` (the check of regular forms: `pattern`, `format`, lengths, integer ranges),
+// `node.rs` (the JSON the encoder reads: a `serde_json::Value`, or a document read from
+// text without building one, which the validator reads too).
 
 mod decode;
 mod decode_object;
 mod encode;
 mod index;
 mod json;
+mod node;
 mod number;
 mod out;
 mod regular;
@@ -37,6 +40,7 @@ pub(crate) use decode::{Decoder, MAX_DEPTH};
 pub use encode::EncodeError;
 pub(crate) use encode::Encoder;
 pub use json::json_eq;
+pub(crate) use node::{Doc, JsonNode, TextJson};
 pub use number::check_numbers;
 pub(crate) use tables::Tables;
 
