@@ -655,10 +655,6 @@ fn show_pointer(pointer: &str) -> &str {
 
 // ── compress / expand ────────────────────────────────────────────────────────
 
-fn compress_value(spec: &CompiledSpec, value: &Value) -> Result<String, String> {
-    guard("compress", || spec.compress(value))?.map_err(|e| show_compress_error(&e))
-}
-
 /// A compress error for messages: where (the root shown as `(root)`), what, and for an
 /// invalid instance the violated keyword.
 fn show_compress_error(e: &CompressError) -> String {
@@ -676,11 +672,47 @@ fn show_compress_error(e: &CompressError) -> String {
     }
 }
 
+fn compress_value(spec: &CompiledSpec, value: &Value) -> Result<String, String> {
+    guard("compress", || spec.compress(value))?.map_err(|e| show_compress_error(&e))
+}
+
+/// JSON text -> shorthand, read from the text without building a `Value`
+/// ([`CompiledSpec::compress_str`]). What is reported, and in which order, is what reading
+/// the value first reports: the text's JSON error (serde_json's message), then a number
+/// the JSON would not carry exactly, then what compress found.
+fn compress_text(
+    spec: &CompiledSpec,
+    text: &str,
+) -> Result<Result<String, CompressError>, TextError> {
+    let compressed = guard("compress", || spec.compress_str(text)).map_err(TextError::Other)?;
+    if let Err(CompressError::Json { .. }) = &compressed {
+        // serde_json's own error as a `Value` reads it (only where the text is no JSON).
+        if let Err(e) = serde_json::from_str::<Value>(text) {
+            return Err(TextError::Json(e));
+        }
+    }
+    dss_compiler::codec::check_numbers(text).map_err(TextError::Numbers)?;
+    Ok(compressed)
+}
+
+/// Why JSON text was not compressed before compress itself said anything.
+enum TextError {
+    /// The text is not JSON.
+    Json(serde_json::Error),
+    /// A number the JSON would not carry exactly.
+    Numbers(CompressError),
+    /// A panic, as a message.
+    Other(String),
+}
+
 fn compress_document(spec: &CompiledSpec, input: Input) -> Result<()> {
     let (name, text) = read_all(input)?;
-    let value: Value = serde_json::from_str(&text).map_err(|e| json_error(&name, &e))?;
-    dss_compiler::codec::check_numbers(&text).map_err(|e| anyhow!("{name}: {e}"))?;
-    let shorthand = compress_value(spec, &value).map_err(|e| anyhow!("{name}: {e}"))?;
+    let shorthand = match compress_text(spec, &text) {
+        Err(TextError::Json(e)) => return Err(json_error(&name, &e)),
+        Err(TextError::Numbers(e)) => bail!("{name}: {e}"),
+        Err(TextError::Other(e)) => bail!("{name}: {e}"),
+        Ok(r) => r.map_err(|e| anyhow!("{name}: {}", show_compress_error(&e)))?,
+    };
     write_stdout(&shorthand)
 }
 
@@ -759,10 +791,12 @@ fn compress_record_error(e: &CompressError) -> RecordError {
 
 /// One `--jsonl` compress record: a JSON value -> a JSON string holding the shorthand.
 fn compress_record(spec: &CompiledSpec, line: &str) -> Result<String, RecordError> {
-    let value: Value = serde_json::from_str(line).map_err(|e| record_json_error(&e))?;
-    dss_compiler::codec::check_numbers(line).map_err(|e| compress_record_error(&e))?;
-    let shorthand =
-        guard("compress", || spec.compress(&value))?.map_err(|e| compress_record_error(&e))?;
+    let shorthand = match compress_text(spec, line) {
+        Err(TextError::Json(e)) => return Err(record_json_error(&e)),
+        Err(TextError::Numbers(e)) => return Err(compress_record_error(&e)),
+        Err(TextError::Other(e)) => return Err(e.into()),
+        Ok(r) => r.map_err(|e| compress_record_error(&e))?,
+    };
     Ok(serde_json::to_string(&shorthand).map_err(|e| e.to_string())?)
 }
 
