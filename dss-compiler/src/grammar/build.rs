@@ -1641,7 +1641,7 @@ impl Builder<'_> {
         }
         let written: BTreeSet<&str> = restriction
             .written
-            .iter()
+            .keys()
             .filter_map(|s| s.split('/').nth(2))
             .collect();
         let told: Vec<usize> = (0..r.forms.len())

@@ -92,9 +92,9 @@ pub struct Restriction {
     /// How each span site narrows the spans it takes ([`SpanPolicy`]); a site not listed
     /// takes any span.
     pub span_policy: BTreeMap<String, SpanPolicy>,
-    /// The sites the lines written so far wrote ([`Restriction::consumed`] adds them,
-    /// unless consumption is off).
-    pub written: BTreeSet<String>,
+    /// The sites the lines written so far wrote, each with the values written there
+    /// ([`Restriction::consumed`] adds them, unless consumption is off).
+    pub written: BTreeMap<String, Vec<Value>>,
 }
 
 /// How a span site ([`Restriction::span_sites`]) narrows the request's spans, from what
@@ -1259,7 +1259,9 @@ impl Restriction {
     pub fn consumed(&self, used: &[(String, Value)], how: Consume) -> Restriction {
         let mut r = self.clone();
         if how != Consume::Off {
-            r.written.extend(used.iter().map(|(s, _)| s.clone()));
+            for (s, v) in used {
+                r.written.entry(s.clone()).or_default().push(v.clone());
+            }
         }
         let take = |cands: &mut BTreeMap<String, Vec<Value>>, site: &str, v: &Value| {
             if let Some(list) = cands.get_mut(site) {
@@ -1339,7 +1341,8 @@ impl Restriction {
 
     /// Whether a value found and still unwritten asks for another line of a `lines`
     /// document after the lines written ([`Restriction::written`]): its site was written
-    /// already (a second city: a second call), or no line wrote anything in its part of
+    /// already with another value (a second city: a second call; the city written named
+    /// again is no second one), or no line wrote anything in its part of
     /// a line item (the first segment below `/*`: another tool, another kind of order).
     /// A value whose site an earlier line of the same tool left empty belonged in that
     /// line: it is no evidence of a new one (a small model wrote a device's settings one
@@ -1352,10 +1355,13 @@ impl Restriction {
         self.candidates
             .iter()
             .filter(|(_, vs)| !vs.is_empty())
-            .any(|(s, _)| {
-                self.written.contains(s) || {
+            .any(|(s, vs)| match self.written.get(s) {
+                // Another value where one was written; the same value named again (a
+                // status the request says twice) is one value, not a second.
+                Some(ws) => vs.iter().any(|v| !ws.iter().any(|w| same_value(w, v))),
+                None => {
                     let p = part(s);
-                    !self.written.iter().any(|w| part(w) == p)
+                    !self.written.keys().any(|w| part(w) == p)
                 }
             })
     }
@@ -1546,6 +1552,32 @@ mod tests {
         let mut s = Spans::of("deliver to 221 Baker Street, apt 4");
         assert!(s.consume("221"));
         assert!(!s.numbers_listed_left());
+    }
+
+    #[test]
+    fn a_value_left_asks_for_a_line_where_it_is_another_value_of_a_written_site() {
+        let status = "/*/task.set/status".to_string();
+        let city = "/*/weather/city".to_string();
+        // "close the ticket, yes, close it": the status named twice.
+        let r = Restriction {
+            candidates: [(status.clone(), vec![json!("closed"), json!("closed")])].into(),
+            ..Restriction::default()
+        };
+        assert!(r.found_asks_for_a_line(), "nothing written yet");
+        let after = r.consumed(&[(status.clone(), json!("closed"))], Consume::Class);
+        assert_eq!(after.at(&status), [json!("closed")]);
+        assert!(
+            !after.found_asks_for_a_line(),
+            "the same value again is no second one"
+        );
+        // Two cities: the second asks for a second call.
+        let r = Restriction {
+            candidates: [(city.clone(), vec![json!("Oslo"), json!("Bergen")])].into(),
+            ..Restriction::default()
+        };
+        let after = r.consumed(&[(city.clone(), json!("Oslo"))], Consume::Class);
+        assert!(after.found_asks_for_a_line());
+        assert_eq!(after.written.get(&city), Some(&vec![json!("Oslo")]));
     }
 
     #[test]
