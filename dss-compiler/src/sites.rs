@@ -658,36 +658,26 @@ impl Walker<'_> {
             let at = format!("{path}/{}", escape_segment(&f.name));
             self.walk(f.expr, at.clone(), (required && is_required, is_required));
             let items = format!("{at}/*");
+            let doc = self.shapes.doc(f.source);
+            // The codes the description explains: the field's, or a list's items'.
+            let codes = |site: &mut Site| {
+                if site.codes.is_empty() {
+                    site.codes = doc.map(|d| site_codes(&site.kind, d)).unwrap_or_default();
+                }
+            };
             if let Some(site) = self.by_path.get_mut(&at) {
                 site.optional_field = !is_required;
                 if matches!(site.kind, SiteKind::Text { lexical: None }) {
-                    site.composed = composed(&f.name, self.shapes.doc(f.source));
+                    site.composed = composed(&f.name, doc);
                 }
-                if site.codes.is_empty() {
-                    site.codes = self
-                        .shapes
-                        .doc(f.source)
-                        .map(|d| site_codes(&site.kind, d))
-                        .unwrap_or_default();
-                }
+                codes(site);
                 if site.examples.is_empty() && matches!(site.kind, SiteKind::Text { .. }) {
-                    site.examples = self
-                        .shapes
-                        .doc(f.source)
-                        .map(quoted_phrases)
-                        .unwrap_or_default();
+                    site.examples = doc.map(quoted_phrases).unwrap_or_default();
                 }
             }
             if let Some(site) = self.by_path.get_mut(&items) {
                 site.optional_field = !is_required;
-                // A list of codes: its description explains its items' codes.
-                if site.codes.is_empty() {
-                    site.codes = self
-                        .shapes
-                        .doc(f.source)
-                        .map(|d| site_codes(&site.kind, d))
-                        .unwrap_or_default();
-                }
+                codes(site);
             }
         }
         if let Some(e) = r.extras {
