@@ -655,6 +655,10 @@ fn show_pointer(pointer: &str) -> &str {
 
 // ── compress / expand ────────────────────────────────────────────────────────
 
+fn compress_value(spec: &CompiledSpec, value: &Value) -> Result<String, String> {
+    guard("compress", || spec.compress(value))?.map_err(|e| show_compress_error(&e))
+}
+
 /// A compress error for messages: where (the root shown as `(root)`), what, and for an
 /// invalid instance the violated keyword.
 fn show_compress_error(e: &CompressError) -> String {
@@ -672,19 +676,12 @@ fn show_compress_error(e: &CompressError) -> String {
     }
 }
 
-fn compress_value(spec: &CompiledSpec, value: &Value) -> Result<String, String> {
-    guard("compress", || spec.compress(value))?.map_err(|e| show_compress_error(&e))
-}
-
 /// JSON text -> shorthand, read from the text without building a `Value`
 /// ([`CompiledSpec::compress_str`]). What is reported, and in which order, is what reading
 /// the value first reports: the text's JSON error (serde_json's message), then a number
 /// the JSON would not carry exactly, then what compress found.
-fn compress_text(
-    spec: &CompiledSpec,
-    text: &str,
-) -> Result<Result<String, CompressError>, TextError> {
-    let compressed = guard("compress", || spec.compress_str(text)).map_err(TextError::Other)?;
+fn compress_text(spec: &CompiledSpec, text: &str) -> Result<String, TextError> {
+    let compressed = guard("compress", || spec.compress_str(text)).map_err(TextError::Panic)?;
     if let Err(CompressError::Json { .. }) = &compressed {
         // serde_json's own error as a `Value` reads it (only where the text is no JSON).
         if let Err(e) = serde_json::from_str::<Value>(text) {
@@ -692,27 +689,29 @@ fn compress_text(
         }
     }
     dss_compiler::codec::check_numbers(text).map_err(TextError::Numbers)?;
-    Ok(compressed)
+    compressed.map_err(TextError::Compress)
 }
 
-/// Why JSON text was not compressed before compress itself said anything.
+/// Why JSON text was not compressed.
 enum TextError {
     /// The text is not JSON.
     Json(serde_json::Error),
     /// A number the JSON would not carry exactly.
     Numbers(CompressError),
+    /// What compress found.
+    Compress(CompressError),
     /// A panic, as a message.
-    Other(String),
+    Panic(String),
 }
 
 fn compress_document(spec: &CompiledSpec, input: Input) -> Result<()> {
     let (name, text) = read_all(input)?;
-    let shorthand = match compress_text(spec, &text) {
-        Err(TextError::Json(e)) => return Err(json_error(&name, &e)),
-        Err(TextError::Numbers(e)) => bail!("{name}: {e}"),
-        Err(TextError::Other(e)) => bail!("{name}: {e}"),
-        Ok(r) => r.map_err(|e| anyhow!("{name}: {}", show_compress_error(&e)))?,
-    };
+    let shorthand = compress_text(spec, &text).map_err(|e| match e {
+        TextError::Json(e) => json_error(&name, &e),
+        TextError::Numbers(e) => anyhow!("{name}: {e}"),
+        TextError::Compress(e) => anyhow!("{name}: {}", show_compress_error(&e)),
+        TextError::Panic(e) => anyhow!("{name}: {e}"),
+    })?;
     write_stdout(&shorthand)
 }
 
@@ -791,12 +790,11 @@ fn compress_record_error(e: &CompressError) -> RecordError {
 
 /// One `--jsonl` compress record: a JSON value -> a JSON string holding the shorthand.
 fn compress_record(spec: &CompiledSpec, line: &str) -> Result<String, RecordError> {
-    let shorthand = match compress_text(spec, line) {
-        Err(TextError::Json(e)) => return Err(record_json_error(&e)),
-        Err(TextError::Numbers(e)) => return Err(compress_record_error(&e)),
-        Err(TextError::Other(e)) => return Err(e.into()),
-        Ok(r) => r.map_err(|e| compress_record_error(&e))?,
-    };
+    let shorthand = compress_text(spec, line).map_err(|e| match e {
+        TextError::Json(e) => record_json_error(&e),
+        TextError::Numbers(e) | TextError::Compress(e) => compress_record_error(&e),
+        TextError::Panic(e) => e.into(),
+    })?;
     Ok(serde_json::to_string(&shorthand).map_err(|e| e.to_string())?)
 }
 

@@ -207,10 +207,7 @@ fn site_codes(kind: &SiteKind, doc: &str) -> Vec<(Value, String)> {
     let codes = described_codes(doc);
     let mut out = Vec::new();
     for (code, phrase) in codes {
-        let number = code
-            .parse::<serde_json::Number>()
-            .ok()
-            .filter(|_| code.parse::<f64>().is_ok_and(f64::is_finite));
+        let number = code.parse::<serde_json::Number>().ok();
         let value = match kind {
             SiteKind::Number { integer } => match number {
                 Some(n) if !*integer || n.is_i64() || n.is_u64() => Value::Number(n),

@@ -2128,9 +2128,7 @@ impl Builder<'_> {
         // there (`ironing` for the `2` a description explains).
         if let Some(n) = p.number.as_ref().filter(|n| n.values.is_none()) {
             if self.at_open_site(|r| &r.number_sites) {
-                if found.is_empty() {
-                    found.extend(self.candidates().unwrap_or_default());
-                }
+                found.extend(self.candidates().unwrap_or_default());
                 found.extend(self.request_numbers(n));
             }
         }
