@@ -72,7 +72,7 @@ pub struct Site {
     /// Values the field's description names, each with its phrase: a list of two or more
     /// codes (`1 for cleaning service, 2 for ironing service`; `0 is mute and 100 is the
     /// maximum volume`), on a number site or an `enum` (only values of the enum). A
-    /// request that says the phrase names the value ([`described_codes`]).
+    /// request that says the phrase names the value.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub codes: Vec<(Value, String)>,
 }
