@@ -1321,13 +1321,26 @@ mod tests {
             &CompileOptions::default(),
         )
         .expect("compiles");
-        let r = restriction(&[
+        let mut r = restriction(&[
             ("/*/distance/departure_city", "dallas"),
             ("/*/distance/destination_city", "dallas"),
             ("/*/distance/departure_city", "boston"),
             ("/*/distance/destination_city", "boston"),
             ("/*/distance/unit", "miles"),
         ]);
+        // One word, two readings: as extraction records a mention at two sites.
+        r.readings = ["dallas", "boston"]
+            .iter()
+            .map(|city| {
+                ["departure_city", "destination_city"]
+                    .iter()
+                    .map(|f| (format!("/*/distance/{f}"), json!(city)))
+                    .collect()
+            })
+            .collect();
+        // Without them, the same value found at two sites may be two mentions: both
+        // may be written.
+        let apart = r.clone();
         let pruned = spec.pruned_grammar(&r, Resume::Start).to_pest();
         let text = |call: Value| {
             spec.compress(&json!([{ "distance": call }]))
@@ -1349,6 +1362,17 @@ mod tests {
             let t = text(bad);
             assert!(!accepts(&pruned, &t), "{t}\n{pruned}");
         }
+        let pruned = spec
+            .pruned_grammar(
+                &Restriction {
+                    readings: Vec::new(),
+                    ..apart
+                },
+                Resume::Start,
+            )
+            .to_pest();
+        let t = text(json!({"departure_city": "dallas", "destination_city": "dallas"}));
+        assert!(accepts(&pruned, &t), "{t}\n{pruned}");
         // Found twice (`from dallas to dallas`), it may be written twice.
         let mut twice = r.clone();
         for site in ["/*/distance/departure_city", "/*/distance/destination_city"] {
@@ -1685,6 +1709,96 @@ mod tests {
         assert!(used.spans.words.iter().any(|w| w.text == "Kyoto" && w.used));
     }
 
+    /// A tool `grid` with required integers `rows`, `cols` and `layers`, and an optional
+    /// integer `seed`.
+    fn grid() -> CompiledSpec {
+        compile(
+            &json!({"type": "array", "minItems": 1, "items": {"type": "object",
+            "additionalProperties": false, "required": ["grid"],
+            "properties": {"grid": {"type": "object", "additionalProperties": false,
+                "required": ["rows", "cols", "layers"], "properties": {
+                    "rows": {"type": "integer"}, "cols": {"type": "integer"},
+                    "layers": {"type": "integer"}, "seed": {"type": "integer"}}}}}}),
+            &CompileOptions::default(),
+        )
+        .expect("compiles")
+    }
+
+    /// The `grid` calls of 200 sampled sentences of the grammar pruned for `request`.
+    fn sampled_grids(request: &str, numbers: &[Value]) -> Vec<Value> {
+        let spec = grid();
+        let r = open_restriction(&spec, request, numbers);
+        let g = spec.pruned_grammar(&r, Resume::Start);
+        (1..200u64)
+            .map(|seed| {
+                let text = crate::grammar::sample::Sampler::new(&g, seed).sentence();
+                let v = spec
+                    .expand_any_order(&text)
+                    .unwrap_or_else(|e| panic!("{text:?}: {e}"));
+                v[0]["grid"].clone()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_number_said_once_is_written_once_across_required_and_optional_fields() {
+        let calls = sampled_grids(
+            "a grid of 3 rows, 4 columns and 7 layers",
+            &[json!(3), json!(4), json!(7)],
+        );
+        let mut orders = BTreeSet::new();
+        for call in &calls {
+            let mut written: Vec<i64> = ["rows", "cols", "layers", "seed"]
+                .iter()
+                .filter_map(|f| call.get(*f).and_then(Value::as_i64))
+                .collect();
+            let n = written.len();
+            orders.insert(format!("{call}"));
+            written.sort_unstable();
+            written.dedup();
+            assert_eq!(written.len(), n, "a number written twice: {call}");
+            assert!(
+                call.get("seed").is_none(),
+                "every number already used: {call}"
+            );
+        }
+        assert!(orders.len() > 1, "the grammar still lets the model choose");
+    }
+
+    #[test]
+    fn a_number_said_twice_may_be_written_twice() {
+        let calls = sampled_grids(
+            "3 rows, 3 columns and 7 layers",
+            &[json!(3), json!(3), json!(7)],
+        );
+        assert!(
+            calls
+                .iter()
+                .any(|c| c["rows"] == json!(3) && c["cols"] == json!(3)),
+            "no sentence writes 3 twice"
+        );
+        // 7 is said once: never in two fields.
+        for c in &calls {
+            let sevens = ["rows", "cols", "layers", "seed"]
+                .iter()
+                .filter(|f| c.get(**f) == Some(&json!(7)))
+                .count();
+            assert!(sevens <= 1, "{c}");
+        }
+    }
+
+    #[test]
+    fn a_required_field_is_still_written_when_the_shared_numbers_run_out() {
+        // Two numbers for three required fields: the third takes any integer.
+        let calls = sampled_grids("a grid of 3 rows and 4 columns", &[json!(3), json!(4)]);
+        for c in &calls {
+            for f in ["rows", "cols", "layers"] {
+                assert!(c.get(f).is_some_and(Value::is_i64), "{f} missing: {c}");
+            }
+            assert_ne!(c["rows"], c["cols"], "{c}");
+        }
+    }
+
     #[test]
     fn spans_are_written_quoted_so_a_value_of_several_words_can_go_on() {
         let spec = text_tool("remind");
@@ -1719,7 +1833,7 @@ mod tests {
         let r = open_restriction(&spec, request, &[json!(12), json!(2.5)]);
         let gbnf = spec.pruned_grammar(&r, Resume::Start).to_gbnf();
         // Numbers are the request's, each where its type allows: 2.5 is no integer.
-        assert!(gbnf.contains("\"12\""), "{gbnf}");
+        assert!(gbnf.contains("\"12\"") || gbnf.contains("\"12 "), "{gbnf}");
         assert!(gbnf.contains("\"2.5\""), "{gbnf}");
         assert!(
             !gbnf.contains("integer") && !gbnf.contains("number ::="),

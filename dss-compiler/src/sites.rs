@@ -71,8 +71,9 @@ pub struct Site {
     pub composed: bool,
     /// Values the field's description names, each with its phrase: a list of two or more
     /// codes (`1 for cleaning service, 2 for ironing service`; `0 is mute and 100 is the
-    /// maximum volume`), on a number site or an `enum` (only values of the enum). A
-    /// request that says the phrase names the value.
+    /// maximum volume`; `'CA' for California`), on a number site, an `enum` (only values
+    /// of the enum) or a free string (codes other than numbers). A request that says the
+    /// phrase names the value.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub codes: Vec<(Value, String)>,
 }
@@ -202,7 +203,8 @@ fn composed(name: &str, doc: Option<&str>) -> bool {
 }
 
 /// The codes of a description (see [`described_codes`]) that are values of a site of
-/// `kind`: numbers of a number site (whole ones for an integer site), values of an enum.
+/// `kind`: numbers of a number site (whole ones for an integer site), values of an enum,
+/// codes other than numbers of a free string.
 fn site_codes(kind: &SiteKind, doc: &str) -> Vec<(Value, String)> {
     let codes = described_codes(doc);
     let mut out = Vec::new();
@@ -226,6 +228,11 @@ fn site_codes(kind: &SiteKind, doc: &str) -> Vec<(Value, String)> {
                     None => continue,
                 }
             }
+            // A free string's codes (`'CA' for California`) are written as the
+            // description spells them, beside the spans of the request.
+            SiteKind::Text {
+                lexical: None | Some(Lexical::NonEmpty),
+            } if number.is_none() => Value::String(code),
             SiteKind::Tag { .. } | SiteKind::Text { .. } => return Vec::new(),
         };
         out.push((value, phrase));
@@ -806,9 +813,17 @@ mod tests {
                 (json!("I"), "inactive".to_string())
             ]
         );
-        // A free string takes spans of the request, not codes.
+        // A free string takes the codes it lists as spelled, beside the request's spans;
+        // digits are a number's codes, not a string's.
         let text = SiteKind::Text { lexical: None };
-        assert!(site_codes(&text, "'A' for active, 'I' for inactive").is_empty());
+        assert_eq!(
+            site_codes(&text, "Two letters, as 'NO' for Norway or 'SE' for Sweden."),
+            vec![
+                (json!("NO"), "Norway".to_string()),
+                (json!("SE"), "Sweden".to_string())
+            ]
+        );
+        assert!(site_codes(&text, "1 for low, 2 for high").is_empty());
         // A field's description explains its codes, and a list's its items' codes.
         let spec = compile(
             &json!({"type": "object", "properties": {

@@ -2,6 +2,9 @@
 //!
 //! Recognised (the value is a string):
 //! - ISO dates `2024-03-01`, `2024/03/01` -> `"2024-03-01"`; year and month `2024-03` -> `"2024-03"`;
+//! - numeric dates with the year last, `20/3/2024`, `05.18.2023` -> `"2024-03-20"`,
+//!   `"2023-05-18"`: day and month in the order the request's dates show, both readings of
+//!   `04/07/2023` where nothing shows it;
 //! - a month name (or its 3-letter abbreviation, `sept`) with a day, with or without a year:
 //!   `march 3`, `march 3rd, 2024`, `3 march`, `the 3rd of march` -> `"--03-03"` (ISO 8601 without
 //!   a year) or `"2024-03-03"`; a month name with a year, `march 2024` -> `"2024-03"`;
@@ -150,6 +153,89 @@ fn iso_dates(orig: &str, n: &Normalized, out: &mut Vec<DateSpan>) {
             i = end;
         } else {
             i += 1;
+        }
+    }
+}
+
+/// Numeric dates with the year last, `12/03/2024`, `20.3.2024`, `05-18-2023`: day and
+/// month in the order the request's other such dates show (a first part above 12 is a
+/// day, a second part above 12 a day), and where none shows it and both parts could be
+/// a month, both readings (two spans over the same words).
+fn numeric_dates(orig: &str, n: &Normalized, out: &mut Vec<DateSpan>) {
+    let b = orig.as_bytes();
+    // (start, end, first part, second part, year)
+    let mut found: Vec<(usize, usize, u32, u32, u32)> = Vec::new();
+    let run = |i: usize, max: usize| {
+        let k = b[i..]
+            .iter()
+            .take(max + 1)
+            .take_while(|c| c.is_ascii_digit())
+            .count();
+        (1..=max).contains(&k).then_some(k)
+    };
+    let mut i = 0;
+    while i < b.len() {
+        let boundary_before = i == 0 || !(b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'/');
+        let parsed = boundary_before
+            .then(|| {
+                let k1 = run(i, 2)?;
+                let sep = *b.get(i + k1)?;
+                if !matches!(sep, b'/' | b'.' | b'-') {
+                    return None;
+                }
+                let j = i + k1 + 1;
+                let k2 = run(j, 2)?;
+                if b.get(j + k2) != Some(&sep) {
+                    return None;
+                }
+                let y = j + k2 + 1;
+                let k3 = run(y, 4).filter(|&k| k == 4)?;
+                let end = y + k3;
+                let after = b.get(end);
+                let boundary_after = after.is_none_or(|c| {
+                    let run_on = *c == sep && b.get(end + 1).is_some_and(u8::is_ascii_digit);
+                    !(c.is_ascii_alphanumeric() || *c == b'/' || run_on)
+                });
+                boundary_after.then(|| {
+                    let num = |a: usize, k: usize| orig[a..a + k].parse::<u32>().unwrap_or(0);
+                    (i, end, num(i, k1), num(j, k2), num(y, k3))
+                })
+            })
+            .flatten();
+        match parsed {
+            Some(f) => {
+                i = f.1;
+                found.push(f);
+            }
+            None => i += 1,
+        }
+    }
+    let day_first = found.iter().any(|f| f.2 > 12 && f.3 <= 12);
+    let month_first = found.iter().any(|f| f.3 > 12 && f.2 <= 12);
+    for (start, end, p, q, y) in found {
+        let valid = |d: u32, m: u32| (1..=31).contains(&d) && (1..=12).contains(&m);
+        let mut readings = Vec::new();
+        if valid(p, q) && !month_first {
+            readings.push((p, q));
+        }
+        if valid(q, p) && !day_first && p != q {
+            readings.push((q, p));
+        }
+        if valid(p, q) && p == q {
+            readings.truncate(0);
+            readings.push((p, q));
+        }
+        let first = n.tokens.iter().position(|t| t.orig_end > start);
+        let last = n.tokens.iter().rposition(|t| t.orig_start < end);
+        let (Some(a), Some(z)) = (first, last) else {
+            continue;
+        };
+        for (d, m) in readings {
+            out.push(DateSpan {
+                tok_a: a,
+                tok_b: z + 1,
+                value: format!("{y:04}-{m:02}-{d:02}"),
+            });
         }
     }
 }
@@ -379,6 +465,7 @@ pub(crate) fn find_times(orig: &str, n: &Normalized, numbers: &[NumberSpan]) -> 
 pub(crate) fn find_dates(orig: &str, n: &Normalized, numbers: &[NumberSpan]) -> Vec<DateSpan> {
     let mut out = Vec::new();
     iso_dates(orig, n, &mut out);
+    numeric_dates(orig, n, &mut out);
     let words: Vec<&str> = n.tokens.iter().map(|t| &n.text[t.start..t.end]).collect();
     let taken = |out: &Vec<DateSpan>, t: usize| out.iter().any(|d| d.tok_a <= t && t < d.tok_b);
     let mut j = 0;
@@ -507,6 +594,31 @@ mod tests {
         );
         assert_eq!(dates("sales in march 2024"), ["2024-03"]);
         assert_eq!(dates("i may go in march"), Vec::<String>::new());
+    }
+
+    #[test]
+    fn numeric_dates_read_in_the_order_the_request_shows() {
+        // A part above 12 says which part is the day.
+        assert_eq!(dates("due 20/3/2024"), ["2024-03-20"]);
+        assert_eq!(dates("due 05-18-2023"), ["2023-05-18"]);
+        // The request's other dates settle an ambiguous one.
+        assert_eq!(
+            dates("from 05/12/2023 to 05/18/2023"),
+            ["2023-05-12", "2023-05-18"]
+        );
+        assert_eq!(
+            dates("from 19.03.2024 to 02.04.2024"),
+            ["2024-03-19", "2024-04-02"]
+        );
+        // Nothing settles it: both readings.
+        assert_eq!(dates("on 04/07/2023"), ["2023-07-04", "2023-04-07"]);
+        assert_eq!(dates("on 09/09/2023"), ["2023-09-09"]);
+        // No date: a fraction, a version, a part of a longer run.
+        assert_eq!(
+            dates("3/4 cup, version 1.2.3, 1/2/3/2024"),
+            Vec::<String>::new()
+        );
+        assert_eq!(dates("on 31/31/2024"), Vec::<String>::new());
     }
 
     #[test]

@@ -369,7 +369,12 @@ impl SpecIndex {
         for site in &sites {
             match &site.kind {
                 SiteKind::Choice { values } => {
-                    entries.extend(values.iter().map(|v| Entry::new(&site.path, v.clone())));
+                    let languages = language_names(values);
+                    entries.extend(values.iter().zip(languages).map(|(v, language)| {
+                        let e = Entry::new(&site.path, v.clone());
+                        let leaf = v.as_str().and_then(leaf_name);
+                        e.with_aliases(leaf.into_iter().chain(language))
+                    }));
                 }
                 SiteKind::Tag { values } => {
                     entries.extend(
@@ -461,8 +466,9 @@ impl SpecIndex {
             })
             .collect();
         attach_aliases(&mut entries, &aliases);
-        // The codes a field's description names (`1 for cleaning service`): the phrase
-        // names the value. A code of a free number site is named by its phrase only.
+        // The codes a field's description names (`1 for cleaning service`, `'CA' for
+        // California`): the phrase names the value. A code of a free number or string site
+        // is named by its phrase only.
         for site in &sites {
             let mut by_value: Vec<(Value, Vec<String>)> = Vec::new();
             for (v, phrase) in &site.codes {
@@ -474,7 +480,9 @@ impl SpecIndex {
             for (v, phrases) in by_value {
                 let e = Entry::new(&site.path, v).with_aliases(phrases);
                 match site.kind {
-                    SiteKind::Number { .. } if !bound.contains(&site.path) => {
+                    SiteKind::Number { .. } | SiteKind::Text { .. }
+                        if !bound.contains(&site.path) =>
+                    {
                         entries.push(e.named_by_aliases_only());
                     }
                     _ => attach_aliases(&mut entries, &[e]),
@@ -1135,31 +1143,80 @@ impl SpecIndex {
                     )
                 })
         };
+        // A time after a date and time, joined to it as the end of a range (`16:00 -
+        // 18:00`, `from 9:00 to 11:30`), is on that date.
+        let range_end = |a: &std::ops::Range<usize>, b: &std::ops::Range<usize>| {
+            let gap = request.get(a.end..b.start).unwrap_or("x");
+            let words: Vec<&str> = gap
+                .split(|c: char| c.is_whitespace() || matches!(c, '-' | '–' | '—'))
+                .filter(|w| !w.is_empty())
+                .collect();
+            (gap.contains(['-', '–', '—']) && words.is_empty())
+                || matches!(
+                    words.iter().map(|w| w.to_lowercase()).collect::<Vec<_>>().as_slice(),
+                    [w] if matches!(w.as_str(), "to" | "until" | "till" | "through")
+                )
+        };
         let mut moments = Vec::new();
         let mut i = 0;
+        // The date of the moment before, with its span, where it had a time too.
+        let mut dated: Option<(std::ops::Range<usize>, Vec<Date>)> = None;
         while i < found.len() {
             let (span, date, time) = found[i].clone();
-            let next = found.get(i + 1);
+            // The readings of one numeric date (`04/07/2023`) share its span.
+            let mut k = i + 1;
+            let mut dates: Vec<Option<Date>> = vec![date];
+            while let Some(f) = found
+                .get(k)
+                .filter(|f| f.0 == span && f.2.is_none() && date.is_some())
+            {
+                dates.push(f.1);
+                k += 1;
+            }
+            let next = found.get(k);
             let pair = next.filter(|n| {
                 near(&span, &n.0)
                     && ((date.is_some() && n.1.is_none()) || (time.is_some() && n.2.is_none()))
             });
-            let m = match pair {
+            let mut ms: Vec<dss_compiler::prune::Moment> = match pair {
                 Some(n) => {
-                    i += 1;
+                    k += 1;
                     claimed.push(n.0.clone());
-                    dss_compiler::prune::Moment {
-                        date: date.or(n.1),
-                        time: time.or(n.2),
-                    }
+                    dates
+                        .iter()
+                        .map(|d| dss_compiler::prune::Moment {
+                            date: d.or(n.1),
+                            time: time.or(n.2),
+                        })
+                        .collect()
                 }
-                None => dss_compiler::prune::Moment { date, time },
+                None => dates
+                    .iter()
+                    .map(|d| dss_compiler::prune::Moment { date: *d, time })
+                    .collect(),
             };
-            if (m.date.is_some() && self.date_sites) || (m.date.is_none() && self.time_sites) {
+            if let (None, Some(_), Some((before, ds))) = (date, time, &dated) {
+                if pair.is_none() && range_end(before, &span) {
+                    ms = ds
+                        .iter()
+                        .map(|d| dss_compiler::prune::Moment {
+                            date: Some(*d),
+                            time,
+                        })
+                        .collect();
+                }
+            }
+            let end = pair.map_or(span.end, |n| n.0.end.max(span.end));
+            dated = ms
+                .iter()
+                .all(|m| m.date.is_some() && m.time.is_some())
+                .then(|| (span.start..end, ms.iter().filter_map(|m| m.date).collect()));
+            let has_date = ms.iter().any(|m| m.date.is_some());
+            if (has_date && self.date_sites) || (!has_date && self.time_sites) {
                 claimed.push(span);
             }
-            moments.push(m.iso());
-            i += 1;
+            moments.extend(ms.iter().map(|m| m.iso()));
+            i = k;
         }
         (moments, claimed)
     }
@@ -1654,6 +1711,47 @@ pub fn restriction_of(extraction: &Extraction, bound: &BTreeSet<String>) -> Rest
         })
         .collect();
     r
+}
+
+/// The last part of a choice written as a path of names (`Europe/London`,
+/// `America/New_York`, `sports/tennis`): it names the choice by itself ("London time",
+/// "New York"), with `_` read as a space. `None` for a value that is no such path (a
+/// part of fewer than three letters, a URL, digits).
+fn leaf_name(v: &str) -> Option<String> {
+    let (head, leaf) = v.rsplit_once('/')?;
+    let name = |p: &str| {
+        p.chars().filter(|c| c.is_alphabetic()).count() >= 3
+            && p.chars()
+                .all(|c| c.is_alphabetic() || matches!(c, '_' | '-' | ' '))
+    };
+    (!head.is_empty() && head.split('/').all(name) && name(leaf)).then(|| leaf.replace('_', " "))
+}
+
+/// The English name of each of `values` that is a language tag (`es`, `es-ES`, `zh_CN`:
+/// an ISO 639-1 code, then a region), where two or more are: "in Spanish" names `es-ES`.
+/// A single two-letter value is no list of languages.
+fn language_names(values: &[Value]) -> Vec<Option<String>> {
+    let name = |v: &Value| -> Option<String> {
+        let s = v.as_str()?;
+        let (lang, region) = match s.split_once(['-', '_']) {
+            Some((l, r)) => (l, Some(r)),
+            None => (s, None),
+        };
+        let tag = lang.len() == 2
+            && lang.bytes().all(|b| b.is_ascii_lowercase())
+            && region.is_none_or(|r| r.len() == 2 && r.bytes().all(|b| b.is_ascii_alphabetic()));
+        if !tag {
+            return None;
+        }
+        let full = isolang::Language::from_639_1(lang)?.to_name();
+        let name = full.split([';', '(']).next().unwrap_or(full).trim();
+        (!name.is_empty()).then(|| name.to_string())
+    };
+    let names: Vec<Option<String>> = values.iter().map(name).collect();
+    if names.iter().flatten().count() < 2 {
+        return vec![None; values.len()];
+    }
+    names
 }
 
 /// The mentions at sites (not numbers or dates alone) grouped by overlapping spans, in
@@ -2213,6 +2311,38 @@ mod tests {
     }
 
     #[test]
+    fn a_numeric_date_with_a_time_range_gives_two_moments_on_that_date() {
+        let spec = compile(
+            &json!({"type": "object", "properties": {
+                "room": {"type": "integer"},
+                "start": {"type": "string", "description": "Start, as 'YYYY-MM-DD HH:mm:ss'."},
+                "end": {"type": "string", "description": "End, as 'YYYY-MM-DD HH:mm:ss'."}
+            }, "required": ["room"], "additionalProperties": false}),
+            &CompileOptions::default(),
+        )
+        .expect("compiles");
+        let ix = SpecIndex::build(&spec, &Catalogs::default()).expect("index");
+        let a = ix.analyze(
+            "book room 4 on 21/05/2025 09:30 - 11:00",
+            ExtractMode::Full,
+            0,
+        );
+        let r = &a.restriction;
+        assert_eq!(
+            r.dates,
+            [json!("2025-05-21T09:30:00"), json!("2025-05-21T11:00:00")]
+        );
+        // The date's digits are no numbers of their own.
+        assert_eq!(r.numbers, [json!(4)]);
+        // Nothing says which part is the day: both readings, each with the time.
+        let a = ix.analyze("book room 4 on 06/05/2025 at 09:30", ExtractMode::Full, 0);
+        assert_eq!(
+            a.restriction.dates,
+            [json!("2025-05-06T09:30:00"), json!("2025-06-05T09:30:00")]
+        );
+    }
+
+    #[test]
     fn date_and_time_fields_take_the_request_s_moments_in_their_own_forms() {
         let spec = compile(
             &json!({"type": "object", "properties": {
@@ -2347,6 +2477,78 @@ mod tests {
     }
 
     #[test]
+    fn a_choice_written_as_a_path_is_named_by_its_last_part() {
+        assert_eq!(leaf_name("America/New_York").as_deref(), Some("New York"));
+        assert_eq!(leaf_name("sports/tennis").as_deref(), Some("tennis"));
+        for none in [
+            "UTC",
+            "https://a.example/x",
+            "v1/items",
+            "a/b",
+            "/root",
+            "2024/05",
+        ] {
+            assert_eq!(leaf_name(none), None, "{none}");
+        }
+        let spec = compile(
+            &json!({"type": "object", "properties": {
+                "zone": {"enum": ["Asia/Seoul", "America/Los_Angeles", "UTC"]}
+            }, "required": ["zone"], "additionalProperties": false}),
+            &CompileOptions::default(),
+        )
+        .expect("compiles");
+        let ix = SpecIndex::build(&spec, &Catalogs::default()).expect("index");
+        let a = ix.analyze("a call at 9 Los Angeles time", ExtractMode::Full, 0);
+        assert_eq!(a.restriction.at("/zone"), [json!("America/Los_Angeles")]);
+    }
+
+    #[test]
+    fn a_choice_of_language_tags_is_named_by_the_languages() {
+        let spec = compile(
+            &json!({"type": "object", "properties": {
+                "from": {"enum": ["en", "de", "it"]},
+                "voice": {"enum": ["nl-NL", "pt_BR", "xx-YY"]}
+            }, "additionalProperties": false}),
+            &CompileOptions::default(),
+        )
+        .expect("compiles");
+        let ix = SpecIndex::build(&spec, &Catalogs::default()).expect("index");
+        let a = ix.analyze("read this German text aloud in Dutch", ExtractMode::Full, 0);
+        assert_eq!(a.restriction.at("/from"), [json!("de")]);
+        assert_eq!(a.restriction.at("/voice"), [json!("nl-NL")]);
+        let a = ix.analyze("a voice in Brazilian Portuguese", ExtractMode::Full, 0);
+        assert_eq!(a.restriction.at("/voice"), [json!("pt_BR")]);
+        // Two letters alone are no list of languages.
+        assert_eq!(
+            language_names(&[json!("ok"), json!("no-go")]),
+            vec![None, None]
+        );
+    }
+
+    #[test]
+    fn a_string_code_the_description_explains_is_offered_for_its_phrase() {
+        let spec = compile(
+            &json!([{"name": "ship.quote", "description": "Quotes a shipment.", "parameters": {
+                "type": "object", "properties": {
+                    "country": {"type": "string",
+                        "description": "Two letters, such as 'NO' for Norway or 'SE' for Sweden."},
+                    "kg": {"type": "number"}
+                }, "required": ["country", "kg"]}}]),
+            &CompileOptions::default(),
+        )
+        .expect("compiles");
+        let ix = SpecIndex::build(&spec, &Catalogs::default()).expect("index");
+        let site = "/*/ship.quote/country";
+        let a = ix.analyze("ship 4 kg to Sweden", ExtractMode::Full, 0);
+        assert_eq!(a.restriction.at(site), [json!("SE")], "{:?}", a.restriction);
+        let g = spec.pruned_grammar(&a.restriction, Resume::Start).to_gbnf();
+        assert!(g.contains("SE"), "{g}");
+        // The code's letters alone name nothing.
+        let a = ix.analyze("ship 4 kg to se", ExtractMode::Full, 0);
+        assert!(a.restriction.at(site).is_empty(), "{:?}", a.restriction);
+    }
+
+    #[test]
     fn a_code_the_description_explains_is_named_by_its_phrase_not_its_digits() {
         let spec = compile(
             &json!([{"name": "route.plan", "description": "Plans a route.", "parameters": {
@@ -2363,7 +2565,8 @@ mod tests {
         let a = ix.analyze("plan a cycling trip for 3 people", ExtractMode::Full, 0);
         assert_eq!(a.restriction.at(site), [json!(2)], "{:?}", a.restriction);
         let g = spec.pruned_grammar(&a.restriction, Resume::Start).to_gbnf();
-        assert!(g.contains("\"mode \" (\"2\" | \"3\")"), "{g}");
+        // The code named, or the request's number (then used: no people left).
+        assert!(g.contains("\"mode 2\"") && g.contains("\"mode 3\""), "{g}");
         // Digits alone name no code: `3 people` is no drive.
         let a = ix.analyze("plan a trip for 3 people", ExtractMode::Full, 0);
         assert!(a.restriction.at(site).is_empty(), "{:?}", a.restriction);

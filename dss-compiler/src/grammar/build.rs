@@ -480,7 +480,9 @@ impl Builder<'_> {
         let p = self.prune.as_ref()?;
         // A catalog-bound site takes its values found; spans only where it must be written
         // and none was (an optional one with nothing found is left out before this).
-        if p.restriction.bound.contains(&self.path) && self.candidates().is_some() {
+        if p.restriction.bound.contains(&self.path)
+            && self.candidates().is_some_and(|c| !c.is_empty())
+        {
             return None;
         }
         if !matches!(s.lexical, None | Some(Lexical::NonEmpty)) {
@@ -915,6 +917,13 @@ impl Builder<'_> {
         }
     }
 
+    /// Whether the current path is held to some values ([`Builder::pin`]).
+    fn pinned_here(&self) -> bool {
+        self.pin
+            .as_ref()
+            .is_some_and(|(path, _)| *path == self.path)
+    }
+
     /// The pin in rule keys: rules built under a pin are its own.
     fn pin_key(&self) -> String {
         match &self.pin {
@@ -1212,11 +1221,11 @@ impl Builder<'_> {
         if !r.forms.is_empty() && self.extras(r).is_none() {
             return self.record_forms(r, tag, name);
         }
-        let mut mandatory: Vec<G> = tag.into_iter().collect();
-        let mut optional: Vec<G> = Vec::new();
-        // Pruned, a few found fields may come in any order (below); values found once that
-        // several of them could take are then written once: their slots are built split by
-        // those values (`shared_slots`) instead of whole here.
+        // Pruned, a value found once (a catalog value, a number the request says once)
+        // that several fields of the record could take is written at most once in it: the
+        // required fields (in their order) and the few found optional fields written in
+        // any order (below) are then built split by those values (`shared_alts`), with
+        // the values used so far in the state of each rule.
         // A modifier tied to the value this list item is built for is written with it.
         let forced: Vec<bool> = r
             .fields
@@ -1239,28 +1248,53 @@ impl Builder<'_> {
                         .droppable()
             })
             .collect();
-        let any_order = self.prune.is_some()
+        let few_optional = self.prune.is_some()
             && self.extras(r).is_none()
-            && (2..=MAX_ANY_ORDER).contains(&optional_fields.len());
-        let shared = if any_order {
-            self.shared_values(&optional_fields)
+            && (1..=MAX_ANY_ORDER).contains(&optional_fields.len());
+        let any_order = few_optional && optional_fields.len() >= 2;
+        let positional_fields: Vec<&FieldLayout> = r
+            .fields
+            .iter()
+            .filter(|f| f.mode == FieldMode::Positional)
+            .collect();
+        let mut sharing: Vec<&FieldLayout> = positional_fields.clone();
+        if few_optional {
+            sharing.extend(optional_fields.iter().copied());
+        }
+        let shared = if self.prune.is_some() && sharing.len() >= 2 {
+            self.shared_values(&sharing)
         } else {
             None
         };
+        let shared_optional = few_optional && shared.is_some();
+        // Each mandatory item: its alternatives, each with the shared values it uses and
+        // those that must be used already for it to be offered.
+        let mut mandatory: Vec<Vec<(G, u32, u32)>> =
+            tag.into_iter().map(|t| vec![(t, 0, 0)]).collect();
+        let mut optional: Vec<G> = Vec::new();
         for (f, &forced) in r.fields.iter().zip(&forced) {
             let seg = escape_segment(&f.name);
             match f.mode {
                 FieldMode::Const(_) => {}
                 FieldMode::Positional => {
-                    let g = self.at(&seg, |b| b.positional(f));
-                    mandatory.push(g);
+                    let alts = match &shared {
+                        Some(shared) => {
+                            let i = sharing
+                                .iter()
+                                .position(|x| std::ptr::eq(*x, f))
+                                .unwrap_or(0);
+                            self.shared_alts(f, shared, i, true)
+                        }
+                        None => vec![(self.at(&seg, |b| b.positional(f)), 0, 0)],
+                    };
+                    mandatory.push(alts);
                 }
                 FieldMode::Keyed | FieldMode::Keyless if forced => {
                     let g = self.at(&seg, |b| b.field_slot(f));
-                    mandatory.push(g);
+                    mandatory.push(vec![(g, 0, 0)]);
                 }
                 FieldMode::Keyed | FieldMode::Keyless => {
-                    if shared.is_some() || self.at(&seg, |b| b.status(f.expr)).droppable() {
+                    if shared_optional || self.at(&seg, |b| b.status(f.expr)).droppable() {
                         continue;
                     }
                     let g = self.at(&seg, |b| b.field_slot(f));
@@ -1293,9 +1327,15 @@ impl Builder<'_> {
         }
         // Pruned for a request, a few found fields may come in any order (the model writes
         // them as the request names them; `CompiledSpec::expand_any_order` reads them).
-        if let Some((cands, shared)) = shared {
-            let slots = self.shared_slots(&optional_fields, &cands, &shared);
-            next = Some(self.any_order_shared(&slots, name));
+        let mut optional_shared: Option<Vec<Vec<(G, u32)>>> = None;
+        if let Some(sv) = shared.as_ref().filter(|_| shared_optional) {
+            let from = positional_fields.len();
+            let mut slots = Vec::new();
+            for (i, f) in optional_fields.iter().enumerate() {
+                let alts = self.shared_alts(f, sv, from + i, false);
+                slots.push(alts.into_iter().map(|(g, bits, _)| (g, bits)).collect());
+            }
+            optional_shared = Some(slots);
         } else if any_order {
             next = Some(self.any_order(&optional, name));
             optional.clear();
@@ -1312,113 +1352,273 @@ impl Builder<'_> {
             self.add(rname.clone(), g, None);
             next = Some(G::Rule(rname));
         }
+        // What may follow the mandatory items, by the shared values they used.
+        let ends = self.mandatory_ends(&mandatory);
+        let tails: HashMap<u32, Option<G>> = match &optional_shared {
+            Some(slots) => self.any_order_shared(slots, name, &ends),
+            None => ends.iter().map(|&u| (u, next.clone())).collect(),
+        };
         if mandatory.is_empty() {
-            match next {
+            return match tails.get(&0).cloned().flatten() {
                 Some(n) => G::Opt(Box::new(n)),
                 None => lit(""),
-            }
-        } else {
-            let mut items = Vec::new();
-            for (i, m) in mandatory.into_iter().enumerate() {
-                if i > 0 {
-                    items.push(lit(" "));
-                }
-                items.push(m);
-            }
-            if let Some(n) = next {
-                items.push(G::Opt(Box::new(seq(vec![lit(" "), n]))));
-            }
-            seq(items)
+            };
         }
+        let mut rules: HashMap<(usize, u32), G> = HashMap::new();
+        self.mandatory_chain(&mandatory, 0, 0, &tails, name, &mut rules)
     }
 
-    /// Pruning: the candidates of `fields` (optional fields of one record, written in any
-    /// order) and the values found once that two or more of them could take (`dallas` as
-    /// departure and as destination city). `None` when no value is shared (or more than
-    /// [`MAX_SHARED`] are, or a pin is already held).
-    fn shared_values(&mut self, fields: &[&FieldLayout]) -> Option<(FieldCandidates, Vec<Value>)> {
+    /// The sets of shared values the `mandatory` items ([`Builder::record`]) may have used
+    /// once all are written.
+    fn mandatory_ends(&self, mandatory: &[Vec<(G, u32, u32)>]) -> Vec<u32> {
+        let mut states: BTreeSet<u32> = BTreeSet::from([0]);
+        for alts in mandatory {
+            states = states
+                .iter()
+                .flat_map(|&used| {
+                    alts.iter()
+                        .filter(move |(_, bits, needs)| bits & used == 0 && needs & used == *needs)
+                        .map(move |(_, bits, _)| used | bits)
+                })
+                .collect();
+        }
+        states.into_iter().collect()
+    }
+
+    /// The mandatory items from `i` on, with the shared values `used` before them, then
+    /// what may follow (`tails`): written in place while an item has one plain
+    /// alternative, else one rule per (item, values used) state.
+    fn mandatory_chain(
+        &mut self,
+        mandatory: &[Vec<(G, u32, u32)>],
+        i: usize,
+        used: u32,
+        tails: &HashMap<u32, Option<G>>,
+        name: &str,
+        rules: &mut HashMap<(usize, u32), G>,
+    ) -> G {
+        if i == mandatory.len() {
+            return match tails.get(&used).cloned().flatten() {
+                Some(n) => G::Opt(Box::new(seq(vec![lit(" "), n]))),
+                None => lit(""),
+            };
+        }
+        if let Some(g) = rules.get(&(i, used)) {
+            return g.clone();
+        }
+        let then = |b: &mut Self, rules: &mut HashMap<(usize, u32), G>, bits: u32| {
+            let rest = b.mandatory_chain(mandatory, i + 1, used | bits, tails, name, rules);
+            if i + 1 == mandatory.len() {
+                rest
+            } else {
+                seq(vec![lit(" "), rest])
+            }
+        };
+        if let [(g, 0, 0)] = mandatory[i].as_slice() {
+            let g = g.clone();
+            let rest = then(self, rules, 0);
+            return seq(vec![g, rest]);
+        }
+        let mut alts = Vec::new();
+        for (g, bits, needs) in &mandatory[i] {
+            if bits & used != 0 || needs & used != *needs {
+                continue;
+            }
+            let rest = then(self, rules, *bits);
+            alts.push(seq(vec![g.clone(), rest]));
+        }
+        let rname = self.fresh(&format!("{name}_req{i}_{used}"));
+        self.add(rname.clone(), G::Alt(alts), None);
+        let g = G::Rule(rname);
+        rules.insert((i, used), g.clone());
+        g
+    }
+
+    /// Pruning: what field `f` may take where it could share a value with another field:
+    /// its candidates, and at an open number site the request's numbers (those no
+    /// candidate is), apart.
+    fn shareable(&mut self, f: &FieldLayout) -> Shareable {
+        self.at(&escape_segment(&f.name), |b| {
+            if !b.specialized() {
+                return None;
+            }
+            let found = b.candidates().unwrap_or_default();
+            let mut numbers = Vec::new();
+            let expr = b.notation.canon[f.expr as usize];
+            let p = b.shapes.parts(expr);
+            let scalar = p.array.is_none() && p.object.is_none() && p.listed.is_none();
+            if let Some(n) = p.number.as_ref().filter(|n| scalar && n.values.is_none()) {
+                if b.at_open_site(|r| &r.number_sites) {
+                    numbers = b
+                        .request_numbers(n)
+                        .into_iter()
+                        .filter(|v| !found.iter().any(|x| same_value(x, v)))
+                        .collect();
+                }
+            }
+            (!found.is_empty() || !numbers.is_empty()).then(|| FieldValues {
+                site: b.path.clone(),
+                found,
+                numbers,
+            })
+        })
+    }
+
+    /// Pruning: what `fields` may take ([`Builder::shareable`]) and the values one mention
+    /// in the request gives that two or more of them could take, each written once: a
+    /// number the request says once (the `5` of "node 5" as node and as pod; one said
+    /// twice may be written twice), or a value one span of the request offers at several
+    /// sites ([`Restriction::readings`]: `dallas` as departure and as destination city;
+    /// not the code `1` that one word names for a service and another for a province).
+    /// With each field, the bits of the shared values it takes by that mention. `None`
+    /// when no value is shared (or more than [`MAX_SHARED`] are, or a pin is already held).
+    fn shared_values(&mut self, fields: &[&FieldLayout]) -> Option<SharedValues> {
         if self.pin.is_some() {
             return None;
         }
-        let cands: FieldCandidates = fields
-            .iter()
-            .map(|f| {
-                self.at(&escape_segment(&f.name), |b| {
-                    b.specialized().then(|| b.candidates()).flatten()
-                })
+        let takes: Vec<Shareable> = fields.iter().map(|f| self.shareable(f)).collect();
+        let r = self.prune.as_ref()?.restriction;
+        let said = |v: &Value| r.numbers.iter().filter(|n| same_value(n, v)).count();
+        let one_mention = |a: &str, b: &str, v: &Value| {
+            r.readings.iter().any(|g| {
+                g.iter().any(|(s, x)| s == a && same_value(x, v))
+                    && g.iter().any(|(s, x)| s == b && same_value(x, v))
             })
-            .collect();
-        let mut shared: Vec<Value> = Vec::new();
-        for (i, c) in cands.iter().enumerate() {
-            let Some(c) = c else { continue };
-            for v in c {
-                let once = cands
+        };
+        // (value, the fields that take it by one mention)
+        let mut shared: Vec<(Value, Vec<usize>)> = Vec::new();
+        let mut add = |v: &Value, members: Vec<usize>| {
+            if members.len() < 2 || shared.iter().any(|(x, _)| same_value(x, v)) {
+                return;
+            }
+            shared.push((v.clone(), members));
+        };
+        for (i, t) in takes.iter().enumerate() {
+            let Some(t) = t else { continue };
+            for v in &t.numbers {
+                if said(v) == 1 {
+                    let members = takes
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, o)| {
+                            o.as_ref()
+                                .is_some_and(|o| o.numbers.iter().any(|x| same_value(x, v)))
+                        })
+                        .map(|(j, _)| j)
+                        .collect();
+                    add(v, members);
+                }
+            }
+            for v in &t.found {
+                let once = takes
                     .iter()
                     .flatten()
-                    .all(|o| o.iter().filter(|x| same_value(x, v)).count() <= 1);
-                let elsewhere = cands.iter().enumerate().any(|(j, o)| {
-                    j != i
-                        && o.as_ref()
-                            .is_some_and(|o| o.iter().any(|x| same_value(x, v)))
-                });
-                if once && elsewhere && !shared.iter().any(|x| same_value(x, v)) {
-                    shared.push(v.clone());
+                    .all(|o| o.found.iter().filter(|x| same_value(x, v)).count() <= 1);
+                if !once {
+                    continue;
                 }
+                let members = takes
+                    .iter()
+                    .enumerate()
+                    .filter(|(j, o)| {
+                        o.as_ref().is_some_and(|o| {
+                            o.found.iter().any(|x| same_value(x, v))
+                                && (*j == i || one_mention(&t.site, &o.site, v))
+                        })
+                    })
+                    .map(|(j, _)| j)
+                    .collect();
+                add(v, members);
             }
         }
         if shared.is_empty() || shared.len() > MAX_SHARED {
             return None;
         }
-        Some((cands, shared))
+        let mut bits = vec![0u32; fields.len()];
+        for (k, (_, members)) in shared.iter().enumerate() {
+            for &j in members {
+                bits[j] |= 1 << k;
+            }
+        }
+        let values = shared.into_iter().map(|(v, _)| v).collect();
+        Some(SharedValues {
+            takes,
+            values,
+            bits,
+        })
     }
 
-    /// The slots of `fields` split by the `shared` values ([`Builder::shared_values`]): one
-    /// alternative per shared value a field could take, with its bit, and one (bit 0) for
-    /// the field's other candidates.
-    fn shared_slots(
+    /// The slot of field `i` of `shared` ([`Builder::shared_values`]) split by the shared
+    /// values it takes: one alternative per such value, using its bit, and one (no bit)
+    /// for its other values. Each alternative comes with the bits that must be used
+    /// already for it to be offered: a required field (`positional`) whose values are all
+    /// shared takes, once they are all used, what it takes where nothing was found, so
+    /// it can always be written.
+    fn shared_alts(
         &mut self,
-        fields: &[&FieldLayout],
-        cands: &[Option<Vec<Value>>],
-        shared: &[Value],
-    ) -> Vec<Vec<(G, u32)>> {
-        let mut slots = Vec::new();
-        for (f, c) in fields.iter().zip(cands) {
-            let seg = escape_segment(&f.name);
-            let mut alts: Vec<(G, u32)> = Vec::new();
-            match c {
-                Some(c) => {
-                    let path = format!("{}/{seg}", self.path);
-                    let pinned = |b: &mut Self, values: Vec<Value>| {
-                        b.pin = Some((path.clone(), values));
-                        let g = b.at(&seg, |b| b.field_slot(f));
-                        b.pin = None;
-                        g
-                    };
-                    for (k, v) in shared.iter().enumerate() {
-                        if c.iter().any(|x| same_value(x, v)) {
-                            alts.push((pinned(self, vec![v.clone()]), 1 << k));
-                        }
-                    }
-                    let rest: Vec<Value> = c
-                        .iter()
-                        .filter(|x| !shared.iter().any(|v| same_value(x, v)))
-                        .cloned()
-                        .collect();
-                    if !rest.is_empty() {
-                        alts.push((pinned(self, rest), 0));
-                    }
+        f: &FieldLayout,
+        shared: &SharedValues,
+        i: usize,
+        positional: bool,
+    ) -> Vec<(G, u32, u32)> {
+        let seg = escape_segment(&f.name);
+        let slot = |b: &mut Self| {
+            b.at(&seg, |b| {
+                if positional {
+                    b.positional(f)
+                } else {
+                    b.field_slot(f)
                 }
-                None => alts.push((self.at(&seg, |b| b.field_slot(f)), 0)),
-            }
-            slots.push(alts);
+            })
+        };
+        let (Some(t), mine) = (&shared.takes[i], shared.bits[i]) else {
+            return vec![(slot(self), 0, 0)];
+        };
+        if mine == 0 {
+            return vec![(slot(self), 0, 0)];
         }
-        slots
+        let path = format!("{}/{seg}", self.path);
+        let pinned = |b: &mut Self, values: Vec<Value>| {
+            b.pin = Some((path.clone(), values));
+            let g = slot(b);
+            b.pin = None;
+            g
+        };
+        let mut alts = Vec::new();
+        let all: Vec<&Value> = t.found.iter().chain(&t.numbers).collect();
+        let is_mine = |x: &Value| {
+            shared
+                .values
+                .iter()
+                .enumerate()
+                .any(|(k, v)| mine & (1 << k) != 0 && same_value(x, v))
+        };
+        for (k, v) in shared.values.iter().enumerate() {
+            if mine & (1 << k) != 0 {
+                alts.push((pinned(self, vec![v.clone()]), 1 << k, 0));
+            }
+        }
+        let rest: Vec<Value> = all.into_iter().filter(|x| !is_mine(x)).cloned().collect();
+        if !rest.is_empty() {
+            alts.push((pinned(self, rest), 0, 0));
+        } else if positional {
+            // Held to no value: what the field takes where the request gives it nothing
+            // (every choice, any number in its range).
+            alts.push((pinned(self, Vec::new()), 0, mine));
+        }
+        alts
     }
 
     /// [`Builder::any_order`] over slots with alternatives, each using a set of shared
     /// values (bits): a value is written at most once in the record. One rule per reachable
-    /// (slots written, values used) state.
-    fn any_order_shared(&mut self, slots: &[Vec<(G, u32)>], name: &str) -> G {
+    /// (slots written, values used) state, from each set of values used before (`starts`):
+    /// the rule for each start where anything can be written, `None` where nothing can.
+    fn any_order_shared(
+        &mut self,
+        slots: &[Vec<(G, u32)>],
+        name: &str,
+        starts: &[u32],
+    ) -> HashMap<u32, Option<G>> {
         let full = (1usize << slots.len()) - 1;
         // Whether anything can still be written from a state.
         let open = |mask: usize, used: u32| {
@@ -1427,7 +1627,11 @@ impl Builder<'_> {
             })
         };
         let mut rules: HashMap<(usize, u32), String> = HashMap::new();
-        let mut todo = vec![(0usize, 0u32)];
+        let mut todo: Vec<(usize, u32)> = starts
+            .iter()
+            .filter(|&&u| open(0, u))
+            .map(|&u| (0, u))
+            .collect();
         let mut order = Vec::new();
         while let Some(state) = todo.pop() {
             if rules.contains_key(&state) {
@@ -1472,7 +1676,10 @@ impl Builder<'_> {
             let rname = rules[&(mask, used)].clone();
             self.add(rname, G::Alt(alts), None);
         }
-        G::Rule(rules[&(0, 0)].clone())
+        starts
+            .iter()
+            .map(|&u| (u, rules.get(&(0, u)).map(|r| G::Rule(r.clone()))))
+            .collect()
     }
 
     /// Each of `slots` at most once, in any order, at least one: `R_S ::= o_j (" " R_S+j)?
@@ -2121,6 +2328,10 @@ impl Builder<'_> {
                 }
                 None => return None,
             }
+        } else if prune.restriction.span_sites.contains(&self.path) {
+            // A value found at a span site no catalog binds (a code its description
+            // explains) is offered beside the spans.
+            self.candidates().unwrap_or_default()
         } else {
             Vec::new()
         };
@@ -2129,7 +2340,10 @@ impl Builder<'_> {
         if let Some(n) = p.number.as_ref().filter(|n| n.values.is_none()) {
             if self.at_open_site(|r| &r.number_sites) {
                 found.extend(self.candidates().unwrap_or_default());
-                found.extend(self.request_numbers(n));
+                // Held to some values ([`Builder::shared_alts`]): those alone.
+                if !self.pinned_here() {
+                    found.extend(self.request_numbers(n));
+                }
             }
         }
         if found.is_empty() {
@@ -2328,7 +2542,27 @@ const MAX_CHECKED_SPANS: usize = 256;
 const MAX_ANY_ORDER: usize = 5;
 
 /// Per field of a record, its candidates when pruning at its site.
-type FieldCandidates = Vec<Option<Vec<Value>>>;
+/// What a field may take where it could share a value ([`Builder::shareable`]).
+struct FieldValues {
+    /// The field's site path.
+    site: String,
+    /// Its candidates.
+    found: Vec<Value>,
+    /// The request's numbers it takes, beside those.
+    numbers: Vec<Value>,
+}
+
+type Shareable = Option<FieldValues>;
+
+/// The values fields of one record share ([`Builder::shared_values`]).
+struct SharedValues {
+    /// What each field takes.
+    takes: Vec<Shareable>,
+    /// The shared values; bit `k` stands for `values[k]`.
+    values: Vec<Value>,
+    /// Each field's bits: the shared values it takes by their one mention.
+    bits: Vec<u32>,
+}
 
 /// Values found once that several fields of one record could take, each written at most
 /// once in the record under pruning, up to this many (more: no such limit).

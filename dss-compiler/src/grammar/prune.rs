@@ -505,12 +505,16 @@ impl Spans {
                 opens || (prev_opens && !START_NEVER.contains(&text.to_lowercase().as_str()));
             prev_opens = !joined || (!inside_quote && (function_word || (name && sentence_start)));
             let letters = text.chars().filter(|c| c.is_alphabetic()).count();
+            // `I` and its contractions (`I'm`, `I've`) are capitalized and mark nothing.
+            let pronoun =
+                FIRST_PERSON.contains(&text.to_lowercase().replace('\u{2019}', "'").as_str());
             let marked = quoted
-                || (capitalized(&text) && (!sentence_start || name))
-                || (letters >= 2 && !text.chars().any(char::is_lowercase))
-                || (letters >= 1
-                    && (text.chars().any(|c| c.is_ascii_digit())
-                        || text.contains(['-', '_', '/', '.', '@'])));
+                || (!pronoun
+                    && ((capitalized(&text) && (!sentence_start || name))
+                        || (letters >= 2 && !text.chars().any(char::is_lowercase))
+                        || (letters >= 1
+                            && (text.chars().any(|c| c.is_ascii_digit())
+                                || text.contains(['-', '_', '/', '.', '@'])))));
             let in_quotes = quoted;
             if closes {
                 quoted = false;
@@ -910,6 +914,9 @@ const END_WORDS: &[&str] = &[
 ];
 /// Words a value never starts with.
 const START_NEVER: &[&str] = &["and", "but", "or", "please", "so", "then"];
+/// The pronoun `I` and its contractions: written capitalized anywhere in a sentence, they
+/// mark no value.
+const FIRST_PERSON: &[&str] = &["i", "i'm", "i've", "i'd", "i'll"];
 /// Words that are never a value by themselves (articles, pronouns, determiners): a single
 /// word next to a field's name is offered to an optional field only if it is none of these.
 const FUNCTION_WORDS: &[&str] = &[
@@ -1863,6 +1870,15 @@ mod tests {
             assert!(s.consume(v), "{v}");
         }
         assert!(!s.marked_left(), "only plain words are left");
+        // The pronoun `I` is written capitalized; it names nothing.
+        let s = Spans::of("Tomorrow I'm in Oslo, so I think I\u{2019}ll need I'd say a cab");
+        let marked: Vec<&str> = s
+            .words
+            .iter()
+            .filter(|w| w.marked)
+            .map(|w| w.text.as_str())
+            .collect();
+        assert_eq!(marked, ["Oslo"]);
     }
 
     #[test]
