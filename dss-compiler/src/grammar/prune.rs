@@ -491,9 +491,16 @@ impl Spans {
                 let mut cs = t.chars();
                 cs.next().is_some_and(char::is_uppercase) && t.chars().any(char::is_lowercase)
             };
+            // `I` and its contractions (`I'm`, `I've`) are capitalized and mark nothing,
+            // nor make a name of the word before them ("Tomorrow I'm …").
+            let first_person = |t: &str| {
+                FIRST_PERSON.contains(&t.to_lowercase().replace('\u{2019}', "'").as_str())
+            };
+            let pronoun = first_person(&text);
             let name = gap.is_some_and(|g| g.trim().is_empty())
                 && capitalized(&text)
-                && next_word.is_some_and(capitalized);
+                && !pronoun
+                && next_word.is_some_and(|w| capitalized(w) && !first_person(w));
             // A value never ends on a function word (`in`, `the`, `and`): such a word joins
             // the next one.
             let function_word = END_WORDS.contains(&text.to_lowercase().as_str());
@@ -505,9 +512,6 @@ impl Spans {
                 opens || (prev_opens && !START_NEVER.contains(&text.to_lowercase().as_str()));
             prev_opens = !joined || (!inside_quote && (function_word || (name && sentence_start)));
             let letters = text.chars().filter(|c| c.is_alphabetic()).count();
-            // `I` and its contractions (`I'm`, `I've`) are capitalized and mark nothing.
-            let pronoun =
-                FIRST_PERSON.contains(&text.to_lowercase().replace('\u{2019}', "'").as_str());
             let marked = quoted
                 || (!pronoun
                     && ((capitalized(&text) && (!sentence_start || name))
