@@ -1664,23 +1664,34 @@ mod tests {
         .expect("compiles")
     }
 
+    /// The first line's `tool` call of 199 sampled sentences of `spec`'s grammar pruned
+    /// for `request`, with the request's `numbers` (each sentence read back).
+    fn sampled_calls(
+        spec: &CompiledSpec,
+        request: &str,
+        numbers: &[Value],
+        tool: &str,
+    ) -> Vec<Value> {
+        let r = open_restriction(spec, request, numbers);
+        let g = spec.pruned_grammar(&r, Resume::Start);
+        (1..200u64)
+            .map(|seed| {
+                let text = crate::grammar::sample::Sampler::new(&g, seed).sentence();
+                let v = spec
+                    .expand_any_order(&text)
+                    .unwrap_or_else(|e| panic!("{text:?}: {e}"));
+                v[0][tool].clone()
+            })
+            .collect()
+    }
+
     #[test]
     fn a_form_the_request_gives_is_offered_and_one_it_lacks_is_completed() {
         let spec = forecast();
         let sample = |request: &str| -> Vec<String> {
-            let r = open_restriction(&spec, request, &[]);
-            let g = spec.pruned_grammar(&r, Resume::Start);
-            (1..200u64)
-                .map(|seed| {
-                    let text = crate::grammar::sample::Sampler::new(&g, seed).sentence();
-                    let v = spec
-                        .expand_any_order(&text)
-                        .unwrap_or_else(|e| panic!("{text:?}: {e}"));
-                    v[0]["forecast"]["place"]
-                        .as_str()
-                        .unwrap_or_default()
-                        .to_string()
-                })
+            sampled_calls(&spec, request, &[], "forecast")
+                .iter()
+                .map(|c| c["place"].as_str().unwrap_or_default().to_string())
                 .collect()
         };
         // The request has the form: only its spans of that form.
@@ -1724,20 +1735,9 @@ mod tests {
         .expect("compiles")
     }
 
-    /// The `grid` calls of 200 sampled sentences of the grammar pruned for `request`.
+    /// The `grid` calls of 199 sampled sentences of the grammar pruned for `request`.
     fn sampled_grids(request: &str, numbers: &[Value]) -> Vec<Value> {
-        let spec = grid();
-        let r = open_restriction(&spec, request, numbers);
-        let g = spec.pruned_grammar(&r, Resume::Start);
-        (1..200u64)
-            .map(|seed| {
-                let text = crate::grammar::sample::Sampler::new(&g, seed).sentence();
-                let v = spec
-                    .expand_any_order(&text)
-                    .unwrap_or_else(|e| panic!("{text:?}: {e}"));
-                v[0]["grid"].clone()
-            })
-            .collect()
+        sampled_calls(&grid(), request, numbers, "grid")
     }
 
     #[test]

@@ -126,10 +126,8 @@ impl Builder<'_> {
     /// The candidates at the current path, when pruning there.
     fn candidates(&self) -> Option<Vec<Value>> {
         let p = self.prune.as_ref()?;
-        if let Some((path, v)) = &self.pin {
-            if *path == self.path {
-                return Some(v.clone());
-            }
+        if let Some((_, v)) = self.pin.as_ref().filter(|_| self.pinned_here()) {
+            return Some(v.clone());
         }
         let c = self.found_here();
         (!c.is_empty()
