@@ -1686,6 +1686,35 @@ mod tests {
     }
 
     #[test]
+    fn a_code_another_field_s_name_labels_is_not_an_optional_field_s_span() {
+        let spec = compile(
+            &json!({"type": "array", "minItems": 1, "items": {"type": "object",
+            "additionalProperties": false, "required": ["list_alerts"],
+            "properties": {"list_alerts": {"type": "object", "additionalProperties": false,
+                "required": ["pageSize"], "properties": {
+                    "pageSize": {"type": "integer"},
+                    "after": {"type": "string"},
+                    "tags": {"type": "array", "items": {"type": "string"}},
+                    "deviceSerial": {"type": "string"}}}}}}),
+            &CompileOptions::default(),
+        )
+        .expect("compiles");
+        let request = "Show the alerts of the device with serial number ZK42-77QP, 20 per page";
+        let calls = sampled_calls(&spec, request, &[json!(20)], "list_alerts");
+        assert!(
+            calls
+                .iter()
+                .any(|c| c["deviceSerial"] == json!("ZK42-77QP")),
+            "{calls:?}"
+        );
+        for c in &calls {
+            assert_eq!(c["pageSize"], json!(20), "{c}");
+            assert!(c.get("after").is_none(), "only the serial is marked: {c}");
+            assert!(c.get("tags").is_none(), "nor a list's items: {c}");
+        }
+    }
+
+    #[test]
     fn a_form_the_request_gives_is_offered_and_one_it_lacks_is_completed() {
         let spec = forecast();
         let sample = |request: &str| -> Vec<String> {

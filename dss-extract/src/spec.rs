@@ -844,6 +844,7 @@ impl SpecIndex {
             add_neighbour_readings(&mut restriction, &fitting.mentions, request);
             restriction.ties = ties(&fitting.mentions, &anchors);
             restriction.together = together(&fitting.mentions, request);
+            restriction.alternatives = alternatives(&fitting.mentions, request);
         }
         restriction.free = self.inferred.union(&self.composed).cloned().collect();
         restriction.composed = self.composed.clone();
@@ -1948,6 +1949,52 @@ fn together(mentions: &[Mention], request: &str) -> Vec<((String, Value), (Strin
     out
 }
 
+/// Text values named in one clause of the request at the same site, by different words,
+/// as pairs both ways ([`Restriction::alternatives`]): "from pizza to a burger" names
+/// one dish, where "a pizza, and a burger" names two.
+fn alternatives(mentions: &[Mention], request: &str) -> Vec<((String, Value), (String, Value))> {
+    let words = Normalized::new(request);
+    let clause = words.clauses(request);
+    let groups = spreads(mentions, &words);
+    let mut out = Vec::new();
+    for (a, ga) in groups.iter().enumerate() {
+        for gb in groups.iter().skip(a + 1) {
+            let (Some(&ca), Some(&cb)) = (clause.get(ga.first), clause.get(gb.first)) else {
+                continue;
+            };
+            if ca != cb {
+                continue;
+            }
+            // A number between them starts another item's words (`a large lemonade a small
+            // root beer`: two drinks, said without a comma).
+            let from = ga.spans.iter().map(|r| r.end).max().unwrap_or(0);
+            let to = gb.spans.iter().map(|r| r.start).min().unwrap_or(0);
+            let (from, to) = (from.min(to), from.max(to));
+            if mentions
+                .iter()
+                .any(|m| m.value.is_number() && from <= m.span.start && m.span.end <= to)
+            {
+                continue;
+            }
+            for (sa, va) in &ga.pairs {
+                for (sb, vb) in &gb.pairs {
+                    if sa == sb && va != vb && va.is_string() && vb.is_string() {
+                        for pair in [
+                            ((sa.clone(), va.clone()), (sb.clone(), vb.clone())),
+                            ((sb.clone(), vb.clone()), (sa.clone(), va.clone())),
+                        ] {
+                            if !out.contains(&pair) {
+                                out.push(pair);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
 /// Whether a site holds a count: a number (free, or a choice among numbers only).
 fn is_count(site: &Site) -> bool {
     match &site.kind {
@@ -2625,6 +2672,35 @@ mod tests {
         // The paper's matcher keeps the closed world.
         let p = ix.analyze(request, ExtractMode::Paper, 0);
         assert!(p.restriction.span_sites.is_empty() && p.restriction.numbers.is_empty());
+    }
+
+    #[test]
+    fn values_of_one_site_named_in_one_clause_are_alternatives() {
+        let spec = compile(
+            &json!({"type": "array", "items": {"type": "object", "properties": {
+                "dish": {"enum": ["soup", "salad", "stew"]}
+            }, "additionalProperties": false}}),
+            &CompileOptions::default(),
+        )
+        .expect("compiles");
+        let ix = SpecIndex::build(&spec, &Catalogs::default()).expect("index");
+        let alternatives = |request: &str| {
+            ix.analyze(request, ExtractMode::Full, 0)
+                .restriction
+                .alternatives
+                .iter()
+                .map(|((_, a), (_, b))| (a.clone(), b.clone()))
+                .collect::<Vec<_>>()
+        };
+        let one = alternatives("change the soup to a salad please");
+        assert!(one.contains(&(json!("soup"), json!("salad"))), "{one:?}");
+        assert!(one.contains(&(json!("salad"), json!("soup"))), "{one:?}");
+        // Joined by `and`, a comma or a sentence's end, or a count between them: two
+        // values, no alternatives.
+        assert!(alternatives("a soup and a salad").is_empty());
+        assert!(alternatives("one soup two salads").is_empty());
+        assert!(alternatives("a soup, then a salad").is_empty());
+        assert!(alternatives("a soup. A salad too").is_empty());
     }
 
     #[test]

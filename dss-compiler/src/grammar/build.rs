@@ -551,6 +551,32 @@ impl Builder<'_> {
             }
         }
         let mut offered = policy.offered(&r.spans, MAX_CHECKED_SPAN_WORDS, self.later_line)?;
+        if policy.optional {
+            // A code the name of another field of this record labels (`serial number
+            // Q3CC-8` beside `sensorSerial`) is that field's, not this optional one's.
+            // The record a site lies in, a list's items lying in the list's record.
+            let record = |site: &str| {
+                let mut s = site;
+                while let Some(t) = s.strip_suffix("/*") {
+                    s = t;
+                }
+                s.rsplit_once('/').map_or("", |(p, _)| p).to_string()
+            };
+            let here = record(&self.path);
+            let labelled: Vec<&str> = r
+                .span_policy
+                .iter()
+                .filter(|(site, _)| *site != &self.path && record(site) == here)
+                .flat_map(|(_, sibling)| {
+                    (0..r.spans.words.len())
+                        .filter(|&i| !r.spans.words[i].used && sibling.labels(&r.spans, i))
+                        .map(|i| r.spans.words[i].text.as_str())
+                })
+                .collect();
+            let bare = |w: &str| w.trim_matches(|c: char| !c.is_alphanumeric()).to_string();
+            let labelled: Vec<String> = labelled.into_iter().map(bare).collect();
+            offered.retain(|t| !t.split_whitespace().any(|w| labelled.contains(&bare(w))));
+        }
         offered.truncate(MAX_CHECKED_SPANS);
         Some(offered)
     }

@@ -67,6 +67,13 @@ pub struct Restriction {
     /// that writes `reno` writes `fresno` too, where a small model ended the call
     /// after one city and wrote the other as a call of its own.
     pub together: Vec<((String, Value), (String, Value))>,
+    /// Two values named in one clause of the request (no comma, `and`, `then` or
+    /// sentence's end between) at the same site, as pairs of (site path, value) readings,
+    /// both ways: alternatives, one of which is meant ("switch my order from pizza to a
+    /// burger", "the status of the interface"), not two calls. A line that writes one of
+    /// them uses the other up ([`Restriction::consumed`]), so it asks for no line of its
+    /// own.
+    pub alternatives: Vec<((String, Value), (String, Value))>,
     /// The request's words, for the free-string sites in [`Restriction::span_sites`]: a
     /// value there may be any span of them (a run of whole words, as the request spells
     /// it), besides the candidates found. Each word is written once
@@ -217,11 +224,11 @@ impl SpanPolicy {
     /// Whether word `i` of `spans` is a code (letters and digits: `ORD-77`, `PX9K2`; or
     /// digits alone: `7890`) that the request labels with a word of the field's name,
     /// right before it or with only [`LABEL_GAPS`] between (`order ORD-77`, `parcel
-    /// number is PX9K2`, `account ID 7890` for `account_id`; `ID` labels it too where the
+    /// number is PX9K2`, `serial number Q3CC-8`, `account ID 7890` for `account_id`; `ID` labels it too where the
     /// field's name has `id`: `the user with the ID 7890`). Digits after `of` are an
     /// amount (`a payment of 250`), not a code; a function word of the name (`to` of
     /// `where_to`) labels nothing.
-    fn labels(&self, spans: &Spans, i: usize) -> bool {
+    pub(crate) fn labels(&self, spans: &Spans, i: usize) -> bool {
         let w = &spans.words[i].text;
         let digits = w.chars().any(|c| c.is_ascii_digit());
         let letters = w.chars().any(char::is_alphabetic);
@@ -232,11 +239,14 @@ impl SpanPolicy {
         let mut saw_id = false;
         for j in (0..i).rev() {
             let t = spans.words[j].text.to_lowercase();
+            let named = self.names(&t)
+                && !FUNCTION_WORDS.contains(&t.as_str())
+                && !END_WORDS.contains(&t.as_str());
+            if named {
+                return true;
+            }
             if !LABEL_GAPS.contains(&t.as_str()) {
-                let named = self.names(&t)
-                    && !FUNCTION_WORDS.contains(&t.as_str())
-                    && !END_WORDS.contains(&t.as_str());
-                return named || (saw_id && id_named);
+                return saw_id && id_named;
             }
             if t == "of" && !letters {
                 return false;
@@ -934,7 +944,9 @@ const LIST_WORDS: &[&str] = &[
 ];
 /// Words between a label and the code it labels (`order number is ORD-77`, `parcel no.
 /// PX9K2`).
-const LABEL_GAPS: &[&str] = &["is", "was", "of", "no", "no.", "called", "named", "id"];
+const LABEL_GAPS: &[&str] = &[
+    "is", "was", "of", "no", "no.", "number", "called", "named", "id",
+];
 /// Words that begin a clause after a comma: a span does not run on into them.
 const CLAUSE_WORDS: &[&str] = &[
     "and", "because", "but", "or", "so", "then", "which", "while", "who",
@@ -1281,6 +1293,19 @@ impl Restriction {
                 }
             }
         };
+        if how != Consume::Off {
+            // A value written uses up the values named beside it in its clause at the same
+            // site: they were alternatives to it, not values of other lines.
+            for (site, v) in used {
+                for ((s1, v1), (s2, v2)) in &self.alternatives {
+                    // An alternative the line wrote too was a value of its own (a list's).
+                    let written_too = used.iter().any(|(s, x)| s == s2 && same_value(x, v2));
+                    if s1 == site && same_value(v1, v) && s2 == site && !written_too {
+                        take(&mut r.candidates, s2, v2);
+                    }
+                }
+            }
+        }
         for (site, v) in used {
             match how {
                 Consume::Class => {
@@ -1589,6 +1614,22 @@ mod tests {
         let after = r.consumed(&[(city.clone(), json!("Oslo"))], Consume::Class);
         assert!(after.found_asks_for_a_line());
         assert_eq!(after.written.get(&city), Some(&vec![json!("Oslo")]));
+        // Named in one clause ("move my trip from Oslo to Bergen"), they are
+        // alternatives: the one written uses the other up.
+        let pair = |a: &str, b: &str| ((city.clone(), json!(a)), (city.clone(), json!(b)));
+        let r = Restriction {
+            candidates: [(city.clone(), vec![json!("Oslo"), json!("Bergen")])].into(),
+            alternatives: vec![pair("Oslo", "Bergen"), pair("Bergen", "Oslo")],
+            ..Restriction::default()
+        };
+        let after = r.consumed(&[(city.clone(), json!("Bergen"))], Consume::Class);
+        assert!(after.at(&city).is_empty(), "{:?}", after.at(&city));
+        assert!(!after.found_asks_for_a_line());
+        assert_eq!(
+            r.consumed(&[(city.clone(), json!("Bergen"))], Consume::Off),
+            r,
+            "nothing is used up where consumption is off"
+        );
     }
 
     #[test]
@@ -1732,6 +1773,19 @@ mod tests {
         assert_eq!(
             order.offered(&words("an order of 300 for Ada"), 8, false),
             None
+        );
+        // `number` between the label and the code is part of the label, and a field
+        // named `number` is still labelled by it.
+        let device = named(&["device", "serial"]);
+        let s = words("alerts of the device with serial number ZK42-77QP today");
+        assert_eq!(
+            device.offered(&s, 8, false),
+            Some(vec!["ZK42-77QP".to_string()])
+        );
+        let phone = named(&["phone", "number"]);
+        assert_eq!(
+            phone.offered(&words("text number 5550142 now"), 8, false),
+            Some(vec!["5550142".to_string()])
         );
         // A function word of the name labels nothing.
         let where_to = named(&["where", "to"]);
