@@ -1918,41 +1918,44 @@ fn ties(
 /// that lie at two different fields of one record, both ways (see
 /// [`Restriction::together`]).
 fn together(mentions: &[Mention], request: &str) -> Vec<((String, Value), (String, Value))> {
-    let words = Normalized::new(request);
-    let clause = words.clauses(request);
-    let groups = spreads(mentions, &words);
-    let mut out = Vec::new();
-    for (a, ga) in groups.iter().enumerate() {
-        for gb in groups.iter().skip(a + 1) {
-            let (Some(&ca), Some(&cb)) = (clause.get(ga.first), clause.get(gb.first)) else {
-                continue;
-            };
-            if ca != cb {
-                continue;
-            }
-            for (sa, va) in &ga.pairs {
-                for (sb, vb) in &gb.pairs {
-                    if sa != sb && record_of(sa) == record_of(sb) && !record_of(sa).is_empty() {
-                        for pair in [
-                            ((sb.clone(), vb.clone()), (sa.clone(), va.clone())),
-                            ((sa.clone(), va.clone()), (sb.clone(), vb.clone())),
-                        ] {
-                            if !out.contains(&pair) {
-                                out.push(pair);
-                            }
-                        }
-                    }
-                }
-            }
-        }
-    }
-    out
+    clause_pairs(
+        mentions,
+        request,
+        |_, _| true,
+        |(sa, _), (sb, _)| sa != sb && record_of(sa) == record_of(sb) && !record_of(sa).is_empty(),
+    )
 }
 
 /// Text values named in one clause of the request at the same site, by different words,
 /// as pairs both ways ([`Restriction::alternatives`]): "from pizza to a burger" names
 /// one dish, where "a pizza, and a burger" names two.
 fn alternatives(mentions: &[Mention], request: &str) -> Vec<((String, Value), (String, Value))> {
+    clause_pairs(
+        mentions,
+        request,
+        |ga, gb| {
+            // A number between them starts another item's words (`a large lemonade a
+            // small root beer`: two drinks, said without a comma).
+            let from = ga.spans.iter().map(|r| r.end).max().unwrap_or(0);
+            let to = gb.spans.iter().map(|r| r.start).min().unwrap_or(0);
+            let (from, to) = (from.min(to), from.max(to));
+            !mentions
+                .iter()
+                .any(|m| m.value.is_number() && from <= m.span.start && m.span.end <= to)
+        },
+        |(sa, va), (sb, vb)| sa == sb && va != vb && va.is_string() && vb.is_string(),
+    )
+}
+
+/// The readings of mentions named in one clause of the request (no comma, `and` or
+/// `then` between), as (site, value) pairs both ways: of two mention groups that `near`
+/// admits, each pair of their readings that `pairs` admits.
+fn clause_pairs(
+    mentions: &[Mention],
+    request: &str,
+    near: impl Fn(&Spread, &Spread) -> bool,
+    pairs: impl Fn(&(String, Value), &(String, Value)) -> bool,
+) -> Vec<((String, Value), (String, Value))> {
     let words = Normalized::new(request);
     let clause = words.clauses(request);
     let groups = spreads(mentions, &words);
@@ -1962,27 +1965,13 @@ fn alternatives(mentions: &[Mention], request: &str) -> Vec<((String, Value), (S
             let (Some(&ca), Some(&cb)) = (clause.get(ga.first), clause.get(gb.first)) else {
                 continue;
             };
-            if ca != cb {
+            if ca != cb || !near(ga, gb) {
                 continue;
             }
-            // A number between them starts another item's words (`a large lemonade a small
-            // root beer`: two drinks, said without a comma).
-            let from = ga.spans.iter().map(|r| r.end).max().unwrap_or(0);
-            let to = gb.spans.iter().map(|r| r.start).min().unwrap_or(0);
-            let (from, to) = (from.min(to), from.max(to));
-            if mentions
-                .iter()
-                .any(|m| m.value.is_number() && from <= m.span.start && m.span.end <= to)
-            {
-                continue;
-            }
-            for (sa, va) in &ga.pairs {
-                for (sb, vb) in &gb.pairs {
-                    if sa == sb && va != vb && va.is_string() && vb.is_string() {
-                        for pair in [
-                            ((sa.clone(), va.clone()), (sb.clone(), vb.clone())),
-                            ((sb.clone(), vb.clone()), (sa.clone(), va.clone())),
-                        ] {
+            for x in &ga.pairs {
+                for y in &gb.pairs {
+                    if pairs(x, y) {
+                        for pair in [(y.clone(), x.clone()), (x.clone(), y.clone())] {
                             if !out.contains(&pair) {
                                 out.push(pair);
                             }
