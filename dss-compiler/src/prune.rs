@@ -15,7 +15,7 @@
 //! - [`GrammarOptions`] says what a grammar for generation offers beyond the schema.
 
 pub use crate::grammar::prune::{
-    Consume, Restriction, Resume, SpanPolicy, SpanWord, Spans, ValueForm,
+    Consume, Place, Restriction, Resume, SpanPolicy, SpanWord, Spans, ValueForm,
 };
 pub use crate::moments::{Moment, MomentForm};
 pub use crate::request::{GrammarOptions, Progress};

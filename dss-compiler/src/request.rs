@@ -1749,6 +1749,44 @@ mod tests {
         assert!(used.spans.words.iter().any(|w| w.text == "Kyoto" && w.used));
     }
 
+    #[test]
+    fn a_city_the_request_names_is_completed_with_its_region() {
+        let spec = forecast();
+        let mut r = open_restriction(&spec, "snow in Denver or in Kyoto", &[]);
+        r.places = vec![
+            crate::grammar::prune::Place {
+                name: "Denver".into(),
+                country: "United States".into(),
+                state: Some(("CO".into(), "Colorado".into())),
+            },
+            crate::grammar::prune::Place {
+                name: "Kyoto".into(),
+                country: "Japan".into(),
+                state: None,
+            },
+        ];
+        let g = spec.pruned_grammar(&r, Resume::Start);
+        let mut places = BTreeSet::new();
+        for seed in 1..120u64 {
+            let text = crate::grammar::sample::Sampler::new(&g, seed).sentence();
+            let v = spec.expand_any_order(&text).expect("expands");
+            for call in v.as_array().into_iter().flatten() {
+                places.insert(
+                    call["forecast"]["place"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .to_string(),
+                );
+            }
+        }
+        // An example's tail is a code (`TX`): a state by its code.
+        let expected: BTreeSet<String> = ["Denver, CO", "Kyoto, Japan"].map(String::from).into();
+        assert_eq!(places, expected);
+        assert!(r.span_policy["/*/forecast/place"].tail_codes);
+        // Where none is, by its name.
+        assert_eq!(r.places[0].completed(false), "Denver, Colorado");
+    }
+
     /// A tool `grid` with required integers `rows`, `cols` and `layers`, and an optional
     /// integer `seed`.
     fn grid() -> CompiledSpec {

@@ -103,6 +103,7 @@ impl Site {
             .find(|s| *s != "*")
             .unwrap_or_default();
         let name_words = name_words(name);
+        let id_named = name_parts(name).iter().any(|w| w == "id");
         if shaped.is_empty() {
             // A field named for a form asks for it: `url`, `email`.
             let named = |w: &[&str]| name_words.iter().any(|n| w.contains(&n.as_str()));
@@ -132,13 +133,19 @@ impl Site {
             }))
         .then(|| tails.iter().map(|t| t.split_whitespace().count()).max())
         .flatten();
+        let tail_codes = tail_words.is_some()
+            && tails
+                .iter()
+                .any(|t| (2..=3).contains(&t.len()) && t.bytes().all(|b| b.is_ascii_uppercase()));
         let moment = crate::moments::MomentForm::agreed(&self.examples);
         SpanPolicy {
             optional: self.optional_field,
             forms: shaped,
             form_words,
             name_words,
+            id_named,
             tail_words,
+            tail_codes,
             moment,
         }
     }
@@ -161,13 +168,21 @@ fn without_brackets(text: &str) -> String {
 
 /// The words of a field's name, lowercased: split at `_`, `-`, `.` and lower-to-upper
 /// case changes (`modification_request`, `maxResults`), words under three letters left out.
-fn name_words(name: &str) -> Vec<String> {
+pub(crate) fn name_words(name: &str) -> Vec<String> {
+    let mut words = name_parts(name);
+    words.retain(|w| w.chars().count() >= 3);
+    words
+}
+
+/// Every part of a field's name, lowercased, split as [`name_words`] splits it (`botId`:
+/// `bot`, `id`).
+pub(crate) fn name_parts(name: &str) -> Vec<String> {
     let mut words = Vec::new();
     let mut cur = String::new();
     let mut prev_lower = false;
     for c in name.chars() {
         if !c.is_alphanumeric() || (c.is_uppercase() && prev_lower) {
-            if cur.chars().count() >= 3 {
+            if !cur.is_empty() {
                 words.push(std::mem::take(&mut cur));
             }
             cur.clear();
@@ -177,7 +192,7 @@ fn name_words(name: &str) -> Vec<String> {
         }
         prev_lower = c.is_lowercase();
     }
-    if cur.chars().count() >= 3 {
+    if !cur.is_empty() {
         words.push(cur);
     }
     words
@@ -928,6 +943,7 @@ mod tests {
         assert_eq!(venue.form_words, 2);
         // Its examples are capitalized `Head, Tail`: a tail of at most one word.
         assert_eq!(venue.tail_words, Some(1));
+        assert!(venue.tail_codes);
         // A plain example asks for no form.
         let city = policy("/city");
         assert!(city.optional && city.forms.is_empty());

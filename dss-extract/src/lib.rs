@@ -67,6 +67,7 @@ mod fuzzy;
 mod normalize;
 mod numbers;
 pub mod perturb;
+mod places;
 pub mod spec;
 
 use std::collections::{HashMap, HashSet};

@@ -329,6 +329,10 @@ pub struct SpecIndex {
     /// Free-string sites whose values may be spans of the request: no catalog there says
     /// it is complete ([`Restriction::span_sites`]).
     span_sites: BTreeSet<String>,
+    /// Free strings named for a city (`departure_city`, `city_name`) bound by an open
+    /// catalog: the cities the request names are found there ([`crate::places::cities`]),
+    /// listed or not.
+    city_sites: Vec<String>,
     /// Required free strings written in a formal language ([`Site::composed`]: a command
     /// line): left unpruned, the model's to compose, where no catalog says it is complete.
     composed: BTreeSet<String>,
@@ -373,7 +377,12 @@ impl SpecIndex {
                     entries.extend(values.iter().zip(languages).map(|(v, language)| {
                         let e = Entry::new(&site.path, v.clone());
                         let leaf = v.as_str().and_then(leaf_name);
-                        e.with_aliases(leaf.into_iter().chain(language))
+                        let word = v.as_str().and_then(abbreviated_word);
+                        e.with_aliases(
+                            leaf.into_iter()
+                                .chain(language)
+                                .chain(word.map(String::from)),
+                        )
                     }));
                 }
                 SiteKind::Tag { values } => {
@@ -539,6 +548,21 @@ impl SpecIndex {
             .filter(|s| s.composed && s.required_in_record && span_sites.contains(&s.path))
             .map(|s| s.path.clone())
             .collect();
+        // Free strings named for a city whose catalog is open: a city the request names is
+        // a value there, listed or not.
+        let city_sites: Vec<String> = sites
+            .iter()
+            .filter(|s| {
+                matches!(s.kind, SiteKind::Text { .. })
+                    && bound.contains(&s.path)
+                    && !closed(&s.path)
+                    && s.path
+                        .rsplit('/')
+                        .find(|seg| *seg != "*")
+                        .is_some_and(|name| name_keys(name).iter().any(|k| k == "city"))
+            })
+            .map(|s| s.path.clone())
+            .collect();
         let span_policy: BTreeMap<String, dss_compiler::prune::SpanPolicy> = sites
             .iter()
             .filter(|s| span_sites.contains(&s.path))
@@ -567,6 +591,7 @@ impl SpecIndex {
                     )
             });
         Ok(SpecIndex {
+            city_sites,
             schema_names,
             date_sites,
             time_sites,
@@ -768,6 +793,42 @@ impl SpecIndex {
         &self.sites
     }
 
+    /// Adds the cities `request` names ([`crate::places::cities`]) that no catalog found
+    /// as values of every city site ([`SpecIndex::city_sites`]), written as the request
+    /// writes them.
+    fn find_cities(&self, request: &str, mentions: &mut Vec<Mention>) {
+        if self.city_sites.is_empty() {
+            return;
+        }
+        let spans = dss_compiler::prune::Spans::of(request);
+        for at in crate::places::cities(&spans) {
+            // A value found over part of it (`virginia city`, `south carolina`) is what the
+            // words name.
+            let overlaps = |m: &Mention| m.span.start < at.end && at.start < m.span.end;
+            if mentions.iter().any(|m| overlaps(m) && m.span != at) {
+                continue;
+            }
+            // A city a catalog lists keeps the fields its catalogs give it: closed or not,
+            // they say which of a call's cities it is (`departure_city`, not
+            // `destination_city`).
+            if mentions.iter().any(|m| m.span == at) {
+                continue;
+            }
+            let text = request[at.clone()].to_string();
+            for site in &self.city_sites {
+                mentions.push(Mention {
+                    span: at.clone(),
+                    text: text.clone(),
+                    site: site.clone(),
+                    value: Value::String(text.clone()),
+                    tier: Tier::Exact,
+                    score: 1.0,
+                });
+            }
+        }
+        mentions.sort_by_key(|m| (m.span.start, m.span.end));
+    }
+
     /// The entity index (for the paper's matcher, or extraction alone).
     pub fn entities(&self) -> &EntityIndex {
         &self.index
@@ -779,6 +840,7 @@ impl SpecIndex {
     pub fn analyze(&self, request: &str, mode: ExtractMode, nearest: usize) -> Analysis {
         let mut extraction = self.index.extract_with(request, mode);
         if mode == ExtractMode::Full {
+            self.find_cities(request, &mut extraction.mentions);
             self.spell_numbers_as_written(&mut extraction.mentions);
             self.moments_as_written(&mut extraction.mentions);
         }
@@ -1019,6 +1081,9 @@ impl SpecIndex {
             }
         }
         r.dates.extend(moments.into_iter().map(Value::String));
+        if r.span_policy.values().any(|p| p.tail_words.is_some()) {
+            r.places = crate::places::places(&r.spans);
+        }
     }
 
     /// The dates and clock times a request gives, in ISO 8601 ([`dss_compiler::prune::Moment`]),
@@ -1726,6 +1791,37 @@ fn leaf_name(v: &str) -> Option<String> {
                 .all(|c| c.is_alphabetic() || matches!(c, '_' | '-' | ' '))
     };
     (!head.is_empty() && head.split('/').all(name) && name(leaf)).then(|| leaf.replace('_', " "))
+}
+
+/// The word a choice abbreviates, where it is one of the abbreviations that name choices
+/// in code (`DESC`, `asc`, `max`, `avg`, `temp`): "in descending order" names `DESC`.
+/// Only whole values, in any case; a value that is a word itself (`min` beside
+/// `minutes`) is named by its own text anyway.
+fn abbreviated_word(v: &str) -> Option<&'static str> {
+    const WORDS: &[(&str, &str)] = &[
+        ("asc", "ascending"),
+        ("desc", "descending"),
+        ("min", "minimum"),
+        ("max", "maximum"),
+        ("avg", "average"),
+        ("med", "medium"),
+        ("temp", "temperature"),
+        ("info", "information"),
+        ("config", "configuration"),
+        ("auth", "authentication"),
+        ("dev", "development"),
+        ("prod", "production"),
+        ("env", "environment"),
+        ("img", "image"),
+        ("msg", "message"),
+        ("qty", "quantity"),
+        ("pct", "percent"),
+        ("approx", "approximate"),
+        ("incl", "including"),
+        ("excl", "excluding"),
+    ];
+    let lower = v.to_ascii_lowercase();
+    WORDS.iter().find(|(a, _)| *a == lower).map(|(_, w)| *w)
 }
 
 /// The English name of each of `values` that is a language tag (`es`, `es-ES`, `zh_CN`:
@@ -2539,6 +2635,28 @@ mod tests {
     }
 
     #[test]
+    fn a_choice_written_as_an_abbreviation_is_named_by_its_word() {
+        let spec = compile(
+            &json!({"type": "object", "properties": {
+                "order": {"enum": ["ASC", "DESC"]},
+                "stat": {"enum": ["min", "max", "avg"]}
+            }, "additionalProperties": false}),
+            &CompileOptions::default(),
+        )
+        .expect("compiles");
+        let ix = SpecIndex::build(&spec, &Catalogs::default()).expect("index");
+        let a = ix.analyze(
+            "the average price, newest first in descending order",
+            ExtractMode::Full,
+            0,
+        );
+        assert_eq!(a.restriction.at("/order"), [json!("DESC")]);
+        assert_eq!(a.restriction.at("/stat"), [json!("avg")]);
+        assert_eq!(abbreviated_word("Desc"), Some("descending"));
+        assert_eq!(abbreviated_word("description"), None);
+    }
+
+    #[test]
     fn a_choice_of_language_tags_is_named_by_the_languages() {
         let spec = compile(
             &json!({"type": "object", "properties": {
@@ -2661,6 +2779,71 @@ mod tests {
         // The paper's matcher keeps the closed world.
         let p = ix.analyze(request, ExtractMode::Paper, 0);
         assert!(p.restriction.span_sites.is_empty() && p.restriction.numbers.is_empty());
+    }
+
+    #[test]
+    fn a_city_the_request_names_is_a_value_of_a_city_field_whose_catalog_is_open() {
+        let spec = compile(
+            &json!({"type": "object", "properties": {
+                "departure_city": {"type": "string"},
+                "hotel_city": {"type": "string"},
+                "airline": {"type": "string"}
+            }, "additionalProperties": false}),
+            &CompileOptions::default(),
+        )
+        .expect("compiles");
+        let mut c = Catalogs::default();
+        for site in ["/departure_city", "/hotel_city", "/airline"] {
+            c.values.insert(site.into(), vec![json!("boston")]);
+        }
+        c.closed.push("/hotel_city".into());
+        let ix = SpecIndex::build(&spec, &c).expect("index");
+        let a = ix.analyze("fares from denver to boston", ExtractMode::Full, 0);
+        let r = &a.restriction;
+        assert_eq!(r.at("/departure_city"), [json!("denver"), json!("boston")]);
+        // A closed catalog lists every value; a field named for no city takes none.
+        assert_eq!(r.at("/hotel_city"), [json!("boston")]);
+        assert_eq!(r.at("/airline"), [json!("boston")]);
+        // A value found over part of a city's name is what the words name.
+        let mut c = c.clone();
+        c.values
+            .insert("/airline".into(), vec![json!("virginia city air")]);
+        let ix = SpecIndex::build(&spec, &c).expect("index");
+        let a = ix.analyze("fares on virginia city air to boston", ExtractMode::Full, 0);
+        assert_eq!(a.restriction.at("/departure_city"), [json!("boston")]);
+        // A city a catalog lists stays at the fields that list it.
+        let spec = compile(
+            &json!({"type": "object", "properties": {
+                "flight": {"type": "object", "properties": {
+                    "from_city": {"type": "string"}, "to_city": {"type": "string"}
+                }, "additionalProperties": false},
+                "hotel": {"type": "object", "properties": {
+                    "city": {"type": "string"}
+                }, "additionalProperties": false}
+            }, "additionalProperties": false}),
+            &CompileOptions::default(),
+        )
+        .expect("compiles");
+        let mut c = Catalogs::default();
+        c.values
+            .insert("/flight/to_city".into(), vec![json!("boston")]);
+        c.values
+            .insert("/flight/from_city".into(), vec![json!("austin")]);
+        c.values.insert("/hotel/city".into(), vec![json!("austin")]);
+        let ix = SpecIndex::build(&spec, &c).expect("index");
+        let r = ix
+            .analyze("fly from boston to denver", ExtractMode::Full, 0)
+            .restriction;
+        assert_eq!(r.at("/flight/from_city"), [json!("denver")]);
+        assert_eq!(r.at("/flight/to_city"), [json!("boston"), json!("denver")]);
+        let at = |request: &str, site: &str| {
+            ix.analyze(request, ExtractMode::Full, 0)
+                .restriction
+                .at(site)
+                .to_vec()
+        };
+        assert_eq!(at("a stay in denver", "/hotel/city"), [json!("denver")]);
+        assert!(at("a stay in boston", "/hotel/city").is_empty());
     }
 
     #[test]

@@ -500,8 +500,24 @@ impl Builder<'_> {
             return None;
         }
         if let Some(words) = self.completed_tail() {
-            // The examples' form asked for and none in the request: a span with a tail of
-            // the model's own, shaped as the examples' tails.
+            // The examples' form asked for and none in the request: the cities the request
+            // names, completed with their region; else a span with a tail of the model's
+            // own, shaped as the examples' tails.
+            let codes = p
+                .restriction
+                .span_policy
+                .get(&self.path)
+                .is_some_and(|policy| policy.tail_codes);
+            let mut places: Vec<String> = Vec::new();
+            for place in &p.restriction.places {
+                let t = serde_json::to_string(&place.completed(codes)).unwrap_or_default();
+                if !places.contains(&t) {
+                    places.push(t);
+                }
+            }
+            if !places.is_empty() {
+                return Some(lit_alts(places));
+            }
             let body = self.span_body(true)?;
             return Some(G::Seq(vec![
                 G::Text("\"".into()),

@@ -102,6 +102,37 @@ pub struct Restriction {
     /// The sites the lines written so far wrote, each with the values written there
     /// ([`Restriction::consumed`] adds them, unless consumption is off).
     pub written: BTreeMap<String, Vec<Value>>,
+    /// The cities the request names that a gazetteer knows, with their country (and
+    /// state): a required field whose examples read `City, Region` takes them completed
+    /// that way (`"Boston, MA"`, `"Lyon, France"`) where the request names no region
+    /// ([`SpanPolicy::completed_tail`]).
+    pub places: Vec<Place>,
+}
+
+/// A city the request names ([`Restriction::places`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Place {
+    /// The city as the request writes it (`Boston`).
+    pub name: String,
+    /// Its country's English name (`United States`, `France`).
+    pub country: String,
+    /// Its state, for a city of the United States: the postal code and the name (`MA`,
+    /// `Massachusetts`).
+    pub state: Option<(String, String)>,
+}
+
+impl Place {
+    /// The place as a `City, Region` field writes it: a US city with its state (the code
+    /// where the field's examples write codes, `Boston, MA`), any other with its country
+    /// (`Lyon, France`).
+    pub fn completed(&self, codes: bool) -> String {
+        let region = match &self.state {
+            Some((code, _)) if codes => code,
+            Some((_, name)) => name,
+            None => &self.country,
+        };
+        format!("{}, {}", self.name, region)
+    }
 }
 
 /// How a span site ([`Restriction::span_sites`]) narrows the request's spans, from what
@@ -136,12 +167,20 @@ pub struct SpanPolicy {
     /// The words of the field's name, lowercased (`modification_request`: `modification`,
     /// `request`), for spans named next to them.
     pub name_words: Vec<String>,
+    /// The field's name has the part `id` (`user_id`, `botId`): an `ID` before a code
+    /// labels it for this field where no other word of the name does (`the user with ID
+    /// U123`).
+    pub id_named: bool,
     /// Where every example is `Head, Tail` in capitalized words (`'San Francisco, CA'`,
     /// `'Paris, France'`): the most words such a tail has. A span of that form is offered
     /// only capitalized the same way ("in Paris, then Rome" is no place),
     /// and where the request has none, a required field takes a span completed with a
     /// tail of the model's own ([`SpanPolicy::completed_tail`]).
     pub tail_words: Option<usize>,
+    /// An example's tail is a code of capitals (`'San Francisco, CA'` beside `'City,
+    /// Country'`): a US city is completed with its state's code rather than its name
+    /// ([`Place::completed`]).
+    pub tail_codes: bool,
     /// The field asks for a date, a clock time or both, in the form its examples show
     /// ([`MomentForm::agreed`]: `'2023-04-01'`, `'YYYY-MM-DD'`, `'dd/mm/yyyy HH:MM'`,
     /// `'18:45'`). It takes the request's moments ([`Restriction::dates`]) written that
@@ -235,7 +274,7 @@ impl SpanPolicy {
         if !digits || (!letters && !w.chars().all(|c| c.is_ascii_digit())) {
             return false;
         }
-        let id_named = self.name_words.iter().any(|n| n == "id");
+        let id_named = self.id_named;
         let mut saw_id = false;
         for j in (0..i).rev() {
             let t = spans.words[j].text.to_lowercase();
@@ -292,6 +331,16 @@ impl SpanPolicy {
                 return Some(Vec::new());
             }
         }
+        // Words that spell the schema's own names (`ID` beside `order_id`, `to-do` for
+        // `todo`) label a value or a call: a marked span neither starts nor ends on one.
+        let marked = |r: &std::ops::Range<usize>| {
+            let ws = &spans.words[r.clone()];
+            ws.first().is_some_and(|w| w.marked && !w.names_schema)
+                && ws.last().is_some_and(|w| w.marked && !w.names_schema)
+                && !ws
+                    .iter()
+                    .any(|w| CLAUSE_WORDS.contains(&w.text.to_lowercase().as_str()))
+        };
         if !self.optional && !later {
             // A code the request labels with the field's name is the field's value.
             let labelled: Vec<String> = all
@@ -299,7 +348,22 @@ impl SpanPolicy {
                 .filter(|(r, _)| r.len() == 1 && self.labels(spans, r.start))
                 .map(|(_, t)| t.clone())
                 .collect();
-            return (!labelled.is_empty()).then_some(labelled);
+            if !labelled.is_empty() {
+                return Some(labelled);
+            }
+            // A field named a name (`partner_name`, `fabricName`) holds one: the spans the
+            // request marks as values (names, quotations, codes), where it has any.
+            if self.name_words.iter().any(|w| w == "name") {
+                let names: Vec<String> = all
+                    .iter()
+                    .filter(|(r, _)| marked(r))
+                    .map(|(_, t)| t.clone())
+                    .collect();
+                if !names.is_empty() {
+                    return Some(names);
+                }
+            }
+            return None;
         }
         let named = |i: usize| {
             spans
@@ -311,14 +375,7 @@ impl SpanPolicy {
             .into_iter()
             .filter(|(r, _)| {
                 let ws = &spans.words[r.clone()];
-                // Words that spell the schema's own names (`ID` beside `order_id`, `to-do`
-                // for `todo`) label a value or a call: a marked span neither starts nor
-                // ends on one.
-                let marked = ws.first().is_some_and(|w| w.marked && !w.names_schema)
-                    && ws.last().is_some_and(|w| w.marked && !w.names_schema)
-                    && !ws
-                        .iter()
-                        .any(|w| CLAUSE_WORDS.contains(&w.text.to_lowercase().as_str()));
+                let marked = marked(r);
                 let word = || {
                     !FUNCTION_WORDS.contains(&ws[0].text.to_lowercase().as_str())
                         && ((r.start > 0 && named(r.start - 1)) || named(r.end))
@@ -1731,18 +1788,32 @@ mod tests {
         assert_eq!(optional.offered(&s, 8, false), Some(Vec::new()));
     }
 
-    /// The policy of a required field whose name has `words`.
-    fn named(words: &[&str]) -> SpanPolicy {
+    /// The policy of a required free string named `name`.
+    fn named(name: &str) -> SpanPolicy {
         SpanPolicy {
-            name_words: words.iter().map(|w| w.to_string()).collect(),
+            name_words: crate::sites::name_words(name),
+            id_named: crate::sites::name_parts(name).iter().any(|w| w == "id"),
             ..SpanPolicy::default()
         }
     }
 
     #[test]
+    fn a_required_field_named_a_name_takes_the_marked_spans() {
+        let s = words("write a short note to my brother, Tomas? I am Vera.");
+        assert_eq!(
+            named("sibling_name").offered(&s, 8, false),
+            Some(vec!["Tomas".to_string(), "Vera".to_string()])
+        );
+        // Another field takes any span; with no marked span, so does a name.
+        assert_eq!(named("note").offered(&s, 8, false), None);
+        let plain = words("write a short note to my brother tomas");
+        assert_eq!(named("sibling_name").offered(&plain, 8, false), None);
+    }
+
+    #[test]
     fn a_required_field_takes_the_code_the_request_labels_with_its_name() {
-        let order = named(&["order"]);
-        let parcel = named(&["parcel", "number"]);
+        let order = named("order");
+        let parcel = named("parcel_number");
         let s = words("where is order ORD-77 for Ada? The parcel number is PX9K2.");
         assert_eq!(
             order.offered(&s, 8, false),
@@ -1759,7 +1830,7 @@ mod tests {
         assert_eq!(order.offered(&words("where is ORD-77 now"), 8, false), None);
         assert_eq!(order.offered(&words("my order for Ada"), 8, false), None);
         // Digits alone are a code too; after `of` they are an amount.
-        let account = named(&["account", "id"]);
+        let account = named("account_id");
         let s = words("close account 55012 today");
         assert_eq!(
             account.offered(&s, 8, false),
@@ -1770,25 +1841,31 @@ mod tests {
             account.offered(&s, 8, false),
             Some(vec!["7781".to_string()])
         );
+        // `ID` labels a code for a field whose name's `id` is its only short part too
+        // (`user_id`: `user`, `id`), after a name that is no word of the field's.
+        let user = named("user_id");
+        let s = words("list the open tickets of Mara with ID T5521?");
+        assert_eq!(user.offered(&s, 8, false), Some(vec!["T5521".to_string()]));
+        assert_eq!(named("ticket_owner").offered(&s, 8, false), None);
         assert_eq!(
             order.offered(&words("an order of 300 for Ada"), 8, false),
             None
         );
         // `number` between the label and the code is part of the label, and a field
         // named `number` is still labelled by it.
-        let device = named(&["device", "serial"]);
+        let device = named("deviceSerial");
         let s = words("alerts of the device with serial number ZK42-77QP today");
         assert_eq!(
             device.offered(&s, 8, false),
             Some(vec!["ZK42-77QP".to_string()])
         );
-        let phone = named(&["phone", "number"]);
+        let phone = named("phone_number");
         assert_eq!(
             phone.offered(&words("text number 5550142 now"), 8, false),
             Some(vec!["5550142".to_string()])
         );
         // A function word of the name labels nothing.
-        let where_to = named(&["where", "to"]);
+        let where_to = named("where_to");
         assert_eq!(
             where_to.offered(&words("a trip to 2 towns"), 8, false),
             None
