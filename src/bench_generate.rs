@@ -3,8 +3,10 @@
 //! (c) llama.cpp's GBNF sampler on the full grammar (greedy token first), (d) compact JSON
 //! under the schema's JSON grammar, (e) as (a) under the grammar pruned to the request's
 //! values (items found in the prompt, consumption, line holding; one retry under the full
-//! grammar, as `dss generate`). Medians per configuration, and ratios against (a) measured
-//! in the same run.
+//! grammar, as `dss generate`), (f) compact JSON under the schema pruned to the same values
+//! (the same prompt as (e): what the notation itself changes, apart from pruning; `dss
+//! eval`'s `gp-json`). Medians per configuration, and ratios against (a) measured in the
+//! same run, and (f) against (e).
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
@@ -41,8 +43,8 @@ pub(crate) struct BenchGenerateArgs {
         default_value = "smollm2-135m,qwen2.5-coder-0.5b"
     )]
     models: Vec<String>,
-    /// Configurations to run, from a,b,c,d,e.
-    #[arg(long, value_delimiter = ',', default_value = "a,b,c,d,e")]
+    /// Configurations to run, from a,b,c,d,e,f.
+    #[arg(long, value_delimiter = ',', default_value = "a,b,c,d,e,f")]
     configs: Vec<String>,
     /// Pruning for (e): catalogs, aliases, matcher (the spec directory's own catalogs.yaml
     /// and aliases.yaml are read as `dss generate` reads them).
@@ -102,6 +104,13 @@ const CONFIGS: &[Config] = &[
         label: "(e) shorthand, llguidance + ff, pruned",
         engine: EngineKind::Llguidance,
         format: OutputFormat::Shorthand,
+        pruned: true,
+    },
+    Config {
+        key: "f",
+        label: "(f) compact JSON, pruned JSON grammar",
+        engine: EngineKind::Llguidance,
+        format: OutputFormat::Json,
         pruned: true,
     },
 ];
@@ -209,7 +218,12 @@ pub(crate) fn run(args: &BenchGenerateArgs) -> Result<ExitCode> {
                     let a = args.prune.analyze(ix, r);
                     (a.prompt(r), a, t.elapsed().as_secs_f64() * 1e3)
                 });
-                let result = generate_analyzed(&mut gen, r, prune, Consume::Class).map(|(g, _)| g);
+                let result = match prune {
+                    Some((prompt, a, _)) if cfg.format == OutputFormat::Json => {
+                        gen.generate_json_pruned(&prompt, &a.restriction)
+                    }
+                    prune => generate_analyzed(&mut gen, r, prune, Consume::Class).map(|(g, _)| g),
+                };
                 if args.verbose {
                     match &result {
                         Ok(g) => println!("  {} {r:?}\n    {}", cfg.key, g.value),
@@ -275,6 +289,19 @@ pub(crate) fn run(args: &BenchGenerateArgs) -> Result<ExitCode> {
                         "(a) vs (d) end-to-end speedup {speedup:.2}x >= {JSON_SPEEDUP_TARGET}x"
                     ),
                     speedup >= JSON_SPEEDUP_TARGET,
+                );
+            }
+            if let (Some(e), Some(f)) = (
+                rows.iter().find(|r| r.key == "e"),
+                rows.iter().find(|r| r.key == "f"),
+            ) {
+                println!(
+                    "(e) shorthand against (f) JSON, both pruned: median end-to-end {:.2}x faster, valid {}/{} and {}/{}",
+                    f.e2e / e.e2e,
+                    e.valid,
+                    e.n,
+                    f.valid,
+                    f.n
                 );
             }
             if name.contains("qwen") {

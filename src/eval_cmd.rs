@@ -318,6 +318,7 @@ mod runner {
     //! JSON pointers with `*` for array items).
 
     use super::*;
+    use dss_compiler::prune::Pruning;
     use dss_compiler::prune::{
         path_matches, Consume, GrammarOptions, Pruner, Restriction, Site, SiteKind,
     };
@@ -326,9 +327,9 @@ mod runner {
     use dss_eval::score::{em, em_paper_case, gold_pairs, NerCounts};
     use dss_eval::{ConditionResult, NerReport, Report, Suite};
     use dss_extract::{Analysis, Catalogs, ExtractMode, SpecIndex};
+    use dss_runtime::generate::Example;
     use dss_runtime::{
-        EngineKind, Example, GenerateError, Generation, Generator, GeneratorOptions, OutputFormat,
-        Pruning, Stats,
+        EngineKind, GenerateError, Generation, Generator, GeneratorOptions, OutputFormat, Stats,
     };
     use dss_serve::{run_ordered, Input};
     use indicatif::{ProgressBar, ProgressStyle};

@@ -2,11 +2,13 @@
 
 use anyhow::{anyhow, Context, Result};
 use clap::{Args, Subcommand};
+use dss_compiler::prune::Pruning;
 use dss_runtime::generate::PrefixCache;
 use dss_runtime::models::ModelRegistry;
+use dss_runtime::models::DEFAULT_MODEL;
 use dss_runtime::{
     EngineKind, GenerateError, Generation, Generator, GeneratorOptions, LocalModel, OutputFormat,
-    Pruning, Stats, DEFAULT_MODEL,
+    Stats,
 };
 use serde_json::{json, Value};
 use std::io::{self, Write};
@@ -32,6 +34,33 @@ pub(crate) enum ModelCommand {
         /// Model name (see `dss model list`).
         name: String,
     },
+    /// Measure what a model call costs on this machine (llama.cpp's own timings): calls
+    /// of 1 to 64 tokens on top of a cached context; a decoding call's cost (per call +
+    /// per token) and the prompt's cost per token bound a request's latency (build with
+    /// --release).
+    Bench(ModelBenchArgs),
+}
+
+#[derive(Args)]
+pub(crate) struct ModelBenchArgs {
+    /// A pinned model name (`dss model list`) or a path to any GGUF file.
+    #[arg(default_value = DEFAULT_MODEL)]
+    name: String,
+    /// CPU threads [default: physical cores].
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    threads: Option<u32>,
+    /// Tokens in the KV cache before each measured call (a prompt's shared prefix).
+    #[arg(long, default_value_t = 400)]
+    context: usize,
+    /// Tokens a measured call reads, comma-separated (1 to 512 each).
+    #[arg(long, value_delimiter = ',', default_value = "1,2,4,8,16,32,64")]
+    batches: Vec<usize>,
+    /// Calls measured per batch size.
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..))]
+    repeats: u64,
+    /// Print the measurements as JSON.
+    #[arg(long)]
+    json: bool,
 }
 
 pub(crate) fn run_model(cmd: &ModelCommand) -> Result<ExitCode> {
@@ -69,8 +98,55 @@ pub(crate) fn run_model(cmd: &ModelCommand) -> Result<ExitCode> {
             let path = registry.verify(name)?;
             write_stdout(&format!("{name}: ok ({})", path.display()))?;
         }
+        ModelCommand::Bench(args) => model_bench(&registry, args)?,
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `dss model bench`: the cost of a call by the number of tokens it reads.
+fn model_bench(registry: &ModelRegistry, args: &ModelBenchArgs) -> Result<()> {
+    let path = registry.resolve(&args.name)?;
+    let model = LocalModel::load(&path).with_context(|| format!("loading {}", path.display()))?;
+    let opts = dss_runtime::generate::CallCostOptions {
+        threads: args.threads.map(|t| t as usize),
+        context: args.context,
+        batches: args.batches.clone(),
+        repeats: args.repeats as usize,
+    };
+    let costs = model.call_costs(&opts)?;
+    if args.json {
+        let mut v = serde_json::to_value(&costs)?;
+        v["model"] = json!(path.display().to_string());
+        return write_stdout(&serde_json::to_string_pretty(&v)?);
+    }
+    let mut out = format!(
+        "model: {}\nthreads: {}; {} tokens cached before each call; {} calls per size (medians)\n\n",
+        path.display(),
+        costs.threads,
+        costs.context,
+        args.repeats
+    );
+    out.push_str("tokens a call reads | llama.cpp ms | wall ms | ms per token\n");
+    for c in &costs.costs {
+        out.push_str(&format!(
+            "{:>19} | {:>12.1} | {:>7.1} | {:>12.2}\n",
+            c.tokens,
+            c.llama_ms_p50,
+            c.wall_ms_p50,
+            c.llama_ms_p50 / c.tokens as f64
+        ));
+    }
+    let largest = costs.costs.iter().map(|c| c.tokens).max().unwrap_or(0);
+    out.push_str(&format!(
+        "\ndecoding calls (1 to {} tokens; fit): {:.1} ms a call + {:.2} ms per token it reads\n\
+         prompt (a call of {largest} tokens): {:.2} ms per token ({:.0} tokens/s)",
+        dss_runtime::generate::DECODING_TOKENS,
+        costs.per_call_ms,
+        costs.per_token_ms,
+        costs.prompt_ms_per_token,
+        1e3 / costs.prompt_ms_per_token.max(1e-9)
+    ));
+    write_stdout(&out)
 }
 
 #[derive(Args)]

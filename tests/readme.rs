@@ -31,6 +31,10 @@ const SKIPPED: &[(&str, &str)] = &[
         "runs a local model (the `runtime` feature and a downloaded model)",
     ),
     (
+        "dss model bench",
+        "times a local model's calls (the `runtime` feature and a downloaded model)",
+    ),
+    (
         "dss eval suites/",
         "runs a local model on every case of a suite",
     ),

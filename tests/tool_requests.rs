@@ -17,7 +17,8 @@
 #![cfg(feature = "runtime")]
 
 use dss_compiler::{compile, CompileOptions, CompiledSpec};
-use dss_runtime::{load_examples, GenerateError, Generator, GeneratorOptions, LocalModel};
+use dss_runtime::generate::load_examples;
+use dss_runtime::{GenerateError, Generator, GeneratorOptions, LocalModel};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 

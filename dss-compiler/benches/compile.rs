@@ -8,8 +8,9 @@
 //!    (target: >= 0.5 of serde_json's throughput);
 //! 4. compiling generated large schemas: an `enum` of 100,000 strings (target: <= 1 s),
 //!    an object of 10,000 required properties, a `oneOf` of 1,000 object branches, an
-//!    `anyOf` of 1,000 enums of 100 values, a chain of 3,000 `allOf`/`$ref` links (each
-//!    once quadratic in its size, or a stack overflow).
+//!    `anyOf` of 1,000 enums of 100 values, a chain of 3,000 `allOf`/`$ref` links, an
+//!    `enum` of 20,000 objects beside one of 2,000 (each once quadratic in its size, or a
+//!    stack overflow; the two enums of objects show the ratio).
 //!
 //! Data: as the corpus test (the `dss-data` crate): the full corpora in `DSS_DATA_DIR`
 //! (default `../shared/data` beside the workspace), else the samples in `tests/fixtures/`
@@ -155,6 +156,11 @@ fn large_schemas(c: &mut Criterion) {
         .collect();
     defs.insert(format!("d{n}"), json!({"type": "integer"}));
     let chain = json!({"$defs": defs, "$ref": "#/$defs/d0"});
+    let objects = |n: i64| {
+        let listed: Vec<Value> = (0..n).map(|i| json!({"id": i, "tag": [i % 7]})).collect();
+        json!({"type": "object", "properties": {"o": {"enum": listed}}, "required": ["o"]})
+    };
+    let (objects_2k, objects_20k) = (objects(2_000), objects(20_000));
 
     let mut g = c.benchmark_group("compile large");
     g.sample_size(10);
@@ -165,6 +171,8 @@ fn large_schemas(c: &mut Criterion) {
         ("oneOf of 1,000 objects", &one_of_1k),
         ("anyOf of 1,000 enums of 100", &any_of_enums),
         ("chain of 3,000 allOf $refs", &chain),
+        ("enum of 2,000 objects", &objects_2k),
+        ("enum of 20,000 objects", &objects_20k),
     ] {
         g.bench_function(name, |b| {
             b.iter(|| black_box(try_compile(black_box(schema)).is_some()))

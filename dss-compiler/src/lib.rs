@@ -30,7 +30,7 @@
 //! | Task | Where |
 //! |---|---|
 //! | Compile a schema (or tool definitions, or a Rust type), compress and expand | [`compile`], [`compile_type`], [`CompileOptions`], [`CompiledSpec`] |
-//! | Save and load a spec (`spec.json`) | [`SpecFile`], [`SPEC_VERSION`] |
+//! | Save and load a spec (`spec.json`) | [`SpecFile`], [`SpecFile::VERSION`] |
 //! | Edit the notation (`dss init`'s YAML) | [`NotationConfig`], [`NotationStyle`] |
 //! | The errors of the above | [`error`] |
 //! | Prune a grammar to a request, line by line; the sites a request fills | [`prune`] |
@@ -87,7 +87,7 @@ pub mod tools;
 mod typed;
 
 pub use notation::{NotationConfig, NotationStyle};
-pub use spec::{compile, compile_owned, CompileOptions, CompiledSpec, SpecFile, SPEC_VERSION};
+pub use spec::{compile, compile_owned, CompileOptions, CompiledSpec, SpecFile};
 #[cfg(feature = "schemars")]
 pub use typed::compile_type;
 

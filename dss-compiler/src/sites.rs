@@ -391,6 +391,15 @@ pub(crate) fn described_codes(doc: &str) -> Vec<(String, String)> {
     out
 }
 
+/// Whether a description's quoted phrase is a word for no value (`'null'`, `'None'`,
+/// `'N/A'`): what to write where there is none, not an example of a value.
+fn names_no_value(phrase: &str) -> bool {
+    matches!(
+        phrase.trim().to_lowercase().as_str(),
+        "null" | "none" | "nil" | "n/a" | "undefined"
+    )
+}
+
 /// The quoted phrases of a description (`'San Francisco, CA'`, `"owner/repo"`): a quote
 /// mark that opens after a non-letter and closes before one, at most 80 characters
 /// apart, on one line. An apostrophe inside a word (`user's`) opens nothing.
@@ -692,6 +701,9 @@ impl Walker<'_> {
                 codes(site);
                 if site.examples.is_empty() && matches!(site.kind, SiteKind::Text { .. }) {
                     site.examples = doc.map(quoted_phrases).unwrap_or_default();
+                    // `'null' for immediate availability` says how to write no value;
+                    // it shows no value's form.
+                    site.examples.retain(|e| !names_no_value(e));
                 }
             }
             if let Some(site) = self.by_path.get_mut(&items) {
@@ -924,6 +936,7 @@ mod tests {
                     "since": {"type": "string", "description": "First day, in the format of 'YYYY-MM-DD'."},
                     "until": {"type": "string", "description": "Last day, such as '2024-02-29'."},
                     "at": {"type": "string", "description": "When, as 'YYYY-MM-DD HH:MM'."},
+                    "from": {"type": "string", "description": "Start, as 'YYYY-MM-DD HH:MM', or 'null' for now."},
                     "leaves": {"type": "string", "description": "Departure, in 24-hour format, such as '18:45'."},
                     "day": {"type": "string", "description": "As 'dd/mm/yyyy', such as '15/03/2024' or '01/02/2024'."},
                     "code": {"type": "string", "description": "A code such as '2024-13-45'."}}}),
@@ -960,6 +973,9 @@ mod tests {
         let iso = crate::moments::MomentForm::of("YYYY-MM-DD");
         assert!(iso.is_some());
         assert_eq!(policy("/since").moment, iso);
+        // A word for no value (`'null' for now`) is no example of the form.
+        assert!(policy("/from").moment.is_some());
+        assert_eq!(policy("/from").moment, policy("/at").moment);
         assert_eq!(policy("/until").moment, iso);
         let at = policy("/at").moment.expect("a date and a time");
         assert!(at.has_date() && at.has_time());

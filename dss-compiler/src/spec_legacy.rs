@@ -26,7 +26,7 @@ struct Saved {
     notation: Value,
 }
 
-/// The version-[`SPEC_VERSION`] form of a version-`found` (1 or 2) file, and what it
+/// The version-[`SpecFile::VERSION`] form of a version-`found` (1 or 2) file, and what it
 /// builds.
 pub(crate) fn convert(found: u32, text: &str) -> Result<(SpecFile, Built), SpecError> {
     let unconvertible = |reason: String| SpecError::Unconvertible {

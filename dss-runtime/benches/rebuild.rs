@@ -35,13 +35,13 @@ struct Suite {
 fn main() {
     let model_path = match std::env::var_os("DSS_BENCH_MODEL") {
         Some(p) => PathBuf::from(p),
-        None => match dss_runtime::models::path_if_cached(dss_runtime::DEFAULT_MODEL) {
+        None => match dss_runtime::models::path_if_cached(dss_runtime::models::DEFAULT_MODEL) {
             Ok(Some(p)) => p,
             _ => {
                 eprintln!(
                     "rebuild bench: the model {} is not cached; run `dss model fetch {}` first",
-                    dss_runtime::DEFAULT_MODEL,
-                    dss_runtime::DEFAULT_MODEL
+                    dss_runtime::models::DEFAULT_MODEL,
+                    dss_runtime::models::DEFAULT_MODEL
                 );
                 return;
             }

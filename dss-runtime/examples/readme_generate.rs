@@ -13,7 +13,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let spec = CompiledSpec::from_json(&std::fs::read_to_string("grammars/viz/spec.json")?)?;
     let model = LocalModel::load(&dss_runtime::models::resolve("qwen2.5-coder-0.5b")?)?;
     let opts = GeneratorOptions {
-        examples: dss_runtime::load_examples("grammars/viz/examples.jsonl".as_ref())?,
+        examples: dss_runtime::generate::load_examples("grammars/viz/examples.jsonl".as_ref())?,
         ..Default::default()
     };
     // A per-request grammar: the spec's grammar pruned to the values a request names

@@ -33,6 +33,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+pub use crate::calls::{CallCost, CallCostOptions, CallCosts, DECODING_TOKENS};
 pub use dss_compiler::prompt::ExamplesError;
 use dss_compiler::prune::{Consume, GrammarOptions, Pruner, Pruning, Restriction};
 use dss_compiler::CompiledSpec;
@@ -115,6 +116,14 @@ pub enum GenerateError {
         output: String,
         /// Why it does not expand or validate.
         message: String,
+    },
+    /// [`LocalModel::call_costs`] was asked for calls it cannot measure.
+    #[error("batch sizes must be 1 to {max} tokens, got {got:?}")]
+    CallSizes {
+        /// The sizes asked for.
+        got: Vec<usize>,
+        /// The largest call a batch holds.
+        max: usize,
     },
     /// An examples file could not be read.
     #[error("examples {}: {message}", path.display())]
@@ -400,6 +409,9 @@ pub struct Stats {
     pub decode_calls: usize,
     /// Time in those calls.
     pub decode_ms: f64,
+    /// Tokens those calls read (each sampled token with the forced text after it, and
+    /// any draft).
+    pub decode_tokens: usize,
     /// Draft tokens read ([`GeneratorOptions::draft_tokens`]).
     pub drafted_tokens: usize,
     /// Steps whose logits a draft had already computed (calls saved).
@@ -1124,6 +1136,7 @@ impl<'m> Generator<'m> {
             .ok_or_else(|| GenerateError::Decode("no logits after the call".into()))?;
         if st.prompt_read {
             stats.decode_calls += 1;
+            stats.decode_tokens += toks.len();
             stats.decode_ms += ms(t);
         } else {
             st.prompt_read = true;

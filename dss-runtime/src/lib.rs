@@ -6,7 +6,7 @@
 //!   prompt, KV prefix cache; call [`Generator::generate`] or
 //!   [`Generator::generate_pruned`] many times).
 //! - Constraint engines ([`EngineKind`]: llguidance, llama.cpp's GBNF sampler, none) and the
-//!   [`Grammar`] they run.
+//!   [`engine::Grammar`] they run.
 //! - The prompt ([`prompt::PromptTemplate`]): the model's chat template with a shared prefix and the
 //!   request last.
 //! - [`engine::lark`]: the Lark structure printed from dss's grammar IR (dss-compiler's printer,
@@ -22,6 +22,7 @@
 //! and [`models`] (the registry's namespace: `models::resolve`, `models::MODELS`).
 
 pub mod backend;
+mod calls;
 pub mod engine;
 pub mod gbnf;
 pub mod generate;
@@ -29,10 +30,7 @@ mod llg;
 pub mod models;
 pub mod prompt;
 
-pub use dss_compiler::prune::Pruning;
-pub use engine::{EngineKind, Grammar, GrammarSource};
+pub use engine::{EngineKind, GrammarSource};
 pub use generate::{
-    load_examples, Example, GenerateError, Generation, Generator, GeneratorOptions, LocalModel,
-    OutputFormat, Stats,
+    GenerateError, Generation, Generator, GeneratorOptions, LocalModel, OutputFormat, Stats,
 };
-pub use models::DEFAULT_MODEL;

@@ -3,11 +3,10 @@
 //! speed, and hostile requests get a result or a clear error. One model load for the file.
 
 use dss_compiler::CompiledSpec;
+use dss_runtime::generate::load_examples;
 use dss_runtime::generate::PrefixCache;
 use dss_runtime::prompt::tokenize;
-use dss_runtime::{
-    load_examples, EngineKind, GenerateError, Generator, GeneratorOptions, LocalModel,
-};
+use dss_runtime::{EngineKind, GenerateError, Generator, GeneratorOptions, LocalModel};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
@@ -208,7 +207,7 @@ fn drafts_change_nothing_but_the_calls() {
         "a train ticket to New Orleans please",
         "fly me to Rio de Janeiro",
     ] {
-        let pruning = dss_runtime::Pruning {
+        let pruning = dss_compiler::prune::Pruning {
             restriction: dss_compiler::prune::Restriction {
                 span_sites: ["/destination".to_string()].into(),
                 spans: dss_compiler::prune::Spans::of(r),
@@ -230,6 +229,13 @@ fn drafts_change_nothing_but_the_calls() {
             // After the prompt, at most one call per sampled token.
             let sampled = s.generated_tokens - s.forced_tokens;
             assert!(s.decode_calls <= sampled, "{s:?}");
+            // Each call reads its sampled token at least; the rest of what the model
+            // read went into the first call, with the uncached prompt.
+            assert!(s.decode_tokens >= s.decode_calls, "{s:?}");
+            assert!(
+                s.evaluated_tokens >= s.decode_tokens + s.uncached_prompt_tokens,
+                "{s:?}"
+            );
         }
         // Each step a draft served is a call saved.
         assert_eq!(
@@ -378,7 +384,7 @@ fn a_tiny_time_budget_is_a_clear_error() {
         Err(e) => panic!("expected a time-budget error, got {e}"),
     }
     // Under pruning too, and the next request still runs on the same generator.
-    let pruning = dss_runtime::Pruning::default();
+    let pruning = dss_compiler::prune::Pruning::default();
     assert!(matches!(
         gen.generate_pruned(request, &pruning),
         Err(GenerateError::Timeout { .. })

@@ -295,6 +295,55 @@ impl SpanPolicy {
         saw_id && id_named
     }
 
+    /// The places the request names with this field's kind after them: a field named for
+    /// an administrative division (`district_name`, `sub_district`, `county`, `province`)
+    /// takes the capitalized words right before that word, without it (`Chatuchak
+    /// District` gives `Chatuchak`; `Sai Kong Subdistrict` gives `Sai Kong` for
+    /// `sub_district_name`, and nothing for `district_name`). The division's word is the
+    /// field's label, as `ID` is a code's. A comma ends the name (`Bangkok, Chatuchak
+    /// District` names `Chatuchak`).
+    pub(crate) fn designated(&self, spans: &Spans) -> Vec<String> {
+        let kind: String = self
+            .name_words
+            .iter()
+            .filter(|w| !matches!(w.as_str(), "name" | "id" | "code"))
+            .map(String::as_str)
+            .collect();
+        if !DIVISIONS.contains(&kind.as_str()) {
+            return Vec::new();
+        }
+        let mut out: Vec<String> = Vec::new();
+        for (i, w) in spans.words.iter().enumerate() {
+            if w.text.to_lowercase() != kind || i == 0 {
+                continue;
+            }
+            let name_word = |k: usize| {
+                let v = &spans.words[k];
+                v.text.chars().next().is_some_and(char::is_uppercase)
+                    && !FUNCTION_WORDS.contains(&v.text.to_lowercase().as_str())
+                    && v.gap.as_deref().is_some_and(|g| !g.contains(','))
+            };
+            let mut start = i;
+            while start > 0 && name_word(start - 1) {
+                start -= 1;
+            }
+            if start == i {
+                continue;
+            }
+            let mut text = String::new();
+            for k in start..i {
+                text.push_str(&spans.words[k].text);
+                if k + 1 < i {
+                    text.push_str(spans.words[k].gap.as_deref().unwrap_or(" "));
+                }
+            }
+            if !out.contains(&text) {
+                out.push(text);
+            }
+        }
+        out
+    }
+
     /// The spans of `spans` (of at most `max_words` words, as text) this policy offers;
     /// `None` where it offers any span (a required field none of whose forms the
     /// request has).
@@ -309,6 +358,10 @@ impl SpanPolicy {
         if self.moment.is_some() && self.optional {
             // The request's moments are offered beside these ([`SpanPolicy::moment`]).
             return Some(Vec::new());
+        }
+        let designated = self.designated(spans);
+        if !designated.is_empty() {
+            return Some(designated);
         }
         let all = spans.spans(max_words);
         if !self.forms.is_empty() {
@@ -979,6 +1032,22 @@ impl Spans {
 
 /// Words a value never ends on (English function words): a span through them goes on to
 /// the next word.
+/// Administrative divisions whose word, after a place's name, labels it rather than being
+/// part of it (`Chatuchak District`, `Cook County`, `Chonburi Province`). Street words
+/// (`Street`, `Avenue`) are part of a street's name and are not here.
+const DIVISIONS: &[&str] = &[
+    "district",
+    "subdistrict",
+    "county",
+    "province",
+    "prefecture",
+    "municipality",
+    "borough",
+    "parish",
+    "canton",
+    "region",
+];
+
 const END_WORDS: &[&str] = &[
     "a", "an", "and", "are", "as", "at", "but", "by", "for", "from", "if", "in", "is", "of", "on",
     "or", "please", "so", "that", "the", "then", "to", "was", "which", "with",
@@ -1795,6 +1864,39 @@ mod tests {
             id_named: crate::sites::name_parts(name).iter().any(|w| w == "id"),
             ..SpanPolicy::default()
         }
+    }
+
+    #[test]
+    fn a_division_s_word_labels_the_place_before_it_for_the_field_named_for_it() {
+        let s = words(
+            "find a cleaner in Kowloon, Sham Shui Po District, Shek Kip Mei Subdistrict, rated 4",
+        );
+        let some = |v: &[&str]| Some(v.iter().map(|t| t.to_string()).collect::<Vec<_>>());
+        assert_eq!(
+            named("district_name").offered(&s, 8, false),
+            some(&["Sham Shui Po"])
+        );
+        assert_eq!(
+            named("sub_district_name").offered(&s, 8, false),
+            some(&["Shek Kip Mei"])
+        );
+        // Optional as well: the labelled place, not every marked span.
+        let optional = SpanPolicy {
+            optional: true,
+            ..named("district")
+        };
+        assert_eq!(optional.offered(&s, 8, false), some(&["Sham Shui Po"]));
+        assert_eq!(
+            named("county").offered(&words("a plumber in Harris County today"), 8, false),
+            some(&["Harris"])
+        );
+        // No division named, or a field not named for one: as before.
+        let plain = words("find a cleaner in Kowloon");
+        assert_eq!(named("district").offered(&plain, 8, false), None);
+        assert_eq!(named("city").offered(&s, 8, false), None);
+        // A street's word is part of its name.
+        let street = words("deliver it to Nathan Road");
+        assert_eq!(named("road").offered(&street, 8, false), None);
     }
 
     #[test]
