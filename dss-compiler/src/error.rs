@@ -312,7 +312,7 @@ pub enum SpecError {
     Version {
         /// The version the file says it is (its `dss_spec`).
         found: u32,
-        /// The version this dss writes ([`crate::SPEC_VERSION`]).
+        /// The version this dss writes ([`crate::SpecFile::VERSION`]).
         expected: u32,
     },
     /// A version-1 or version-2 file that cannot be converted: the notation it saved is
@@ -322,7 +322,7 @@ pub enum SpecError {
     Unconvertible {
         /// The version the file says it is.
         found: u32,
-        /// The version it would be converted to ([`crate::SPEC_VERSION`]).
+        /// The version it would be converted to ([`crate::SpecFile::VERSION`]).
         expected: u32,
         /// Why not.
         reason: String,
