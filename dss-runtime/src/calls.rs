@@ -11,7 +11,6 @@
 
 use std::time::Instant;
 
-use llama_cpp_2::context::params::LlamaContextParams;
 use llama_cpp_2::llama_batch::LlamaBatch;
 use llama_cpp_2::token::LlamaToken;
 
@@ -95,7 +94,7 @@ impl LocalModel {
     /// neutral text, and cut back to it before each call). Errors where a batch size is 0
     /// or larger than 512 ([`GenerateError::CallSizes`]), or the context cannot be made.
     pub fn call_costs(&self, opts: &CallCostOptions) -> Result<CallCosts, GenerateError> {
-        const N_BATCH: usize = 512;
+        const N_BATCH: usize = crate::generate::N_BATCH as usize;
         let largest = opts.batches.iter().copied().max().unwrap_or(0);
         if opts.batches.is_empty() || opts.batches.contains(&0) || largest > N_BATCH {
             return Err(GenerateError::CallSizes {
@@ -107,14 +106,8 @@ impl LocalModel {
         let t = i32::try_from(threads).unwrap_or(i32::MAX);
         let n_ctx = u32::try_from(opts.context + largest + 8)
             .map_err(|e| GenerateError::Context(e.to_string()))?;
-        let params = LlamaContextParams::default()
-            .with_n_ctx(std::num::NonZeroU32::new(n_ctx.max(64)))
-            .with_n_batch(N_BATCH as u32)
-            .with_n_ubatch(N_BATCH as u32)
-            .with_n_seq_max(1)
-            .with_n_threads(t)
-            .with_n_threads_batch(t)
-            .with_no_perf(false);
+        // The generator's context, with llama.cpp's timings on.
+        let params = crate::generate::context_params(n_ctx, t).with_no_perf(false);
         let model = self.llama();
         let mut ctx = model
             .new_context(backend::backend()?, params)

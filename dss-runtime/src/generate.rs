@@ -465,7 +465,23 @@ struct Calls {
     tokens: usize,
 }
 
-const N_BATCH: u32 = 512;
+/// The most tokens one model call reads (llama.cpp's `n_batch` and `n_ubatch`).
+pub(crate) const N_BATCH: u32 = 512;
+
+/// The llama.cpp context every call of the runtime runs in (generation, and
+/// [`LocalModel::call_costs`], which measures those calls): one sequence of `n_ctx` tokens
+/// (at least 64), batches of [`N_BATCH`], `threads` threads, a full-size cache for
+/// sliding-window models.
+pub(crate) fn context_params(n_ctx: u32, threads: i32) -> LlamaContextParams {
+    LlamaContextParams::default()
+        .with_n_ctx(std::num::NonZeroU32::new(n_ctx.max(64)))
+        .with_n_batch(N_BATCH)
+        .with_n_ubatch(N_BATCH)
+        .with_n_seq_max(1)
+        .with_n_threads(threads)
+        .with_n_threads_batch(threads)
+        .with_swa_full(true)
+}
 
 impl<'m> Generator<'m> {
     /// Prepares prompt, grammar and context. Nothing is evaluated yet ([`warm`](Self::warm)
@@ -533,14 +549,7 @@ impl<'m> Generator<'m> {
         });
         let threads =
             i32::try_from(opts.threads.unwrap_or_else(default_threads).max(1)).unwrap_or(i32::MAX);
-        let params = LlamaContextParams::default()
-            .with_n_ctx(std::num::NonZeroU32::new(opts.n_ctx.max(64)))
-            .with_n_batch(N_BATCH)
-            .with_n_ubatch(N_BATCH)
-            .with_n_seq_max(1)
-            .with_n_threads(threads)
-            .with_n_threads_batch(threads)
-            .with_swa_full(true);
+        let params = context_params(opts.n_ctx, threads);
         let ctx = model
             .model
             .new_context(backend::backend()?, params)

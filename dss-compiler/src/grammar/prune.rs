@@ -312,17 +312,18 @@ impl SpanPolicy {
         if !DIVISIONS.contains(&kind.as_str()) {
             return Vec::new();
         }
+        // A word of a place's name: capitalized, no function word, no comma after it.
+        let name_word = |k: usize| {
+            let v = &spans.words[k];
+            v.text.chars().next().is_some_and(char::is_uppercase)
+                && !FUNCTION_WORDS.contains(&v.text.to_lowercase().as_str())
+                && v.gap.as_deref().is_some_and(|g| !g.contains(','))
+        };
         let mut out: Vec<String> = Vec::new();
         for (i, w) in spans.words.iter().enumerate() {
             if w.text.to_lowercase() != kind || i == 0 {
                 continue;
             }
-            let name_word = |k: usize| {
-                let v = &spans.words[k];
-                v.text.chars().next().is_some_and(char::is_uppercase)
-                    && !FUNCTION_WORDS.contains(&v.text.to_lowercase().as_str())
-                    && v.gap.as_deref().is_some_and(|g| !g.contains(','))
-            };
             let mut start = i;
             while start > 0 && name_word(start - 1) {
                 start -= 1;
@@ -1030,8 +1031,6 @@ impl Spans {
     }
 }
 
-/// Words a value never ends on (English function words): a span through them goes on to
-/// the next word.
 /// Administrative divisions whose word, after a place's name, labels it rather than being
 /// part of it (`Chatuchak District`, `Cook County`, `Chonburi Province`). Street words
 /// (`Street`, `Avenue`) are part of a street's name and are not here.
@@ -1048,6 +1047,8 @@ const DIVISIONS: &[&str] = &[
     "region",
 ];
 
+/// Words a value never ends on (English function words): a span through them goes on to
+/// the next word.
 const END_WORDS: &[&str] = &[
     "a", "an", "and", "are", "as", "at", "but", "by", "for", "from", "if", "in", "is", "of", "on",
     "or", "please", "so", "that", "the", "then", "to", "was", "which", "with",
