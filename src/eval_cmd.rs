@@ -97,6 +97,10 @@ pub(crate) struct EvalRunArgs {
     /// Evaluate only the first N cases.
     #[arg(long, value_name = "N")]
     pub(crate) limit: Option<usize>,
+    /// Evaluate only the cases with these ids (comma-separated), in the suite's order;
+    /// `--catalog-mode loo` still counts every case's values.
+    #[arg(long, value_name = "ID,...", value_delimiter = ',')]
+    pub(crate) cases: Vec<String>,
     /// The report's format on stdout.
     #[arg(long, default_value = "table", value_parser = ["table", "json", "csv"])]
     pub(crate) format: String,
@@ -531,7 +535,26 @@ mod runner {
                 conditions.push(c);
             }
         }
-        let cases = &suite.cases[..args.limit.unwrap_or(usize::MAX).min(suite.cases.len())];
+        if let Some(id) = args
+            .cases
+            .iter()
+            .find(|id| !suite.cases.iter().any(|c| &c.id == *id))
+        {
+            bail!("--cases: the suite has no case `{id}`");
+        }
+        let chosen: Vec<dss_eval::Case>;
+        let cases = if args.cases.is_empty() {
+            &suite.cases[..]
+        } else {
+            chosen = suite
+                .cases
+                .iter()
+                .filter(|c| args.cases.contains(&c.id))
+                .cloned()
+                .collect();
+            &chosen[..]
+        };
+        let cases = &cases[..args.limit.unwrap_or(usize::MAX).min(cases.len())];
         // Read again from the file, for errors with its line and column.
         let yaml = dir.join("notation.yaml");
         let notation = crate::load_notation(suite.notation.is_some().then_some(yaml.as_path()))?;
@@ -746,7 +769,14 @@ mod runner {
                         .map(|(_, v)| v)
                         .collect();
                     let values: Vec<&str> = values.iter().map(String::as_str).collect();
-                    let mut rng = dss_extract::perturb::Rng::new(seed ^ (case_no as u64 + 1));
+                    // Seeded by the case's place in the suite, as a run of every case
+                    // seeds it (`--cases` and `--limit` pick cases, not other typos).
+                    let at = suite
+                        .cases
+                        .iter()
+                        .position(|c| c.id == case.id)
+                        .unwrap_or(case_no);
+                    let mut rng = dss_extract::perturb::Rng::new(seed ^ (at as u64 + 1));
                     dss_extract::perturb::typos(&case.request, &values, &mut rng)
                 }
                 None => case.request.clone(),

@@ -98,7 +98,7 @@ pub fn skip_model_test(test: &str, model: &str) -> bool {
     true
 }
 
-/// The name of the running test, for helpers shared by several tests: libtest runs each
+/// The name of the running test, for functions shared by several tests: libtest runs each
 /// test on a thread named after it (`module::test_name`). `unnamed test` on a thread without
 /// a name (the main thread, or one the test spawned).
 pub fn current_test() -> String {

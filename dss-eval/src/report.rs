@@ -1,4 +1,4 @@
-//! The evaluation report: `dss eval --format json|table|csv`, and percentile helpers.
+//! The evaluation report: `dss eval --format json|table|csv`, and its percentiles.
 //!
 //! JSON shape (exactly):
 //! `{"suite", "items", "model", "results": {COND: {"em", "em_paper", "valid", "p50_ms",
@@ -331,7 +331,7 @@ mod tests {
     }
 
     #[test]
-    fn json_has_exactly_the_issue_shape() {
+    fn json_has_exactly_the_report_shape() {
         let v: serde_json::Value = serde_json::from_str(&report().to_json().unwrap()).unwrap();
         let keys =
             |v: &serde_json::Value| v.as_object().unwrap().keys().cloned().collect::<Vec<_>>();

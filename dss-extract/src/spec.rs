@@ -15,6 +15,7 @@ use serde_json::Value;
 
 use crate::cues::TagCues;
 use crate::normalize::{stem_into, Normalized, BREAKS};
+use crate::places::PlaceKind;
 use crate::{read_alias_tsv, read_alias_yaml, read_catalog, EntityIndex, Entry, ExtractError};
 use crate::{ExtractMode, Extraction, Mention, Tier};
 
@@ -329,10 +330,10 @@ pub struct SpecIndex {
     /// Free-string sites whose values may be spans of the request: no catalog there says
     /// it is complete ([`Restriction::span_sites`]).
     span_sites: BTreeSet<String>,
-    /// Free strings named for a city (`departure_city`, `city_name`) bound by an open
-    /// catalog: the cities the request names are found there ([`crate::places::cities`]),
-    /// listed or not.
-    city_sites: Vec<String>,
+    /// Free strings named for a kind of place (`departure_city`, `state`, `country`) bound
+    /// by an open catalog: the places of that kind the request names are found there
+    /// ([`crate::places::named_places`]), listed or not.
+    place_sites: Vec<(String, PlaceKind)>,
     /// Required free strings written in a formal language ([`Site::composed`]: a command
     /// line): left unpruned, the model's to compose, where no catalog says it is complete.
     composed: BTreeSet<String>,
@@ -548,20 +549,31 @@ impl SpecIndex {
             .filter(|s| s.composed && s.required_in_record && span_sites.contains(&s.path))
             .map(|s| s.path.clone())
             .collect();
-        // Free strings named for a city whose catalog is open: a city the request names is
-        // a value there, listed or not.
-        let city_sites: Vec<String> = sites
+        // Free strings named for a kind of place whose catalog is open: a place of that kind
+        // the request names is a value there, listed or not. A catalog that lists values of
+        // another kind says the name means something else (`state`: `on`, `off`).
+        let place_sites: Vec<(String, PlaceKind)> = sites
             .iter()
             .filter(|s| {
                 matches!(s.kind, SiteKind::Text { .. })
                     && bound.contains(&s.path)
                     && !closed(&s.path)
-                    && s.path
-                        .rsplit('/')
-                        .find(|seg| *seg != "*")
-                        .is_some_and(|name| name_keys(name).iter().any(|k| k == "city"))
             })
-            .map(|s| s.path.clone())
+            .filter_map(|s| {
+                let name = s.path.rsplit('/').find(|seg| *seg != "*")?;
+                let kind = PlaceKind::named(&name_keys(name))?;
+                let listed: Vec<&str> = entries
+                    .iter()
+                    .filter(|e| e.site == s.path)
+                    .filter_map(|e| e.value.as_str())
+                    .collect();
+                let places = listed
+                    .iter()
+                    .filter(|v| crate::places::is_place(kind, v))
+                    .count();
+                let agrees = kind == PlaceKind::City || 2 * places >= listed.len();
+                agrees.then(|| (s.path.clone(), kind))
+            })
             .collect();
         let span_policy: BTreeMap<String, dss_compiler::prune::SpanPolicy> = sites
             .iter()
@@ -591,7 +603,7 @@ impl SpecIndex {
                     )
             });
         Ok(SpecIndex {
-            city_sites,
+            place_sites,
             schema_names,
             date_sites,
             time_sites,
@@ -793,29 +805,51 @@ impl SpecIndex {
         &self.sites
     }
 
-    /// Adds the cities `request` names ([`crate::places::cities`]) that no catalog found
-    /// as values of every city site ([`SpecIndex::city_sites`]), written as the request
-    /// writes them.
-    fn find_cities(&self, request: &str, mentions: &mut Vec<Mention>) {
-        if self.city_sites.is_empty() {
+    /// Adds the places `request` names ([`crate::places::named_places`]) that no catalog
+    /// found as values of every site named for their kind ([`SpecIndex::place_sites`]),
+    /// written as the request writes them.
+    fn find_places(&self, request: &str, mentions: &mut Vec<Mention>) {
+        if self.place_sites.is_empty() {
             return;
         }
         let spans = dss_compiler::prune::Spans::of(request);
-        for at in crate::places::cities(&spans) {
+        let kinds: BTreeSet<PlaceKind> = self.place_sites.iter().map(|(_, k)| *k).collect();
+        let mut found: Vec<(std::ops::Range<usize>, PlaceKind)> = kinds
+            .into_iter()
+            .flat_map(|k| {
+                crate::places::named_places(&spans, k)
+                    .into_iter()
+                    .map(move |at| (at, k))
+            })
+            .collect();
+        // A place inside a longer one is part of its name (`mexico` in `new mexico`).
+        let spans_found: Vec<std::ops::Range<usize>> =
+            found.iter().map(|(at, _)| at.clone()).collect();
+        found.retain(|(at, _)| {
+            !spans_found
+                .iter()
+                .any(|o| o != at && o.start <= at.start && at.end <= o.end)
+        });
+        found.sort_by_key(|(at, k)| (at.start, at.end, *k));
+        // What the catalogs found, apart from the places added here (`georgia` is a state
+        // and a country).
+        let listed = mentions.len();
+        for (at, kind) in found {
+            let mentions_found = &mentions[..listed];
             // A value found over part of it (`virginia city`, `south carolina`) is what the
             // words name.
             let overlaps = |m: &Mention| m.span.start < at.end && at.start < m.span.end;
-            if mentions.iter().any(|m| overlaps(m) && m.span != at) {
+            if mentions_found.iter().any(|m| overlaps(m) && m.span != at) {
                 continue;
             }
-            // A city a catalog lists keeps the fields its catalogs give it: closed or not,
+            // A place a catalog lists keeps the fields its catalogs give it: closed or not,
             // they say which of a call's cities it is (`departure_city`, not
             // `destination_city`).
-            if mentions.iter().any(|m| m.span == at) {
+            if mentions_found.iter().any(|m| m.span == at) {
                 continue;
             }
             let text = request[at.clone()].to_string();
-            for site in &self.city_sites {
+            for (site, _) in self.place_sites.iter().filter(|(_, k)| *k == kind) {
                 mentions.push(Mention {
                     span: at.clone(),
                     text: text.clone(),
@@ -840,7 +874,7 @@ impl SpecIndex {
     pub fn analyze(&self, request: &str, mode: ExtractMode, nearest: usize) -> Analysis {
         let mut extraction = self.index.extract_with(request, mode);
         if mode == ExtractMode::Full {
-            self.find_cities(request, &mut extraction.mentions);
+            self.find_places(request, &mut extraction.mentions);
             self.spell_numbers_as_written(&mut extraction.mentions);
             self.moments_as_written(&mut extraction.mentions);
         }

@@ -413,6 +413,59 @@ fn open_sites_take_spans_numbers_and_dates_and_closed_catalogs_only_their_values
 }
 
 #[test]
+fn a_state_or_country_the_request_names_is_a_value_of_a_field_named_for_one() {
+    let spec = compile(
+        &json!({"type": "object", "properties": {
+                "state": {"type": "string"},
+                "country": {"type": "string"},
+                "switch_state": {"type": "string"},
+                "note": {"type": "string"}
+            }, "additionalProperties": false}),
+        &CompileOptions::default(),
+    )
+    .expect("compiles");
+    let mut c = Catalogs::default();
+    c.values
+        .insert("/state".into(), vec![json!("oregon"), json!("nevada")]);
+    c.values
+        .insert("/country".into(), vec![json!("peru"), json!("kenya")]);
+    // A catalog of another kind says the name means something else.
+    c.values
+        .insert("/switch_state".into(), vec![json!("on"), json!("off")]);
+    c.values.insert("/note".into(), vec![json!("urgent")]);
+    let ix = SpecIndex::build(&spec, &c).expect("index");
+    let r = ix
+        .analyze(
+            "ship the order to a warehouse in new mexico, then one to sri lanka",
+            ExtractMode::Full,
+            0,
+        )
+        .restriction;
+    assert_eq!(r.at("/state"), [json!("new mexico")]);
+    assert_eq!(r.at("/country"), [json!("sri lanka")]);
+    assert!(r.at("/switch_state").is_empty());
+    assert!(r.at("/note").is_empty());
+    // A listed state keeps its catalog's value; a two-letter code that is a word counts
+    // only capitalized, or after `in` at a clause's end.
+    let r = ix
+        .analyze(
+            "is it ok to drive from nevada to Salem, OR",
+            ExtractMode::Full,
+            0,
+        )
+        .restriction;
+    assert_eq!(r.at("/state"), [json!("nevada"), json!("OR")]);
+    // A closed catalog lists every value.
+    let mut c = c.clone();
+    c.closed.push("/country".into());
+    let ix = SpecIndex::build(&spec, &c).expect("index");
+    let r = ix
+        .analyze("flights to sri lanka", ExtractMode::Full, 0)
+        .restriction;
+    assert!(r.at("/country").is_empty());
+}
+
+#[test]
 fn a_city_the_request_names_is_a_value_of_a_city_field_whose_catalog_is_open() {
     let spec = compile(
         &json!({"type": "object", "properties": {

@@ -77,6 +77,43 @@ fn eval_leave_one_out_and_typos() {
         .filter(|l| !cases.contains(l["request"].as_str().unwrap_or_default()))
         .count();
     assert!(changed > 0, "{items}");
+    // A case run alone (`--cases`) is withheld from and perturbed as in the whole run.
+    let ids: Vec<String> = items
+        .lines()
+        .map(parse_json)
+        .map(|l| l["id"].as_str().unwrap_or_default().to_string())
+        .collect();
+    let alone = dir.path().join("alone");
+    let one = run_with(
+        &[
+            "--catalog-mode",
+            "loo",
+            "--perturb",
+            "typo:3",
+            "--cases",
+            &ids[1],
+        ],
+        &alone,
+    );
+    assert_eq!(one["items"], 1, "{one}");
+    let record = |text: &str, id: &str| -> Value {
+        text.lines()
+            .map(parse_json)
+            .find(|l| l["id"] == id)
+            .unwrap_or_else(|| panic!("no record of {id} in {text}"))
+    };
+    let alone_items = std::fs::read_to_string(alone.join("items.jsonl")).expect("items");
+    let (whole, single) = (record(&items, &ids[1]), record(&alone_items, &ids[1]));
+    for key in ["request", "output", "em"] {
+        assert_eq!(whole[key], single[key], "{key}: {whole}\n{single}");
+    }
+    let unknown = run(&["eval", path_str(&suite), "--cases", "no-such-case"], None);
+    assert_ne!(unknown.code, 0, "{}", unknown.stderr);
+    assert!(
+        unknown.stderr.contains("no-such-case"),
+        "{}",
+        unknown.stderr
+    );
     let bad = run(&["eval", path_str(&suite), "--perturb", "typos"], None);
     assert_eq!(bad.code, 2, "{}", bad.stderr);
     assert!(bad.stderr.contains("typo:SEED"), "{}", bad.stderr);

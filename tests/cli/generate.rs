@@ -267,6 +267,20 @@ fn generate_past_its_time_budget_is_an_error_record() {
         r.stderr
     );
     assert!(started.elapsed().as_secs() < 120, "{:?}", started.elapsed());
+    // `--input -` reads the requests from standard input as well.
+    let r = run(
+        &viz_generate(&[
+            "--timeout",
+            "0.001",
+            "--jsonl",
+            "--keep-going",
+            "--input",
+            "-",
+        ]),
+        Some("\"sales by region\"\n"),
+    );
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(r.stderr.contains("time budget of 0.001 s"), "{}", r.stderr);
     // A budget must be a positive number of seconds.
     let r = run(&viz_generate(&["--timeout", "0", "sales by region"]), None);
     assert_eq!(r.code, 2, "{}", r.stderr);

@@ -1,4 +1,4 @@
-//! End-to-end tests of the `dss` binary: the helpers every test shares here, the tests in
+//! End-to-end tests of the `dss` binary: what every test shares here, the tests in
 //! one module per command or theme.
 
 use dss_compiler::codec::json_eq;
