@@ -14,7 +14,7 @@ use crate::grammar::terminal::{
 };
 use crate::notation::{render_word, First, Notation, RootLayout};
 use crate::shape::{
-    same_number, ArrPart, ExprId, IntRange, Lexical, NumPart, Parts, Shapes, StrPart,
+    same_number, ArrPart, ExprId, IntRange, Kind, Lexical, NumPart, Parts, Shapes, StrPart,
 };
 use serde_json::{Number, Value};
 use std::borrow::Cow;
@@ -662,76 +662,111 @@ impl<'a, O: Out> Decoder<'a, O> {
         }
     }
 
+    /// Dispatched on the expression's [`Kind`] (one small table): its `Parts` (colder,
+    /// bigger) are read only where the value needs them (enum values, arrays, bounded
+    /// numbers, lexical forms, listed values) or for an error's message.
     pub(super) fn value_inner(
         &mut self,
         expr: ExprId,
         abbrev: &BTreeMap<String, String>,
         quoted: bool,
     ) -> DResult<O::V> {
-        let p = self.shapes.parts(expr);
-        if p.any {
+        let k = self.tables.kind(expr);
+        if k.has(Kind::ANY) {
             return self.json();
         }
         let start = self.pos;
-        if let Some(ls) = &p.listed {
-            if matches!(self.peek(), Some('{')) || (self.peek() == Some('[') && p.array.is_none()) {
+        let next = self.peek();
+        if k.has(Kind::LISTED) && (next == Some('{') || (next == Some('[') && !k.has(Kind::ARRAY)))
+        {
+            let p = self.shapes.parts(expr);
+            if let Some(ls) = &p.listed {
                 return self.listed(ls, p);
             }
         }
-        match self.peek() {
-            Some('(') if p.object.is_some() => {
+        match next {
+            Some('(') if k.has(Kind::OBJECT) => {
                 self.pos += 1;
                 let v = self.body(expr, false)?;
                 self.expect(')', "`)`")?;
                 Ok(v)
             }
-            Some('[') => match &p.array {
-                Some(a) => self.array(expr, a),
-                None => self.error(self.expected_of(p)),
-            },
-            Some('"') => match &p.string {
-                Some(sp) => {
-                    let s = self.quoted_str()?;
-                    match &sp.values {
-                        None => {
-                            self.check_lexical(sp, start, &s)?;
-                            Ok(match s {
-                                Cow::Borrowed(s) => self.out.plain_str(s),
-                                Cow::Owned(s) => self.out.string(s),
-                            })
-                        }
-                        Some(vs) => match lookup_enum(vs, abbrev, &s, false) {
-                            Some(v) => Ok(self.out.str(v)),
-                            None => self.error_at(start, self.expected_of(p)),
-                        },
+            Some('[') if k.has(Kind::ARRAY) => {
+                let p = self.shapes.parts(expr);
+                match &p.array {
+                    Some(a) => self.array(expr, a),
+                    None => self.error(self.expected_of(p)),
+                }
+            }
+            Some('"') if k.has(Kind::STRING) && !k.has(Kind::STRING_VALUES) => {
+                let s = self.quoted_str()?;
+                if k.has(Kind::STRING_LEXICAL) {
+                    if let Some(sp) = &self.shapes.parts(expr).string {
+                        self.check_lexical(sp, start, &s)?;
                     }
                 }
-                None => self.error(self.expected_of(p)),
-            },
-            Some('-' | '0'..='9') => match &p.number {
-                Some(np) => self.number_value(np, start),
-                None => self.error(self.expected_of(p)),
-            },
+                Ok(match s {
+                    Cow::Borrowed(s) => self.out.plain_str(s),
+                    Cow::Owned(s) => self.out.string(s),
+                })
+            }
+            Some('"') if k.has(Kind::STRING) => {
+                let p = self.shapes.parts(expr);
+                let values = p.string.as_ref().and_then(|sp| sp.values.as_deref());
+                let s = self.quoted_str()?;
+                match values.and_then(|vs| lookup_enum(vs, abbrev, &s, false)) {
+                    Some(v) => Ok(self.out.str(v)),
+                    None => self.error_at(start, self.expected_of(p)),
+                }
+            }
+            Some('-' | '0'..='9')
+                if k.has(Kind::NUMBER)
+                    && !k.has(Kind::NUMBER_VALUES)
+                    && !k.has(Kind::NUMBER_LOWER)
+                    && !k.has(Kind::NUMBER_RANGE) =>
+            {
+                // A free number without bounds: its terminal is the kind's alone.
+                let n = self.number()?;
+                let t = if k.has(Kind::INTEGER) {
+                    Terminal::Integer
+                } else {
+                    Terminal::Number
+                };
+                if !number::fits(t, &self.src[start..self.pos]) {
+                    return self.error_at(start, number::describe(t));
+                }
+                Ok(self.out.number(&n))
+            }
+            Some('-' | '0'..='9') if k.has(Kind::NUMBER) => {
+                let p = self.shapes.parts(expr);
+                match &p.number {
+                    Some(np) => self.number_value(np, start),
+                    None => self.error(self.expected_of(p)),
+                }
+            }
             Some(c) if is_word_char(c) && !c.is_ascii_digit() && c != '-' => {
                 let w = self.token_text().unwrap_or_default();
                 let v = match w {
-                    "null" if p.null => Some(Word::Null),
-                    "true" if p.bool_true => Some(Word::Bool(true)),
-                    "false" if p.bool_false => Some(Word::Bool(false)),
-                    _ => match p.string.as_ref().map(|s| &s.values) {
-                        Some(Some(vs)) => lookup_enum(vs, abbrev, w, true).map(Word::Str),
-                        // A free string written bare (dates are always quoted).
-                        Some(None)
-                            if !quoted
-                                && w.starts_with(is_word_start)
-                                && !p.string.as_ref().is_some_and(|s| {
-                                    s.lexical.as_ref().is_some_and(Lexical::always_quoted)
-                                }) =>
-                        {
-                            Some(Word::Str(w))
-                        }
-                        _ => None,
-                    },
+                    "null" if k.has(Kind::NULL) => Some(Word::Null),
+                    "true" if k.has(Kind::TRUE) => Some(Word::Bool(true)),
+                    "false" if k.has(Kind::FALSE) => Some(Word::Bool(false)),
+                    _ if k.has(Kind::STRING_VALUES) => self
+                        .shapes
+                        .parts(expr)
+                        .string
+                        .as_ref()
+                        .and_then(|sp| sp.values.as_deref())
+                        .and_then(|vs| lookup_enum(vs, abbrev, w, true))
+                        .map(Word::Str),
+                    // A free string written bare (dates are always quoted).
+                    _ if k.has(Kind::STRING)
+                        && !quoted
+                        && w.starts_with(is_word_start)
+                        && !k.has(Kind::STRING_FORM) =>
+                    {
+                        Some(Word::Str(w))
+                    }
+                    _ => None,
                 };
                 match v {
                     Some(v) => {
@@ -742,10 +777,10 @@ impl<'a, O: Out> Decoder<'a, O> {
                             Word::Str(s) => self.out.str(s),
                         })
                     }
-                    None => self.error(self.expected_of(p)),
+                    None => self.error(self.expected_of(self.shapes.parts(expr))),
                 }
             }
-            _ => self.error(self.expected_of(p)),
+            _ => self.error(self.expected_of(self.shapes.parts(expr))),
         }
     }
 }

@@ -2,7 +2,7 @@
 //! tagged unions, optional fields found by their first token, and undeclared properties.
 
 use super::decode::{DResult, Tok};
-use super::index::RecordIndex;
+use super::index::{RecordIndex, SlotMode};
 use super::out::Out;
 use super::tables::Rec;
 use super::{Decoder, MAX_DEPTH, NO_ABBREV};
@@ -190,7 +190,7 @@ impl<O: Out> Decoder<'_, O> {
     ) -> DResult<()> {
         let r = rec.layout;
         let ix = self.tables.index(rec, self.shapes);
-        let mut i = self.leading_fields(r, map, slots)?;
+        let mut i = self.leading_fields(r, ix, map, slots)?;
         // Read in any order: the optional fields given so far.
         let mut given: SmallVec<[usize; 8]> = SmallVec::new();
         // Optional fields in order, then undeclared properties.
@@ -218,31 +218,29 @@ impl<O: Out> Decoder<'_, O> {
             // Read in any order: an optional field before `i` not given yet.
             let earlier = match (found, self.any_order) {
                 (None, true) => selected.iter().map(|&j| j as usize).find(|&j| {
-                    j < i && matches!(r.fields[j].mode, FieldMode::Keyed | FieldMode::Keyless)
+                    j < i && matches!(ix.slots[j].mode, SlotMode::Keyed | SlotMode::Keyless)
                 }),
                 _ => None,
             };
             if let Some(j) = earlier {
-                let f = &r.fields[j];
                 if given.contains(&j) {
-                    return self.error(format!("`{}` once (it was given already)", f.name));
+                    return self.error(format!("`{}` once (it was given already)", ix.name(j)));
                 }
                 given.push(j);
-                self.out.key(map, &f.name);
-                let v = self.optional_field(f, ix, j)?;
+                self.out.field_key(map, ix.name(j), ix.json_name(j));
+                let v = self.optional_field(r, ix, j)?;
                 self.out.insert(map, v);
                 *slots += 1;
                 continue;
             }
             if let Some(j) = found {
                 // Const fields between i and j take their value without being written.
-                self.insert_consts(r, ix, i..j, map);
+                self.insert_consts(ix, i..j, map);
                 if self.any_order {
                     given.push(j);
                 }
-                let f = &r.fields[j];
-                self.out.key(map, &f.name);
-                let v = self.optional_field(f, ix, j)?;
+                self.out.field_key(map, ix.name(j), ix.json_name(j));
+                let v = self.optional_field(r, ix, j)?;
                 self.out.insert(map, v);
                 i = j + 1;
                 *slots += 1;
@@ -275,7 +273,7 @@ impl<O: Out> Decoder<'_, O> {
             };
             return self.nothing_fits(r, rest, *slots > 0, sep_pos);
         }
-        self.insert_consts(r, ix, i..r.fields.len(), map);
+        self.insert_consts(ix, i..r.fields.len(), map);
         Ok(())
     }
 
@@ -283,34 +281,37 @@ impl<O: Out> Decoder<'_, O> {
     fn leading_fields(
         &mut self,
         r: &RecordLayout,
+        ix: &RecordIndex,
         map: &mut O::Obj,
         slots: &mut usize,
     ) -> DResult<usize> {
         let mut i = 0;
-        while i < r.fields.len() {
-            let f = &r.fields[i];
-            match &f.mode {
-                FieldMode::Const(c) => {
-                    self.out.key(map, &f.name);
-                    let v = self.out.json(c);
-                    self.out.insert(map, v);
+        while i < ix.slots.len() {
+            let f = &ix.slots[i];
+            match f.mode {
+                SlotMode::Const => {
+                    if let Some(c) = &ix.single[i] {
+                        self.out.field_key(map, ix.name(i), ix.json_name(i));
+                        let v = self.out.json(c);
+                        self.out.insert(map, v);
+                    }
                 }
-                FieldMode::Positional => {
+                SlotMode::Positional => {
                     if *slots > 0 && !self.eat(' ') {
-                        return self.error(format!("a space, then `{}`", f.name));
+                        return self.error(format!("a space, then `{}`", ix.name(i)));
                     }
                     *slots += 1;
                     if f.named {
+                        let keyword = ix.keyword(f);
                         let rest = self.rest();
-                        if !(rest.starts_with(f.keyword.as_str())
-                            && rest[f.keyword.len()..].starts_with(' '))
-                        {
-                            return self.error(format!("`{} …` (field `{}`)", f.keyword, f.name));
+                        if !(rest.starts_with(keyword) && rest[keyword.len()..].starts_with(' ')) {
+                            return self.error(format!("`{keyword} …` (field `{}`)", ix.name(i)));
                         }
-                        self.pos += f.keyword.len() + 1;
+                        self.pos += keyword.len() + 1;
                     }
-                    self.out.key(map, &f.name);
-                    let v = self.value_as(f.expr, &f.abbrev, f.quoted)?;
+                    self.out.field_key(map, ix.name(i), ix.json_name(i));
+                    let abbrev = ix.abbrev(r, i).unwrap_or(&NO_ABBREV);
+                    let v = self.value_as(f.expr, abbrev, f.quoted)?;
                     self.out.insert(map, v);
                 }
                 _ => break,
@@ -397,24 +398,26 @@ impl<O: Out> Decoder<'_, O> {
         self.error(expected.join(" or "))
     }
 
-    /// Field `f`, number `j` of the record whose index is `ix`.
+    /// Field number `j` of record `r`, whose index is `ix`.
     pub(super) fn optional_field(
         &mut self,
-        f: &FieldLayout,
+        r: &RecordLayout,
         ix: &RecordIndex,
         j: usize,
     ) -> DResult<O::V> {
-        if f.mode == FieldMode::Keyless {
-            return self.value(f.expr, &f.abbrev);
+        let f = &ix.slots[j];
+        let abbrev = ix.abbrev(r, j).unwrap_or(&NO_ABBREV);
+        if f.mode == SlotMode::Keyless {
+            return self.value(f.expr, abbrev);
         }
-        self.pos += f.keyword.len();
-        if ix.slots[j].flag {
+        self.pos += ix.keyword(f).len();
+        if f.flag {
             if let Some(c) = &ix.single[j] {
                 return Ok(self.out.json(c));
             }
         }
         if !self.eat(' ') {
-            return self.error(format!("a space, then the value of `{}`", f.name));
+            return self.error(format!("a space, then the value of `{}`", ix.name(j)));
         }
         if f.open && self.peek() != Some('(') {
             // An empty open object is written `()`, never as nothing.
@@ -423,12 +426,12 @@ impl<O: Out> Decoder<'_, O> {
             if self.pos == start {
                 return self.error_at(
                     start,
-                    format!("a field of `{}`, or `()` for an empty one", f.name),
+                    format!("a field of `{}`, or `()` for an empty one", ix.name(j)),
                 );
             }
             return Ok(v);
         }
-        self.value(f.expr, &f.abbrev)
+        self.value(f.expr, abbrev)
     }
 }
 
@@ -450,22 +453,16 @@ impl<O: Out> Decoder<'_, O> {
         Ok(())
     }
 
-    /// The const fields of record `r` (index `ix`) in `range` take their value without
+    /// The const fields of a record (index `ix`) in `range` take their value without
     /// being written.
-    fn insert_consts(
-        &mut self,
-        r: &RecordLayout,
-        ix: &RecordIndex,
-        range: std::ops::Range<usize>,
-        map: &mut O::Obj,
-    ) {
+    fn insert_consts(&mut self, ix: &RecordIndex, range: std::ops::Range<usize>, map: &mut O::Obj) {
         for &c in &ix.consts {
             let c = c as usize;
             if !range.contains(&c) {
                 continue;
             }
-            if let FieldMode::Const(v) = &r.fields[c].mode {
-                self.out.key(map, &r.fields[c].name);
+            if let Some(v) = &ix.single[c] {
+                self.out.field_key(map, ix.name(c), ix.json_name(c));
                 let v = self.out.json(v);
                 self.out.insert(map, v);
             }

@@ -265,9 +265,13 @@ impl<'a, N: JsonNode> Encoder<'a, N> {
     ) -> EResult<(SmallVec<[(usize, &'m N); 16]>, Vec<(&'m str, &'m N)>)> {
         let mut present: SmallVec<[(usize, &N); 16]> = SmallVec::new();
         let mut extra: Vec<(&str, &N)> = Vec::new();
+        let mut hint = 0;
         for (k, v) in N::members(map) {
-            match ix.position(k) {
-                Some(i) => present.push((i, v)),
+            match ix.position_after(k, hint) {
+                Some(i) => {
+                    hint = i + 1;
+                    present.push((i, v))
+                }
                 None if Some(k) == tag_key => {}
                 None => extra.push((k, v)),
             }

@@ -16,7 +16,8 @@ use std::collections::BTreeMap;
 /// a miss per field read.
 #[derive(Debug, Default)]
 pub(crate) struct RecordIndex {
-    /// Field names, then keywords, back to back; sliced by [`FieldSlot`].
+    /// Field names, then keywords, then names as JSON strings, back to back; sliced by
+    /// [`FieldSlot`].
     text: String,
     /// What the encoder reads of each field.
     pub slots: Vec<FieldSlot>,
@@ -67,6 +68,8 @@ pub(crate) struct FieldSlot {
     pub source: ExprId,
     name: (u32, u32),
     keyword: (u32, u32),
+    /// The name as a JSON string, quotes included (as `serde_json` writes it).
+    json_name: (u32, u32),
     pub mode: SlotMode,
     /// Positional or const: must be present.
     pub required: bool,
@@ -121,6 +124,15 @@ impl RecordIndex {
             .iter()
             .map(|f| push(&mut ix.text, &f.keyword))
             .collect();
+        let json_names: Vec<(u32, u32)> = r
+            .fields
+            .iter()
+            .map(|f| {
+                let mut quoted = String::with_capacity(f.name.len() + 2);
+                super::out::write_escaped(&f.name, &mut quoted);
+                push(&mut ix.text, &quoted)
+            })
+            .collect();
         for (i, f) in r.fields.iter().enumerate() {
             let parts = shapes.parts(f.expr);
             let single = match &f.mode {
@@ -138,6 +150,7 @@ impl RecordIndex {
                 source: f.source,
                 name: names[i],
                 keyword: keywords[i],
+                json_name: json_names[i],
                 mode: match f.mode {
                     FieldMode::Positional => SlotMode::Positional,
                     FieldMode::Const(_) => SlotMode::Const,
@@ -195,6 +208,16 @@ impl RecordIndex {
         })
     }
 
+    /// The field named `name`, trying field `hint` first: an object's properties mostly
+    /// come in the record's field order, so the field after the last one found is tried
+    /// before any search.
+    pub(crate) fn position_after(&self, name: &str, hint: usize) -> Option<usize> {
+        match self.slots.get(hint) {
+            Some(f) if self.slice(f.name) == name => Some(hint),
+            _ => self.position(name),
+        }
+    }
+
     /// The fields a token selects, in order: words by their text, other tokens by class.
     pub(crate) fn selected_by(&self, word: Option<&str>, class: Option<&First>) -> &[u32] {
         let found = match (word, class) {
@@ -217,6 +240,11 @@ impl RecordIndex {
     /// A field's keyword.
     pub(crate) fn keyword(&self, slot: &FieldSlot) -> &str {
         self.slice(slot.keyword)
+    }
+
+    /// Field `i`'s name as a JSON string, quotes included.
+    pub(crate) fn json_name(&self, i: usize) -> &str {
+        self.slice(self.slots[i].json_name)
     }
 
     /// Field `i`'s abbreviations. They are rare: only then is the (cold) field layout of
@@ -252,11 +280,20 @@ mod tests {
         let (r, ix) = (rec.layout, tables.index(rec, spec.shapes()));
         for (i, f) in r.fields.iter().enumerate() {
             assert_eq!(ix.position(&f.name), Some(i), "{n} fields: {}", f.name);
+            for hint in [0, i, i + 1, n + 3] {
+                assert_eq!(ix.position_after(&f.name, hint), Some(i), "{n}: {hint}");
+            }
             assert_eq!(ix.name(i), f.name);
             assert_eq!(ix.keyword(&ix.slots[i]), f.keyword);
+            assert_eq!(ix.json_name(i), serde_json::to_string(&f.name).unwrap());
         }
         for missing in ["f", "f0", "f000", "g00", ""] {
             assert_eq!(ix.position(missing), None, "{n} fields: `{missing}`");
+            assert_eq!(
+                ix.position_after(missing, 1),
+                None,
+                "{n} fields: `{missing}`"
+            );
         }
         assert_eq!(ix.required, 1);
         assert!(ix.slots[0].required && !ix.slots[1].required);

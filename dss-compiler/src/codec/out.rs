@@ -35,6 +35,12 @@ pub(crate) trait Out {
     fn object(&mut self) -> Self::Obj;
     /// The next property's name.
     fn key(&mut self, o: &mut Self::Obj, k: &str);
+    /// The next property's name, a declared field's: `json` is the name as a JSON string
+    /// (quotes included), for outputs that write text.
+    fn field_key(&mut self, o: &mut Self::Obj, name: &str, json: &str) {
+        let _ = json;
+        self.key(o, name);
+    }
     /// The next property's name, kept for [`Out::has_own_key`]: undeclared properties
     /// and a tagged union's tag.
     fn own_key(&mut self, o: &mut Self::Obj, k: String);
@@ -236,6 +242,11 @@ impl Out for TextOut {
     }
     fn key(&mut self, o: &mut TextObj, k: &str) {
         self.write_key(o, k);
+    }
+    fn field_key(&mut self, o: &mut TextObj, _: &str, json: &str) {
+        self.sep(&mut o.first);
+        self.text.push_str(json);
+        self.text.push(':');
     }
     fn own_key(&mut self, o: &mut TextObj, k: String) {
         self.write_key(o, &k);

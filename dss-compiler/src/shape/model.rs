@@ -289,7 +289,7 @@ impl Parts {
         self.types() == 0
     }
     /// The JSON types admitted, as [`Kind`] bits (`Kind::ANY` for the JSON fallback).
-    fn types(&self) -> u16 {
+    fn types(&self) -> u32 {
         Kind::of(self, false).0 & Kind::TYPES
     }
     /// The only value admitted, if exactly one (such values cost zero tokens as fields).
@@ -474,31 +474,35 @@ pub(crate) struct Shapes {
 /// small table ([`Tables::kind`](crate::codec::Tables::kind)) instead of one `Parts` (a few
 /// cache lines) per value. The default admits nothing.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(crate) struct Kind(u16);
+pub(crate) struct Kind(u32);
 
 impl Kind {
-    pub(crate) const ANY: u16 = 1;
-    pub(crate) const NULL: u16 = 1 << 1;
-    pub(crate) const FALSE: u16 = 1 << 2;
-    pub(crate) const TRUE: u16 = 1 << 3;
-    pub(crate) const NUMBER: u16 = 1 << 4;
-    pub(crate) const INTEGER: u16 = 1 << 5;
+    pub(crate) const ANY: u32 = 1;
+    pub(crate) const NULL: u32 = 1 << 1;
+    pub(crate) const FALSE: u32 = 1 << 2;
+    pub(crate) const TRUE: u32 = 1 << 3;
+    pub(crate) const NUMBER: u32 = 1 << 4;
+    pub(crate) const INTEGER: u32 = 1 << 5;
     /// Numbers restricted to listed values.
-    pub(crate) const NUMBER_VALUES: u16 = 1 << 6;
-    pub(crate) const STRING: u16 = 1 << 7;
+    pub(crate) const NUMBER_VALUES: u32 = 1 << 6;
+    pub(crate) const STRING: u32 = 1 << 7;
     /// Strings restricted to listed values.
-    pub(crate) const STRING_VALUES: u16 = 1 << 8;
-    pub(crate) const ARRAY: u16 = 1 << 9;
-    pub(crate) const OBJECT: u16 = 1 << 10;
+    pub(crate) const STRING_VALUES: u32 = 1 << 8;
+    pub(crate) const ARRAY: u32 = 1 << 9;
+    pub(crate) const OBJECT: u32 = 1 << 10;
     /// The expression has local assertions (see [`Shapes::local_assertion`]).
-    pub(crate) const CHECKED: u16 = 1 << 11;
+    pub(crate) const CHECKED: u32 = 1 << 11;
     /// A free string always written in quotes (a date, a regular form).
-    pub(crate) const STRING_FORM: u16 = 1 << 12;
+    pub(crate) const STRING_FORM: u32 = 1 << 12;
     /// A free integer in a range the grammar says digit by digit.
-    pub(crate) const NUMBER_RANGE: u16 = 1 << 13;
+    pub(crate) const NUMBER_RANGE: u32 = 1 << 13;
     /// Arrays or objects an `enum`/`const` lists ([`Parts::listed`]).
-    pub(crate) const LISTED: u16 = 1 << 14;
-    const TYPES: u16 = Self::ANY
+    pub(crate) const LISTED: u32 = 1 << 14;
+    /// A free string with a lexical form ([`StrPart::lexical`]), quoted or not.
+    pub(crate) const STRING_LEXICAL: u32 = 1 << 15;
+    /// A free number with a lower bound a grammar says ([`NumPart::lower`]).
+    pub(crate) const NUMBER_LOWER: u32 = 1 << 16;
+    const TYPES: u32 = Self::ANY
         | Self::LISTED
         | Self::NULL
         | Self::FALSE
@@ -511,7 +515,7 @@ impl Kind {
     /// The kind of `p`; `checked`: the expression has local assertions.
     pub(crate) fn of(p: &Parts, checked: bool) -> Kind {
         let mut k = if checked { Self::CHECKED } else { 0 };
-        let mut set = |bit: u16, on: bool| {
+        let mut set = |bit: u32, on: bool| {
             if on {
                 k |= bit;
             }
@@ -525,6 +529,7 @@ impl Kind {
             set(Self::INTEGER, n.integer);
             set(Self::NUMBER_VALUES, n.values.is_some());
             set(Self::NUMBER_RANGE, n.values.is_none() && n.range.is_some());
+            set(Self::NUMBER_LOWER, n.lower.is_some());
         }
         if let Some(s) = &p.string {
             set(Self::STRING, true);
@@ -533,13 +538,17 @@ impl Kind {
                 Self::STRING_FORM,
                 s.values.is_none() && s.lexical.as_ref().is_some_and(Lexical::always_quoted),
             );
+            set(
+                Self::STRING_LEXICAL,
+                s.values.is_none() && s.lexical.is_some(),
+            );
         }
         set(Self::ARRAY, p.array.is_some());
         set(Self::OBJECT, p.object.is_some());
         set(Self::LISTED, p.listed.is_some());
         Kind(k)
     }
-    pub(crate) fn has(self, bits: u16) -> bool {
+    pub(crate) fn has(self, bits: u32) -> bool {
         self.0 & bits == bits
     }
     /// Only objects are admitted (as [`Parts::object_only`]).
