@@ -92,21 +92,27 @@ pub(crate) fn places(spans: &Spans) -> Vec<Place> {
 /// is often written in lower case.
 pub(crate) fn cities(spans: &Spans) -> Vec<std::ops::Range<usize>> {
     let table = gazetteer();
-    let mut found: Vec<std::ops::Range<usize>> = Vec::new();
-    let mut all = spans.spans(MAX_WORDS);
-    all.sort_by_key(|(r, _)| (std::cmp::Reverse(r.len()), r.start));
-    for (r, text) in all {
-        if found.iter().any(|f| f.start < r.end && r.start < f.end) {
-            continue;
-        }
-        let words = &spans.words[r.clone()];
-        let capitalized = words
+    longest_first(spans, spans.spans(MAX_WORDS), |r, text| {
+        let capitalized = spans.words[r.clone()]
             .iter()
             .all(|w| w.text.chars().next().is_some_and(char::is_uppercase));
-        if table
+        table
             .get(&text.to_lowercase())
             .is_some_and(|c| capitalized || !c.word)
-        {
+    })
+}
+
+/// The spans of `candidates` that `names` accepts, longest first, none overlapping one
+/// taken before it, as byte ranges of the request in request order.
+fn longest_first(
+    spans: &Spans,
+    mut candidates: Vec<(std::ops::Range<usize>, String)>,
+    names: impl Fn(&std::ops::Range<usize>, &str) -> bool,
+) -> Vec<std::ops::Range<usize>> {
+    candidates.sort_by_key(|(r, _)| (std::cmp::Reverse(r.len()), r.start));
+    let mut found: Vec<std::ops::Range<usize>> = Vec::new();
+    for (r, text) in candidates {
+        if !found.iter().any(|f| f.start < r.end && r.start < f.end) && names(&r, &text) {
             found.push(r);
         }
     }
@@ -198,7 +204,6 @@ pub(crate) fn named_places(spans: &Spans, kind: PlaceKind) -> Vec<std::ops::Rang
         return cities(spans);
     }
     let table = regions();
-    let mut found: Vec<std::ops::Range<usize>> = Vec::new();
     let mut all = spans.spans(MAX_REGION_WORDS);
     // Every word alone too: a code is a place even where no value may start (`OR`).
     for (i, w) in spans.words.iter().enumerate() {
@@ -206,16 +211,12 @@ pub(crate) fn named_places(spans: &Spans, kind: PlaceKind) -> Vec<std::ops::Rang
             all.push((i..i + 1, w.text.clone()));
         }
     }
-    all.sort_by_key(|(r, _)| (std::cmp::Reverse(r.len()), r.start));
-    for (r, text) in all {
-        if found.iter().any(|f| f.start < r.end && r.start < f.end) {
-            continue;
-        }
+    longest_first(spans, all, |r, text| {
         let Some(word) = table
             .get(&text.to_lowercase())
             .and_then(|ks| ks.iter().find(|(k, _)| *k == kind).map(|(_, word)| *word))
         else {
-            continue;
+            return false;
         };
         let words = &spans.words[r.clone()];
         let as_name = if text.chars().count() <= 2 {
@@ -232,15 +233,8 @@ pub(crate) fn named_places(spans: &Spans, kind: PlaceKind) -> Vec<std::ops::Rang
                     matches!(n.text.to_lowercase().as_str(), "and" | "then" | "also")
                 })
         });
-        if !word || as_name || (after_in && clause_ends) {
-            found.push(r);
-        }
-    }
-    found.sort_by_key(|r| r.start);
-    found
-        .into_iter()
-        .map(|r| spans.words[r.start].at.start..spans.words[r.end - 1].at.end)
-        .collect()
+        !word || as_name || (after_in && clause_ends)
+    })
 }
 
 #[cfg(test)]
