@@ -128,17 +128,9 @@ struct Row {
     full_masks: usize,
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
-    if v.is_empty() {
-        return f64::NAN;
-    }
-    v.sort_by(f64::total_cmp);
-    let m = v.len() / 2;
-    if v.len() % 2 == 1 {
-        v[m]
-    } else {
-        (v[m - 1] + v[m]) / 2.0
-    }
+/// The median of `v` (NaN for none).
+fn median(v: Vec<f64>) -> f64 {
+    dss_eval::report::median(&v).unwrap_or(f64::NAN)
 }
 
 pub(crate) fn run(args: &BenchGenerateArgs) -> Result<ExitCode> {
