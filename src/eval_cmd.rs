@@ -27,6 +27,15 @@ pub(crate) enum EvalCommand {
         #[command(subcommand)]
         source: ImportSource,
     },
+    /// One Markdown table of several runs' `report.json`: a row per suite and condition,
+    /// the catalog modes (closed, `loo`, `open`) side by side, and for each figure the
+    /// build, model, machine and date that made it.
+    Table {
+        /// `--out` folders of `dss eval` runs (or their report.json files), in the order
+        /// the table lists them.
+        #[arg(value_name = "RUN", required = true)]
+        runs: Vec<PathBuf>,
+    },
 }
 
 /// The importable layouts.
@@ -179,8 +188,49 @@ fn parse_condition(s: &str) -> Result<String, String> {
 pub(crate) fn run(args: &EvalArgs) -> Result<ExitCode> {
     match &args.command {
         Some(EvalCommand::Import { source }) => run_import(source),
+        Some(EvalCommand::Table { runs }) => run_table(runs),
         None => run_suite(&args.run),
     }
+}
+
+/// `dss eval table RUN…`.
+fn run_table(runs: &[PathBuf]) -> Result<ExitCode> {
+    let mut reports = Vec::new();
+    for run in runs {
+        let path = if run.is_dir() {
+            run.join("report.json")
+        } else {
+            run.clone()
+        };
+        let text = crate::read_file(&path)?;
+        let report: dss_eval::Report = serde_json::from_str(&text)
+            .with_context(|| format!("{}: not a dss eval report.json", path.display()))?;
+        reports.push((run.display().to_string(), report));
+    }
+    write_stdout(&dss_eval::report::side_by_side(&reports))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// What `dss eval` records of the build and the machine beside its figures
+/// ([`dss_eval::RunInfo`]): the version and commit, the CPU model and its logical cores.
+pub(crate) fn build_and_machine() -> (String, String) {
+    let commit = env!("DSS_COMMIT");
+    let build = if commit.is_empty() {
+        format!("dss {}", env!("CARGO_PKG_VERSION"))
+    } else {
+        format!("dss {} ({commit})", env!("CARGO_PKG_VERSION"))
+    };
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|t| {
+            t.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split_once(':'))
+                .map(|(_, v)| v.trim().to_string())
+        })
+        .unwrap_or_else(|| std::env::consts::ARCH.to_string());
+    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
+    (build, format!("{cpu}, {cores} cores"))
 }
 
 fn run_import(source: &ImportSource) -> Result<ExitCode> {
@@ -527,6 +577,7 @@ mod runner {
     }
 
     pub(super) fn run(dir: &Path, args: &EvalRunArgs) -> Result<ExitCode> {
+        let started = std::time::Instant::now();
         let suite = Suite::load(dir)?;
         let similar_setting = check_similar(&suite, dir, args.allow_similar)?;
         let mut conditions: Vec<&str> = Vec::new();
@@ -962,6 +1013,18 @@ mod runner {
             reachable as f64 / cases.len() as f64
         };
         report.ner = NerReport::from_counts(&ner, frac);
+        let (build, machine) = super::build_and_machine();
+        report.run = Some(dss_eval::RunInfo {
+            suite: suite.meta.name.clone(),
+            catalog_mode: args.catalog_mode.clone(),
+            perturb: args.perturb.map(|seed| format!("typo:{seed}")),
+            suite_cases: suite.cases.len() as u64,
+            build,
+            machine,
+            threads: args.threads,
+            date: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
+            seconds: started.elapsed().as_secs_f64(),
+        });
         if let Some(out) = &args.out {
             for (name, text) in [
                 ("report.csv", report.to_csv()),

@@ -345,7 +345,7 @@ fn compiled_line(out: Option<&Path>, bnf: &str) -> String {
 // ── Loading schemas, notations and specs ─────────────────────────────────────
 
 /// The text of a file, or of standard input for `-`.
-fn read_file(path: &Path) -> Result<String> {
+pub(crate) fn read_file(path: &Path) -> Result<String> {
     if is_stdin(path) {
         return read_all(stdin_input()).map(|(_, text)| text);
     }

@@ -59,7 +59,7 @@ pub use bfcl::import_bfcl;
 pub use error::{EvalError, Result};
 pub use food::import_food_ordering;
 
-pub use report::{ConditionResult, NerReport, Report};
+pub use report::{ConditionResult, NerReport, Report, RunInfo};
 pub use suite::{Case, PaperRule, Scoring, Suite, SuiteMeta};
 
 use std::path::Path;

@@ -4,9 +4,15 @@
 //! `{"suite", "items", "model", "results": {COND: {"em", "em_paper", "valid", "p50_ms",
 //! "p90_ms", "ttft_ms_p50", "sampled_tokens_p50", "forced_tokens_p50", "model_calls_p50",
 //! "uncached_prompt_tokens_p50"}}, "ner": {"tp", "fp",
-//! "fn", "precision", "recall", "reachable"}}`. `em` and `em_paper` are fractions 0–1,
-//! `valid` a count of schema-valid outputs, `reachable` the fraction 0–1 of golds writable
-//! under the pruned grammar. Conditions keep their insertion order.
+//! "fn", "precision", "recall", "reachable"}, "run": {"suite", "catalog_mode", "perturb",
+//! "suite_cases", "build", "machine", "threads", "date", "seconds"}}`. `em` and `em_paper`
+//! are fractions 0–1, `valid` a count of schema-valid outputs, `reachable` the fraction 0–1
+//! of golds writable under the pruned grammar. Conditions keep their insertion order.
+//! `run` ([`RunInfo`]) says how and where the figures were made; a report without it
+//! (written before it existed, or built in code) still reads.
+//!
+//! [`side_by_side`] puts reports of several suites and catalog modes into one Markdown
+//! table (`dss eval table`).
 
 use crate::score::NerCounts;
 use serde::{Deserialize, Serialize};
@@ -105,6 +111,34 @@ pub struct Report {
     pub results: Vec<(String, ConditionResult)>,
     /// NER figures.
     pub ner: NerReport,
+    /// How and where the run was made.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run: Option<RunInfo>,
+}
+
+/// How and where a report's figures were made: what [`side_by_side`] prints beside them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct RunInfo {
+    /// The suite's own name (the report's `suite` adds the setting to it).
+    pub suite: String,
+    /// `closed`, `loo` or `open`.
+    pub catalog_mode: String,
+    /// `typo:SEED` where requests were perturbed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub perturb: Option<String>,
+    /// Cases in the whole suite (the report's `items` were run: fewer where a subset was
+    /// chosen).
+    pub suite_cases: u64,
+    /// The dss build: version and the commit it was built from.
+    pub build: String,
+    /// The machine: CPU model and logical cores.
+    pub machine: String,
+    /// Threads the model ran on.
+    pub threads: u32,
+    /// When the run ended (UTC, RFC 3339).
+    pub date: String,
+    /// Wall-clock seconds of the whole run.
+    pub seconds: f64,
 }
 
 impl Report {
@@ -116,6 +150,7 @@ impl Report {
             model: model.into(),
             results: Default::default(),
             ner: Default::default(),
+            run: None,
         }
     }
 
@@ -291,6 +326,106 @@ pub fn median(values: &[f64]) -> Option<f64> {
     percentile(values, 50.0)
 }
 
+/// The catalog modes [`side_by_side`] puts in columns, in order.
+const MODES: [&str; 3] = ["closed", "loo", "open"];
+
+/// Reports of several suites and catalog modes as one Markdown table: a row per suite,
+/// setting and condition, a column per catalog mode (exact match and the suite's own rule,
+/// valid outputs, cases run), then a list of where each figure comes from (file, build, machine, date, time).
+/// Each report comes with a label (its path). A report without [`RunInfo`] is placed by
+/// its suite name and listed with its provenance unknown.
+pub fn side_by_side(reports: &[(String, Report)]) -> String {
+    // Rows keyed by (suite, perturb, condition), in the order first seen.
+    let mut rows: Vec<(String, String, [Option<String>; 3])> = Vec::new();
+    let mut sources = String::new();
+    for (n, (label, r)) in reports.iter().enumerate() {
+        let (suite, mode) = match &r.run {
+            Some(run) => {
+                let suite = match &run.perturb {
+                    Some(p) => format!("{} ({p})", run.suite),
+                    None => run.suite.clone(),
+                };
+                (suite, run.catalog_mode.clone())
+            }
+            None => split_setting(&r.suite),
+        };
+        let col = MODES.iter().position(|m| *m == mode);
+        let mark = n + 1;
+        let whole = r.run.as_ref().map(|run| run.suite_cases);
+        for (cond, c) in &r.results {
+            let mut cell = format!(
+                "**{:.3}** / {:.3} ({}/{} valid",
+                c.em, c.em_paper, c.valid, r.items
+            );
+            if let Some(whole) = whole.filter(|&w| w != r.items) {
+                let _ = write!(cell, "; {} of {whole} cases", r.items);
+            }
+            let _ = write!(cell, ") [{mark}]");
+            let key = (suite.clone(), cond.clone());
+            let row = match rows.iter().position(|(s, c, _)| (s, c) == (&key.0, &key.1)) {
+                Some(i) => i,
+                None => {
+                    rows.push((key.0, key.1, Default::default()));
+                    rows.len() - 1
+                }
+            };
+            match col {
+                Some(i) => rows[row].2[i] = Some(cell),
+                // A mode this table has no column for: beside the closed figure.
+                None => rows[row].2[0] = Some(format!("{cell} ({mode})")),
+            }
+        }
+        let _ = match &r.run {
+            Some(run) => writeln!(
+                sources,
+                "{mark}. `{label}`: {}, model {}, {} ({} threads), {}, {:.0} s",
+                run.build, r.model, run.machine, run.threads, run.date, run.seconds
+            ),
+            None => writeln!(
+                sources,
+                "{mark}. `{label}`: model {}; build, machine and date not recorded",
+                r.model
+            ),
+        };
+    }
+    let mut s =
+        String::from("| suite | condition | closed | `loo` | `open` |\n|---|---|---|---|---|\n");
+    for (suite, cond, cells) in &rows {
+        let cells: Vec<&str> = cells
+            .iter()
+            .map(|c| c.as_deref().unwrap_or("not run"))
+            .collect();
+        let _ = writeln!(s, "| {suite} | {cond} | {} |", cells.join(" | "));
+    }
+    s.push_str(
+        "\nEach cell: exact match / the suite's own rule (`em_paper`: the paper's for \
+         FoodOrdering and APIMix, BFCL's AST checker for BFCL), schema-valid outputs, the \
+         cases run where fewer than the suite's, and where the figure comes from:\n\n",
+    );
+    s.push_str(&sources);
+    s
+}
+
+/// A report's suite name split into the suite and its catalog mode (`snips (loo)` →
+/// `snips`, `loo`), for reports without [`RunInfo`].
+fn split_setting(name: &str) -> (String, String) {
+    if let Some((base, setting)) = name.rsplit_once(" (") {
+        let setting = setting.trim_end_matches(')');
+        for mode in MODES {
+            if setting.split(", ").any(|p| p == mode) {
+                let rest: Vec<&str> = setting.split(", ").filter(|p| *p != mode).collect();
+                let suite = if rest.is_empty() {
+                    base.to_string()
+                } else {
+                    format!("{base} ({})", rest.join(", "))
+                };
+                return (suite, mode.to_string());
+            }
+        }
+    }
+    (name.to_string(), "closed".to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -328,6 +463,88 @@ mod tests {
             0.95,
         );
         r
+    }
+
+    fn with_run(mut r: Report, mode: &str, items: u64, whole: u64) -> Report {
+        r.items = items;
+        r.run = Some(RunInfo {
+            suite: "burger".into(),
+            catalog_mode: mode.into(),
+            perturb: None,
+            suite_cases: whole,
+            build: "dss 0.1.0 (abc1234)".into(),
+            machine: "Some CPU, 2 cores".into(),
+            threads: 2,
+            date: "2026-01-02T03:04:05Z".into(),
+            seconds: 61.0,
+        });
+        r
+    }
+
+    #[test]
+    fn the_run_is_saved_with_the_report() {
+        let r = with_run(report(), "loo", 161, 161);
+        let v: serde_json::Value = serde_json::from_str(&r.to_json().unwrap()).unwrap();
+        let keys =
+            |v: &serde_json::Value| v.as_object().unwrap().keys().cloned().collect::<Vec<_>>();
+        assert_eq!(
+            keys(&v),
+            ["suite", "items", "model", "results", "ner", "run"]
+        );
+        assert_eq!(
+            keys(&v["run"]),
+            [
+                "suite",
+                "catalog_mode",
+                "suite_cases",
+                "build",
+                "machine",
+                "threads",
+                "date",
+                "seconds"
+            ]
+        );
+        let back: Report = serde_json::from_value(v).unwrap();
+        assert_eq!(back, r);
+    }
+
+    #[test]
+    fn reports_of_each_catalog_mode_stand_side_by_side() {
+        let mut open = with_run(report(), "open", 20, 161);
+        open.results.truncate(1);
+        open.set(
+            "gp",
+            &ConditionResult {
+                em: 0.25,
+                valid: 20,
+                ..Default::default()
+            },
+        );
+        let mut old = report();
+        old.suite = "snips (loo, typo:1)".into();
+        let table = side_by_side(&[
+            ("out/burger".into(), with_run(report(), "closed", 161, 161)),
+            ("out/burger-open".into(), open),
+            ("old/snips".into(), old),
+        ]);
+        let lines: Vec<&str> = table.lines().collect();
+        assert_eq!(lines[0], "| suite | condition | closed | `loo` | `open` |");
+        assert_eq!(
+            lines[2],
+            "| burger | gp | **0.900** / 0.910 (161/161 valid) [1] | not run | **0.250** / 0.000 (20/20 valid; 20 of 161 cases) [2] |"
+        );
+        assert_eq!(
+            lines[3],
+            "| burger | json | **0.500** / 0.000 (0/161 valid) [1] | not run | not run |"
+        );
+        assert_eq!(
+            lines[4],
+            "| snips (typo:1) | gp | not run | **0.900** / 0.910 (161/161 valid) [3] | not run |"
+        );
+        assert!(table.contains(
+            "1. `out/burger`: dss 0.1.0 (abc1234), model qwen, Some CPU, 2 cores (2 threads), 2026-01-02T03:04:05Z, 61 s"
+        ));
+        assert!(table.contains("3. `old/snips`: model qwen; build, machine and date not recorded"));
     }
 
     #[test]

@@ -119,6 +119,46 @@ fn eval_leave_one_out_and_typos() {
     assert!(bad.stderr.contains("typo:SEED"), "{}", bad.stderr);
 }
 
+#[test]
+fn eval_table_puts_reports_side_by_side_and_names_a_bad_one() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut report = dss_eval::Report::new("apimix-snips (loo)", 3, "some-model");
+    report.set(
+        "gp",
+        &dss_eval::ConditionResult {
+            em: 2.0 / 3.0,
+            em_paper: 2.0 / 3.0,
+            valid: 3,
+            ..Default::default()
+        },
+    );
+    let loo = dir.path().join("loo");
+    std::fs::create_dir(&loo).expect("mkdir");
+    std::fs::write(loo.join("report.json"), report.to_json().expect("json")).expect("write");
+    let r = run_ok(&["eval", "table", path_str(&loo)], None);
+    assert!(
+        r.stdout.contains(
+            "| apimix-snips | gp | not run | **0.667** / 0.667 (3/3 valid) [1] | not run |"
+        ),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout.contains("build, machine and date not recorded"),
+        "{}",
+        r.stdout
+    );
+    let bad = dir.path().join("bad.json");
+    std::fs::write(&bad, "{\"suite\": 1}").expect("write");
+    let r = run(&["eval", "table", path_str(&loo), path_str(&bad)], None);
+    assert_eq!(r.code, 1, "{}", r.stdout);
+    assert!(
+        r.stderr.contains("bad.json: not a dss eval report.json"),
+        "{}",
+        r.stderr
+    );
+}
+
 /// The CI smoke evaluation: the whole path (import, extraction, pruned and full grammar,
 /// scoring, report) on two ATIS cases with the small model.
 #[cfg(feature = "runtime")]
@@ -157,8 +197,35 @@ fn eval_runs_conditions_and_prints_the_report() {
             .cloned()
             .collect::<Vec<_>>()
     };
-    assert_eq!(keys(&v), ["suite", "items", "model", "results", "ner"]);
+    assert_eq!(
+        keys(&v),
+        ["suite", "items", "model", "results", "ner", "run"]
+    );
     assert_eq!(v["items"], 2);
+    // How and where the run was made.
+    let run_info = &v["run"];
+    assert_eq!(run_info["suite"], "apimix-atis");
+    assert_eq!(run_info["catalog_mode"], "closed");
+    assert!(
+        run_info["suite_cases"].as_u64().is_some_and(|n| n > 2),
+        "{run_info}"
+    );
+    assert!(
+        run_info["build"]
+            .as_str()
+            .is_some_and(|b| b.starts_with("dss ")),
+        "{run_info}"
+    );
+    assert!(
+        run_info["machine"]
+            .as_str()
+            .is_some_and(|m| m.ends_with(" cores")),
+        "{run_info}"
+    );
+    assert!(
+        run_info["date"].as_str().is_some_and(|d| d.ends_with('Z')),
+        "{run_info}"
+    );
     assert_eq!(v["suite"], "apimix-atis");
     assert_eq!(v["model"], "smollm2-135m");
     assert_eq!(keys(&v["results"]), ["gp", "gp-json", "cd"]);
@@ -197,6 +264,17 @@ fn eval_runs_conditions_and_prints_the_report() {
     assert_eq!(report, v);
     let csv = std::fs::read_to_string(out.join("report.csv")).expect("report.csv");
     assert_eq!(csv.lines().count(), 4, "{csv}");
+    // The report in the table of catalog modes, with where it comes from.
+    let table = run_ok(&["eval", "table", path_str(&out)], None).stdout;
+    let row = table
+        .lines()
+        .find(|l| l.starts_with("| apimix-atis | gp | **"))
+        .unwrap_or_else(|| panic!("a gp row: {table}"));
+    assert!(row.ends_with("[1] | not run | not run |"), "{row}");
+    assert!(
+        table.contains(&format!("1. `{}`: dss ", out.display())),
+        "{table}"
+    );
     // The plot of exact match against median latency, a point labelled per condition
     // (CI installs a font; without one the run warns and writes no plot).
     let svg = std::fs::read_to_string(out.join("report.svg")).expect("report.svg");

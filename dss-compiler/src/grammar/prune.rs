@@ -560,11 +560,8 @@ impl Spans {
         // quotation, and where the word ends with the sentence's closing punctuation kept
         // (`name?` in `'What is your name?'`).
         let mut raw: Vec<(usize, usize, bool, bool, usize)> = Vec::new();
-        let mut at = 0;
-        for token in request.split_inclusive(char::is_whitespace) {
-            let start = at;
-            at += token.len();
-            let token = token.trim_end();
+        for (start, end) in pieces(request) {
+            let token = &request[start..end];
             let inner = token.trim_matches(|c: char| !keeps_edge(c));
             if inner.is_empty() {
                 continue;
@@ -602,6 +599,7 @@ impl Spans {
             };
             let crosses = gap.is_none_or(|g| {
                 g.contains(['(', ')', '[', ']', '{', '}', '?', '!', '\n'])
+                    || g.contains(ENDS_UNSPACED)
                     || g.contains(is_quote)
                     || g.contains(". ")
                     || clause(g)
@@ -1255,14 +1253,16 @@ pub(crate) fn form_evidence(
 
 /// Characters a word keeps at its edges (others are punctuation around it).
 fn keeps_edge(c: char) -> bool {
-    c.is_alphanumeric() || matches!(c, '%' | '$' | '#' | '@' | '&' | '+')
+    c.is_alphanumeric() || joins_previous(c) || matches!(c, '%' | '$' | '#' | '@' | '&' | '+')
 }
 
 /// Quotation marks, and `*` (Markdown's `**bold**` sets a passage apart as quotes do).
 fn is_quote(c: char) -> bool {
     matches!(
         c,
-        '"' | '\'' | '\u{201c}' | '\u{201d}' | '\u{2018}' | '\u{2019}' | '`' | '*'
+        '"' | '\'' | '\u{201c}' | '\u{201d}' | '\u{2018}' | '\u{2019}' | '\u{300c}'
+            ..='\u{300f}' // 「 」 『 』
+            | '`' | '*'
     )
 }
 
@@ -1292,7 +1292,136 @@ fn escaped_line_breaks(request: &str) -> Option<String> {
 /// Whether the text before a word ends a sentence.
 fn words_end_sentence(before: &str) -> bool {
     let t = before.trim_end();
-    t.is_empty() || t.ends_with(['.', '?', '!', ':', '\n'])
+    t.is_empty() || t.ends_with(['.', '?', '!', ':', '\n', '\u{3002}', '\u{ff1f}', '\u{ff01}'])
+}
+
+/// The punctuation of scripts written without spaces (Chinese, Japanese) that ends a
+/// span: sentence and clause marks, the enumeration comma, brackets.
+const ENDS_UNSPACED: &[char] = &[
+    '\u{3001}', // 、
+    '\u{3002}', // 。
+    '\u{300a}', '\u{300b}', // 《 》
+    '\u{3010}', '\u{3011}', // 【 】
+    '\u{ff01}', // ！
+    '\u{ff08}', '\u{ff09}', // （ ）
+    '\u{ff0c}', // ，
+    '\u{ff1a}', // ：
+    '\u{ff1b}', // ；
+    '\u{ff1f}', // ？
+];
+
+/// Whether `c` is a letter of a script written without spaces between words (Chinese
+/// characters, kana, Thai, Lao): each is a word of its own to [`Spans`], so a span can be
+/// any run of them, as a run of words is elsewhere.
+fn unspaced(c: char) -> bool {
+    matches!(c,
+        '\u{3040}'..='\u{30ff}'     // hiragana, katakana
+        | '\u{31f0}'..='\u{31ff}'   // katakana extensions
+        | '\u{3400}'..='\u{4dbf}'   // CJK extension A
+        | '\u{4e00}'..='\u{9fff}'   // CJK unified ideographs
+        | '\u{f900}'..='\u{faff}'   // CJK compatibility ideographs
+        | '\u{20000}'..='\u{2ffff}' // CJK extensions B and on
+        | '\u{0e01}'..='\u{0e30}' | '\u{0e32}' | '\u{0e33}' | '\u{0e3f}'..='\u{0e46}' | '\u{0e4f}'..='\u{0e5b}' // Thai
+        | '\u{0e81}'..='\u{0eb0}' | '\u{0eb2}' | '\u{0eb3}' | '\u{0ebd}'..='\u{0ec6}' | '\u{0ed0}'..='\u{0edf}' // Lao
+    )
+}
+
+/// Whether `c` is a mark that belongs to the letter before it (Thai and Lao vowel and
+/// tone marks), so that no word ends before it.
+fn joins_previous(c: char) -> bool {
+    matches!(c,
+        '\u{0e31}' | '\u{0e34}'..='\u{0e3a}' | '\u{0e47}'..='\u{0e4e}'
+        | '\u{0eb1}' | '\u{0eb4}'..='\u{0ebc}' | '\u{0ec8}'..='\u{0ecd}'
+    ) || matches!(c, '\u{0300}'..='\u{036f}')
+}
+
+/// Opening brackets and quotation marks of scripts written without spaces.
+fn opens_unspaced(c: char) -> bool {
+    matches!(
+        c,
+        '\u{300c}' | '\u{300e}' | '\u{300a}' | '\u{3010}' | '\u{ff08}' | '(' | '[' | '{'
+    )
+}
+
+/// The request's words as byte ranges, before their punctuation is trimmed: the runs
+/// between white space, and inside a run each letter of a script written without spaces
+/// ([`unspaced`]) on its own. Punctuation beside such a letter goes with the word it
+/// belongs to: an opening quotation mark or bracket with the word after it, any other
+/// with the word before it.
+fn pieces(request: &str) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let mut at = 0;
+    for token in request.split_inclusive(char::is_whitespace) {
+        let start = at;
+        at += token.len();
+        let token = token.trim_end();
+        if token.is_empty() {
+            continue;
+        }
+        if !token.chars().any(unspaced) {
+            out.push((start, start + token.len()));
+            continue;
+        }
+        // Split the token into letters of the unspaced scripts (with their marks), runs of
+        // other letters and digits, and runs of punctuation; then give each punctuation run
+        // to a neighbour.
+        #[derive(PartialEq, Clone, Copy)]
+        enum Kind {
+            Unspaced,
+            Other,
+            Punct,
+        }
+        let mut parts: Vec<(usize, usize, Kind)> = Vec::new();
+        for (i, c) in token.char_indices() {
+            let kind = if unspaced(c) {
+                Kind::Unspaced
+            } else if keeps_edge(c) && !joins_previous(c) {
+                Kind::Other
+            } else if joins_previous(c) {
+                // A mark stays with whatever came before it.
+                parts.last().map_or(Kind::Punct, |p| p.2)
+            } else {
+                Kind::Punct
+            };
+            let e = i + c.len_utf8();
+            match parts.last_mut() {
+                Some(last) if last.2 == kind && (kind != Kind::Unspaced || joins_previous(c)) => {
+                    last.1 = e
+                }
+                _ => parts.push((i, e, kind)),
+            }
+        }
+        // Quotation marks inside the token open and close in turn.
+        let mut open_quote = false;
+        let mut words: Vec<(usize, usize)> = Vec::new();
+        let mut pending: Option<usize> = None;
+        let n = parts.len();
+        for (k, &(s, e, kind)) in parts.iter().enumerate() {
+            if kind != Kind::Punct {
+                words.push((pending.take().unwrap_or(s), e));
+                continue;
+            }
+            let text = &token[s..e];
+            let quotes = text.chars().filter(|&c| is_quote(c)).count();
+            let opening =
+                text.chars().last().is_some_and(opens_unspaced) || (quotes % 2 == 1 && !open_quote);
+            if quotes % 2 == 1 {
+                open_quote = !open_quote;
+            }
+            if (opening || words.is_empty()) && k + 1 < n {
+                pending = Some(pending.unwrap_or(s));
+            } else if let Some(last) = words.last_mut() {
+                last.1 = e;
+            } else {
+                words.push((pending.take().unwrap_or(s), e));
+            }
+        }
+        if let Some(s) = pending {
+            words.push((s, token.len()));
+        }
+        out.extend(words.into_iter().map(|(s, e)| (start + s, start + e)));
+    }
+    out
 }
 
 /// `s` without the prefix `p` (compared ignoring ASCII case).
@@ -2038,6 +2167,60 @@ mod tests {
         // Brackets end a span.
         assert!(!texts.iter().any(|t| t.contains("Smith the")));
         assert!(!texts.iter().any(|t| t.contains("editor about")));
+    }
+
+    #[test]
+    fn a_span_of_a_script_without_spaces_is_any_run_of_its_letters() {
+        // Chinese: each character a word, numbers whole, spans end at the script's
+        // punctuation and at quotation marks, and a quotation is its own span.
+        let s = Spans::of("帮我订3份'宫保鸡丁'，送到北京。谢谢");
+        let words: Vec<&str> = s.words.iter().map(|w| w.text.as_str()).collect();
+        assert_eq!(
+            words,
+            [
+                "帮", "我", "订", "3", "份", "宫", "保", "鸡", "丁", "送", "到", "北", "京", "谢",
+                "谢"
+            ]
+        );
+        assert!(s.words[5].quoted && s.words[8].quoted && !s.words[9].quoted);
+        let texts = s.texts(8);
+        for want in ["宫保鸡丁", "北京", "送到北京", "3", "订3份"] {
+            assert!(texts.iter().any(|t| t == want), "{want}: {texts:?}");
+        }
+        for never in ["份宫", "丁送", "京谢", "宫保鸡丁'"] {
+            assert!(
+                !texts.iter().any(|t| t.contains(never)),
+                "{never}: {texts:?}"
+            );
+        }
+        // Corner brackets quote as quotation marks do; a Latin word stays whole.
+        let s = Spans::of("「東京タワー」の近くのhotelを探して");
+        let texts = s.texts(8);
+        assert!(texts.iter().any(|t| t == "東京タワー"), "{texts:?}");
+        assert!(texts.iter().any(|t| t == "hotel"), "{texts:?}");
+        assert!(
+            !texts
+                .iter()
+                .any(|t| t.contains("ー」") || t.contains("タワーの")),
+            "{texts:?}"
+        );
+        // Thai: a vowel or tone mark stays with its letter.
+        let s = Spans::of("ร้านอาหาร");
+        assert!(
+            s.words.iter().all(|w| !w.text.starts_with(joins_previous)),
+            "{s:?}"
+        );
+        assert_eq!(
+            s.words.iter().map(|w| w.text.as_str()).collect::<String>(),
+            "ร้านอาหาร"
+        );
+        // Text with spaces reads as before.
+        let words: Vec<String> = Spans::of("a room in Porto, please")
+            .words
+            .into_iter()
+            .map(|w| w.text)
+            .collect();
+        assert_eq!(words, ["a", "room", "in", "Porto", "please"]);
     }
 
     #[test]
