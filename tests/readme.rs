@@ -38,6 +38,10 @@ const SKIPPED: &[(&str, &str)] = &[
         "dss eval suites/",
         "runs a local model on every case of a suite",
     ),
+    (
+        "dss eval table out/",
+        "reads the reports of the `dss eval` runs above (tested in tests/cli/eval.rs)",
+    ),
 ];
 
 /// The examples the documentation's Rust blocks are taken from, between `// README begin` and
