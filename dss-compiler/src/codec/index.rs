@@ -21,7 +21,10 @@ pub(crate) struct RecordIndex {
     text: String,
     /// What the encoder reads of each field.
     pub slots: Vec<FieldSlot>,
-    /// Records with many fields are searched by hash instead of by a scan of the slots.
+    /// Each field's [`name_key`], by field: a scan for a property name reads these (eight
+    /// to a cache line) and compares a name only where its key matches.
+    keys: Vec<u64>,
+    /// Records with many fields are searched by hash instead of by a scan of the keys.
     by_name: Option<HashMap<String, usize>>,
     /// How many fields are positional or const (must be present).
     pub required: usize,
@@ -100,7 +103,21 @@ pub(crate) enum SlotMode {
 }
 
 /// Above this many fields a record is searched by hash.
-const SCAN_MAX: usize = 16;
+const SCAN_MAX: usize = 32;
+
+/// A name's length and first bytes in one word: names of at most [`KEY_EXACT`] bytes are
+/// equal exactly when their keys are; longer ones with equal keys are compared in full.
+fn name_key(name: &str) -> u64 {
+    let b = name.as_bytes();
+    let mut k = [0u8; 8];
+    let n = b.len().min(KEY_EXACT);
+    k[..n].copy_from_slice(&b[..n]);
+    k[KEY_EXACT] = u8::try_from(b.len()).unwrap_or(u8::MAX);
+    u64::from_le_bytes(k)
+}
+
+/// The longest name its [`name_key`] holds whole.
+const KEY_EXACT: usize = 7;
 
 impl RecordIndex {
     /// The index of record `r`.
@@ -183,6 +200,7 @@ impl RecordIndex {
                 }
             }
         }
+        ix.keys = r.fields.iter().map(|f| name_key(&f.name)).collect();
         let (plain, sections): (Vec<u32>, Vec<u32>) =
             (0..r.fields.len() as u32).partition(|&i| !ix.slots[i as usize].section);
         ix.block_order = plain.into_iter().chain(sections).collect();
@@ -200,21 +218,34 @@ impl RecordIndex {
 
     /// The field named `name`.
     pub(crate) fn position(&self, name: &str) -> Option<usize> {
+        self.position_keyed(name, name_key(name))
+    }
+
+    /// [`Self::position`], given the name's key.
+    fn position_keyed(&self, name: &str, key: u64) -> Option<usize> {
         if let Some(map) = &self.by_name {
             return map.get(name).copied();
         }
-        self.slots.iter().position(|f| {
-            (f.name.1 - f.name.0) as usize == name.len() && self.slice(f.name) == name
-        })
+        self.keys
+            .iter()
+            .enumerate()
+            .find(|&(i, &k)| k == key && self.is_named(i, name))
+            .map(|(i, _)| i)
+    }
+
+    /// Whether field `i`, whose key is `name`'s, is named `name`.
+    fn is_named(&self, i: usize, name: &str) -> bool {
+        name.len() <= KEY_EXACT || self.name(i) == name
     }
 
     /// The field named `name`, trying field `hint` first: an object's properties mostly
     /// come in the record's field order, so the field after the last one found is tried
     /// before any search.
     pub(crate) fn position_after(&self, name: &str, hint: usize) -> Option<usize> {
-        match self.slots.get(hint) {
-            Some(f) if self.slice(f.name) == name => Some(hint),
-            _ => self.position(name),
+        let key = name_key(name);
+        match self.keys.get(hint) {
+            Some(&k) if k == key && self.is_named(hint, name) => Some(hint),
+            _ => self.position_keyed(name, key),
         }
     }
 
@@ -287,7 +318,7 @@ mod tests {
             assert_eq!(ix.keyword(&ix.slots[i]), f.keyword);
             assert_eq!(ix.json_name(i), serde_json::to_string(&f.name).unwrap());
         }
-        for missing in ["f", "f0", "f000", "g00", ""] {
+        for missing in ["f", "f0", "f000", "g00", "", "f00\0"] {
             assert_eq!(ix.position(missing), None, "{n} fields: `{missing}`");
             assert_eq!(
                 ix.position_after(missing, 1),
@@ -304,5 +335,36 @@ mod tests {
     fn record_index_small_and_large() {
         record_index_finds_every_field(3);
         record_index_finds_every_field(SCAN_MAX + 4);
+    }
+
+    /// Names up to [`KEY_EXACT`] bytes are told apart by their keys alone; longer ones
+    /// that share a key are compared in full.
+    #[test]
+    fn name_keys_tell_short_names_apart() {
+        let short = ["", "a", "a\0", "ab", "abcdefg", "abcdef", "é"];
+        for x in short {
+            for y in short {
+                assert_eq!(name_key(x) == name_key(y), x == y, "`{x}` `{y}`");
+            }
+        }
+        assert_eq!(name_key("abcdefgh"), name_key("abcdefgi"));
+        assert_ne!(name_key("abcdefgh"), name_key("abcdefghi"));
+        let props: serde_json::Map<String, Value> = ["abcdefgh", "abcdefgi", "x"]
+            .iter()
+            .map(|n| (n.to_string(), json!({"type": "integer"})))
+            .collect();
+        let schema = json!({"type": "object", "properties": props});
+        let spec = compile(&schema, &CompileOptions::default()).unwrap();
+        let tables = Tables::build(spec.shapes(), spec.notation());
+        let rec = tables
+            .object(spec.shapes().root)
+            .and_then(|o| o.plain())
+            .unwrap();
+        let (r, ix) = (rec.layout, tables.index(rec, spec.shapes()));
+        for (i, f) in r.fields.iter().enumerate() {
+            assert_eq!(ix.position(&f.name), Some(i));
+            assert_eq!(ix.position_after(&f.name, (i + 1) % 3), Some(i));
+        }
+        assert_eq!(ix.position("abcdefgj"), None);
     }
 }
