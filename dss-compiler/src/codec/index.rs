@@ -36,8 +36,16 @@ pub(crate) struct RecordIndex {
     /// The decoder's choice of an optional field by its first token: the fields (in order)
     /// a token class selects, by [`class_slot`].
     by_class: [Vec<u32>; CLASSES],
-    /// The fields (in order) a bare word selects (keywords, enum values of keyless fields).
-    by_word: HashMap<Box<str>, Vec<u32>>,
+    /// The distinct bare words that select fields (keywords, enum values of keyless
+    /// fields), each as its [`name_key`]: the decoder scans these, eight to a cache line.
+    word_keys: Vec<u64>,
+    /// By word (as `word_keys`): its text in `text`, and its fields' range in
+    /// `word_fields`.
+    word_spans: Vec<((u32, u32), (u32, u32))>,
+    /// The fields (in order) each word selects, back to back.
+    word_fields: Vec<u32>,
+    /// Above [`SCAN_MAX`] words: each word's place in `word_keys`, by hash.
+    word_map: Option<HashMap<Box<str>, u32>>,
     /// The const fields, in order (they take their value without being written).
     pub consts: Vec<u32>,
     /// Field `i`'s order among the block lines: plain lines first, then sections.
@@ -150,6 +158,7 @@ impl RecordIndex {
                 push(&mut ix.text, &quoted)
             })
             .collect();
+        let mut by_word: HashMap<&str, Vec<u32>> = HashMap::default();
         for (i, f) in r.fields.iter().enumerate() {
             let parts = shapes.parts(f.expr);
             let single = match &f.mode {
@@ -191,16 +200,31 @@ impl RecordIndex {
             for first in &f.first {
                 match (class_slot(first), first) {
                     (Some(c), _) => ix.by_class[c].push(i as u32),
-                    (None, First::Word(w)) => ix
-                        .by_word
-                        .entry(w.as_str().into())
-                        .or_default()
-                        .push(i as u32),
+                    (None, First::Word(w)) => by_word.entry(w.as_str()).or_default().push(i as u32),
                     (None, _) => {}
                 }
             }
         }
         ix.keys = r.fields.iter().map(|f| name_key(&f.name)).collect();
+        let mut words: Vec<(&str, Vec<u32>)> = by_word.into_iter().collect();
+        words.sort_unstable();
+        for (w, fields) in &words {
+            let start = ix.word_fields.len() as u32;
+            ix.word_fields.extend(fields);
+            let span = push(&mut ix.text, w);
+            ix.word_keys.push(name_key(w));
+            ix.word_spans
+                .push((span, (start, ix.word_fields.len() as u32)));
+        }
+        if words.len() > SCAN_MAX {
+            ix.word_map = Some(
+                words
+                    .iter()
+                    .enumerate()
+                    .map(|(at, (w, _))| (Box::from(*w), at as u32))
+                    .collect(),
+            );
+        }
         let (plain, sections): (Vec<u32>, Vec<u32>) =
             (0..r.fields.len() as u32).partition(|&i| !ix.slots[i as usize].section);
         ix.block_order = plain.into_iter().chain(sections).collect();
@@ -252,11 +276,28 @@ impl RecordIndex {
     /// The fields a token selects, in order: words by their text, other tokens by class.
     pub(crate) fn selected_by(&self, word: Option<&str>, class: Option<&First>) -> &[u32] {
         let found = match (word, class) {
-            (Some(w), _) => self.by_word.get(w),
+            (Some(w), _) => return self.word_selects(w),
             (None, Some(c)) => class_slot(c).map(|c| &self.by_class[c]),
             (None, None) => None,
         };
         found.map_or(&[], Vec::as_slice)
+    }
+
+    /// The fields (in order) bare word `w` selects.
+    fn word_selects(&self, w: &str) -> &[u32] {
+        let at = match &self.word_map {
+            Some(map) => map.get(w).map(|&at| at as usize),
+            None => {
+                let key = name_key(w);
+                self.word_keys.iter().enumerate().position(|(at, &k)| {
+                    k == key && (w.len() <= KEY_EXACT || self.slice(self.word_spans[at].0) == w)
+                })
+            }
+        };
+        match at.and_then(|at| self.word_spans.get(at)) {
+            Some(&(_, (start, end))) => &self.word_fields[start as usize..end as usize],
+            None => &[],
+        }
     }
 
     fn slice(&self, (start, end): (u32, u32)) -> &str {
@@ -314,11 +355,22 @@ mod tests {
             for hint in [0, i, i + 1, n + 3] {
                 assert_eq!(ix.position_after(&f.name, hint), Some(i), "{n}: {hint}");
             }
+            for first in &f.first {
+                if let First::Word(w) = first {
+                    assert!(ix.selected_by(Some(w), None).contains(&(i as u32)), "`{w}`");
+                }
+            }
             assert_eq!(ix.name(i), f.name);
             assert_eq!(ix.keyword(&ix.slots[i]), f.keyword);
             assert_eq!(ix.json_name(i), serde_json::to_string(&f.name).unwrap());
         }
+        let words = r.fields.iter().flat_map(|f| &f.first);
+        assert!(words.filter(|w| matches!(w, First::Word(_))).count() > n / 2);
         for missing in ["f", "f0", "f000", "g00", "", "f00\0"] {
+            assert!(
+                ix.selected_by(Some(missing), None).is_empty(),
+                "`{missing}`"
+            );
             assert_eq!(ix.position(missing), None, "{n} fields: `{missing}`");
             assert_eq!(
                 ix.position_after(missing, 1),
