@@ -21,9 +21,9 @@ pub(crate) struct RecordIndex {
     text: String,
     /// What the encoder reads of each field.
     pub slots: Vec<FieldSlot>,
-    /// Each field's [`name_key`], by field: a scan for a property name reads these (eight
-    /// to a cache line) and compares a name only where its key matches.
-    keys: Vec<u64>,
+    /// Each field's [`name_key`], by field: a scan for a property name reads these (four
+    /// to a cache line) and reads a name only where a long name's key matches.
+    keys: Vec<u128>,
     /// Records with many fields are searched by hash instead of by a scan of the keys.
     by_name: Option<HashMap<String, usize>>,
     /// How many fields are positional or const (must be present).
@@ -37,8 +37,8 @@ pub(crate) struct RecordIndex {
     /// a token class selects, by [`class_slot`].
     by_class: [Vec<u32>; CLASSES],
     /// The distinct bare words that select fields (keywords, enum values of keyless
-    /// fields), each as its [`name_key`]: the decoder scans these, eight to a cache line.
-    word_keys: Vec<u64>,
+    /// fields), each as its [`name_key`]: the decoder scans these, four to a cache line.
+    word_keys: Vec<u128>,
     /// By word (as `word_keys`): its text in `text`, and its fields' range in
     /// `word_fields`.
     word_spans: Vec<((u32, u32), (u32, u32))>,
@@ -113,19 +113,20 @@ pub(crate) enum SlotMode {
 /// Above this many fields a record is searched by hash.
 const SCAN_MAX: usize = 32;
 
-/// A name's length and first bytes in one word: names of at most [`KEY_EXACT`] bytes are
-/// equal exactly when their keys are; longer ones with equal keys are compared in full.
-fn name_key(name: &str) -> u64 {
+/// A name's length and first bytes in 16 bytes: names of at most [`KEY_EXACT`] bytes
+/// (most property names) are equal exactly when their keys are; longer ones with equal
+/// keys are compared in full.
+fn name_key(name: &str) -> u128 {
     let b = name.as_bytes();
-    let mut k = [0u8; 8];
+    let mut k = [0u8; 16];
     let n = b.len().min(KEY_EXACT);
     k[..n].copy_from_slice(&b[..n]);
     k[KEY_EXACT] = u8::try_from(b.len()).unwrap_or(u8::MAX);
-    u64::from_le_bytes(k)
+    u128::from_le_bytes(k)
 }
 
 /// The longest name its [`name_key`] holds whole.
-const KEY_EXACT: usize = 7;
+const KEY_EXACT: usize = 15;
 
 impl RecordIndex {
     /// The index of record `r`.
@@ -246,7 +247,7 @@ impl RecordIndex {
     }
 
     /// [`Self::position`], given the name's key.
-    fn position_keyed(&self, name: &str, key: u64) -> Option<usize> {
+    fn position_keyed(&self, name: &str, key: u128) -> Option<usize> {
         if let Some(map) = &self.by_name {
             return map.get(name).copied();
         }
@@ -393,15 +394,27 @@ mod tests {
     /// that share a key are compared in full.
     #[test]
     fn name_keys_tell_short_names_apart() {
-        let short = ["", "a", "a\0", "ab", "abcdefg", "abcdef", "é"];
+        let full = "a".repeat(KEY_EXACT);
+        let short = [
+            "",
+            "a",
+            "a\0",
+            "ab",
+            "abcdefg",
+            "abcdef",
+            "é",
+            &full,
+            &full[1..],
+        ];
         for x in short {
             for y in short {
                 assert_eq!(name_key(x) == name_key(y), x == y, "`{x}` `{y}`");
             }
         }
-        assert_eq!(name_key("abcdefgh"), name_key("abcdefgi"));
-        assert_ne!(name_key("abcdefgh"), name_key("abcdefghi"));
-        let props: serde_json::Map<String, Value> = ["abcdefgh", "abcdefgi", "x"]
+        let (long1, long2) = (format!("{full}b"), format!("{full}c"));
+        assert_eq!(name_key(&long1), name_key(&long2));
+        assert_ne!(name_key(&long1), name_key(&format!("{long1}d")));
+        let props: serde_json::Map<String, Value> = [&long1, &long2, "x"]
             .iter()
             .map(|n| (n.to_string(), json!({"type": "integer"})))
             .collect();
@@ -417,6 +430,7 @@ mod tests {
             assert_eq!(ix.position(&f.name), Some(i));
             assert_eq!(ix.position_after(&f.name, (i + 1) % 3), Some(i));
         }
-        assert_eq!(ix.position("abcdefgj"), None);
+        assert_eq!(ix.position(&format!("{full}d")), None);
+        assert_eq!(ix.position(&full), None);
     }
 }
