@@ -242,11 +242,12 @@ impl RecordIndex {
     }
 
     /// The field named `name`.
+    #[cfg(test)]
     pub(crate) fn position(&self, name: &str) -> Option<usize> {
         self.position_keyed(name, name_key(name))
     }
 
-    /// [`Self::position`], given the name's key.
+    /// The field named `name`, given its [`name_key`].
     fn position_keyed(&self, name: &str, key: u128) -> Option<usize> {
         if let Some(map) = &self.by_name {
             return map.get(name).copied();
