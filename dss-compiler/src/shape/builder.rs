@@ -77,7 +77,7 @@ impl<'d, 'a> Builder<'d, 'a> {
         // Draft-04 counts `1.0` as no integer, where later drafts (and the encoder's type
         // check, and the integer terminal) count it as one: there the local assertions
         // check `type` again (see [`Self::local_of`]). Draft-03 is left to the validator.
-        let draft4_integers = self
+        let draft3_integers = self
             .doc
             .root
             .get("$schema")
@@ -88,7 +88,7 @@ impl<'d, 'a> Builder<'d, 'a> {
                 .iter()
                 .flatten()
                 .any(|p| p.number.as_ref().is_some_and(|n| n.integer));
-        let mut encoding_validates = !self.approximated && !draft4_integers;
+        let mut encoding_validates = !self.approximated && !draft3_integers;
         let (mut local_assertions, mut asserted) = (Vec::new(), Vec::new());
         if encoding_validates {
             match self.local_assertions() {
