@@ -1162,3 +1162,58 @@ fn windows_line_endings_read_and_invisible_characters_named() {
     assert_eq!(e.location(), Some((1, 1)));
     assert!(e.to_string().contains("U+FEFF"), "{e}");
 }
+
+/// Draft-04 counts only a number written without fraction or exponent as an integer:
+/// the encoder validates such a schema alone, and still rejects `1.0` where the schema
+/// says `integer` (in a property, an item, an `anyOf` branch), with the validator's
+/// pointer and keyword.
+#[test]
+fn draft04_integers_are_checked_as_written() {
+    let schema = json!({
+        "$schema": "http://json-schema.org/draft-04/schema#",
+        "type": "object",
+        "properties": {
+            "n": {"type": "integer"},
+            "xs": {"type": "array", "items": {"type": ["integer", "null"]}},
+            "u": {"anyOf": [{"type": "integer", "minimum": 0}, {"type": "string"}]},
+            "f": {"type": "number"}
+        },
+        "additionalProperties": false
+    });
+    let spec = compile(&schema, &CompileOptions::default()).unwrap();
+    assert!(spec.shapes().encoding_validates);
+    assert!(spec.encoder_validates());
+    for ok in [
+        r#"{"n": 1, "xs": [2, null], "u": 3, "f": 1.5}"#,
+        r#"{"u": "a", "f": 2.0}"#,
+    ] {
+        let value: Value = serde_json::from_str(ok).unwrap();
+        assert!(spec.validate(&value).is_ok(), "{ok}");
+        assert!(spec.compress_str(ok).is_ok(), "{ok}");
+        assert!(spec.compress(&value).is_ok(), "{ok}");
+    }
+    for (bad, pointer, keyword) in [
+        (r#"{"n": 1.0}"#, "/n", "type"),
+        (r#"{"n": 1e2}"#, "/n", "type"),
+        (r#"{"xs": [1, 2.0]}"#, "/xs/1", "type"),
+        (r#"{"u": 3.0}"#, "/u", "anyOf"),
+    ] {
+        let value: Value = serde_json::from_str(bad).unwrap();
+        assert!(spec.validate(&value).is_err(), "{bad}");
+        assert_eq!(
+            spec.encode_validating(&value).map(|r| r.is_err()),
+            Some(true)
+        );
+        for e in [
+            spec.compress_str(bad).unwrap_err(),
+            spec.compress(&value).unwrap_err(),
+        ] {
+            assert!(matches!(e, CompressError::Invalid { .. }), "{bad}: {e}");
+            assert_eq!(
+                (e.pointer(), e.keyword()),
+                (pointer, Some(keyword)),
+                "{bad}"
+            );
+        }
+    }
+}

@@ -21,7 +21,10 @@ pub(crate) struct RecordIndex {
     text: String,
     /// What the encoder reads of each field.
     pub slots: Vec<FieldSlot>,
-    /// Records with many fields are searched by hash instead of by a scan of the slots.
+    /// Each field's [`name_key`], by field: a scan for a property name reads these (four
+    /// to a cache line) and reads a name only where a long name's key matches.
+    keys: Vec<u128>,
+    /// Records with many fields are searched by hash instead of by a scan of the keys.
     by_name: Option<HashMap<String, usize>>,
     /// How many fields are positional or const (must be present).
     pub required: usize,
@@ -33,8 +36,16 @@ pub(crate) struct RecordIndex {
     /// The decoder's choice of an optional field by its first token: the fields (in order)
     /// a token class selects, by [`class_slot`].
     by_class: [Vec<u32>; CLASSES],
-    /// The fields (in order) a bare word selects (keywords, enum values of keyless fields).
-    by_word: HashMap<Box<str>, Vec<u32>>,
+    /// The distinct bare words that select fields (keywords, enum values of keyless
+    /// fields), each as its [`name_key`]: the decoder scans these, four to a cache line.
+    word_keys: Vec<u128>,
+    /// By word (as `word_keys`): its text in `text`, and its fields' range in
+    /// `word_fields`.
+    word_spans: Vec<((u32, u32), (u32, u32))>,
+    /// The fields (in order) each word selects, back to back.
+    word_fields: Vec<u32>,
+    /// Above [`SCAN_MAX`] words: each word's place in `word_keys`, by hash.
+    word_map: Option<HashMap<Box<str>, u32>>,
     /// The const fields, in order (they take their value without being written).
     pub consts: Vec<u32>,
     /// Field `i`'s order among the block lines: plain lines first, then sections.
@@ -100,7 +111,22 @@ pub(crate) enum SlotMode {
 }
 
 /// Above this many fields a record is searched by hash.
-const SCAN_MAX: usize = 16;
+const SCAN_MAX: usize = 32;
+
+/// A name's length and first bytes in 16 bytes: names of at most [`KEY_EXACT`] bytes
+/// (most property names) are equal exactly when their keys are; longer ones with equal
+/// keys are compared in full.
+fn name_key(name: &str) -> u128 {
+    let b = name.as_bytes();
+    let mut k = [0u8; 16];
+    let n = b.len().min(KEY_EXACT);
+    k[..n].copy_from_slice(&b[..n]);
+    k[KEY_EXACT] = u8::try_from(b.len()).unwrap_or(u8::MAX);
+    u128::from_le_bytes(k)
+}
+
+/// The longest name its [`name_key`] holds whole.
+const KEY_EXACT: usize = 15;
 
 impl RecordIndex {
     /// The index of record `r`.
@@ -133,6 +159,7 @@ impl RecordIndex {
                 push(&mut ix.text, &quoted)
             })
             .collect();
+        let mut by_word: HashMap<&str, Vec<u32>> = HashMap::default();
         for (i, f) in r.fields.iter().enumerate() {
             let parts = shapes.parts(f.expr);
             let single = match &f.mode {
@@ -174,14 +201,30 @@ impl RecordIndex {
             for first in &f.first {
                 match (class_slot(first), first) {
                     (Some(c), _) => ix.by_class[c].push(i as u32),
-                    (None, First::Word(w)) => ix
-                        .by_word
-                        .entry(w.as_str().into())
-                        .or_default()
-                        .push(i as u32),
+                    (None, First::Word(w)) => by_word.entry(w.as_str()).or_default().push(i as u32),
                     (None, _) => {}
                 }
             }
+        }
+        ix.keys = r.fields.iter().map(|f| name_key(&f.name)).collect();
+        let mut words: Vec<(&str, Vec<u32>)> = by_word.into_iter().collect();
+        words.sort_unstable();
+        for (w, fields) in &words {
+            let start = ix.word_fields.len() as u32;
+            ix.word_fields.extend(fields);
+            let span = push(&mut ix.text, w);
+            ix.word_keys.push(name_key(w));
+            ix.word_spans
+                .push((span, (start, ix.word_fields.len() as u32)));
+        }
+        if words.len() > SCAN_MAX {
+            ix.word_map = Some(
+                words
+                    .iter()
+                    .enumerate()
+                    .map(|(at, (w, _))| (Box::from(*w), at as u32))
+                    .collect(),
+            );
         }
         let (plain, sections): (Vec<u32>, Vec<u32>) =
             (0..r.fields.len() as u32).partition(|&i| !ix.slots[i as usize].section);
@@ -199,33 +242,64 @@ impl RecordIndex {
     }
 
     /// The field named `name`.
+    #[cfg(test)]
     pub(crate) fn position(&self, name: &str) -> Option<usize> {
+        self.position_keyed(name, name_key(name))
+    }
+
+    /// The field named `name`, given its [`name_key`].
+    fn position_keyed(&self, name: &str, key: u128) -> Option<usize> {
         if let Some(map) = &self.by_name {
             return map.get(name).copied();
         }
-        self.slots.iter().position(|f| {
-            (f.name.1 - f.name.0) as usize == name.len() && self.slice(f.name) == name
-        })
+        self.keys
+            .iter()
+            .enumerate()
+            .find(|&(i, &k)| k == key && self.is_named(i, name))
+            .map(|(i, _)| i)
+    }
+
+    /// Whether field `i`, whose key is `name`'s, is named `name`.
+    fn is_named(&self, i: usize, name: &str) -> bool {
+        name.len() <= KEY_EXACT || self.name(i) == name
     }
 
     /// The field named `name`, trying field `hint` first: an object's properties mostly
     /// come in the record's field order, so the field after the last one found is tried
     /// before any search.
     pub(crate) fn position_after(&self, name: &str, hint: usize) -> Option<usize> {
-        match self.slots.get(hint) {
-            Some(f) if self.slice(f.name) == name => Some(hint),
-            _ => self.position(name),
+        let key = name_key(name);
+        match self.keys.get(hint) {
+            Some(&k) if k == key && self.is_named(hint, name) => Some(hint),
+            _ => self.position_keyed(name, key),
         }
     }
 
     /// The fields a token selects, in order: words by their text, other tokens by class.
     pub(crate) fn selected_by(&self, word: Option<&str>, class: Option<&First>) -> &[u32] {
         let found = match (word, class) {
-            (Some(w), _) => self.by_word.get(w),
+            (Some(w), _) => return self.word_selects(w),
             (None, Some(c)) => class_slot(c).map(|c| &self.by_class[c]),
             (None, None) => None,
         };
         found.map_or(&[], Vec::as_slice)
+    }
+
+    /// The fields (in order) bare word `w` selects.
+    fn word_selects(&self, w: &str) -> &[u32] {
+        let at = match &self.word_map {
+            Some(map) => map.get(w).map(|&at| at as usize),
+            None => {
+                let key = name_key(w);
+                self.word_keys.iter().enumerate().position(|(at, &k)| {
+                    k == key && (w.len() <= KEY_EXACT || self.slice(self.word_spans[at].0) == w)
+                })
+            }
+        };
+        match at.and_then(|at| self.word_spans.get(at)) {
+            Some(&(_, (start, end))) => &self.word_fields[start as usize..end as usize],
+            None => &[],
+        }
     }
 
     fn slice(&self, (start, end): (u32, u32)) -> &str {
@@ -283,11 +357,22 @@ mod tests {
             for hint in [0, i, i + 1, n + 3] {
                 assert_eq!(ix.position_after(&f.name, hint), Some(i), "{n}: {hint}");
             }
+            for first in &f.first {
+                if let First::Word(w) = first {
+                    assert!(ix.selected_by(Some(w), None).contains(&(i as u32)), "`{w}`");
+                }
+            }
             assert_eq!(ix.name(i), f.name);
             assert_eq!(ix.keyword(&ix.slots[i]), f.keyword);
             assert_eq!(ix.json_name(i), serde_json::to_string(&f.name).unwrap());
         }
-        for missing in ["f", "f0", "f000", "g00", ""] {
+        let words = r.fields.iter().flat_map(|f| &f.first);
+        assert!(words.filter(|w| matches!(w, First::Word(_))).count() > n / 2);
+        for missing in ["f", "f0", "f000", "g00", "", "f00\0"] {
+            assert!(
+                ix.selected_by(Some(missing), None).is_empty(),
+                "`{missing}`"
+            );
             assert_eq!(ix.position(missing), None, "{n} fields: `{missing}`");
             assert_eq!(
                 ix.position_after(missing, 1),
@@ -304,5 +389,49 @@ mod tests {
     fn record_index_small_and_large() {
         record_index_finds_every_field(3);
         record_index_finds_every_field(SCAN_MAX + 4);
+    }
+
+    /// Names up to [`KEY_EXACT`] bytes are told apart by their keys alone; longer ones
+    /// that share a key are compared in full.
+    #[test]
+    fn name_keys_tell_short_names_apart() {
+        let full = "a".repeat(KEY_EXACT);
+        let short = [
+            "",
+            "a",
+            "a\0",
+            "ab",
+            "abcdefg",
+            "abcdef",
+            "é",
+            &full,
+            &full[1..],
+        ];
+        for x in short {
+            for y in short {
+                assert_eq!(name_key(x) == name_key(y), x == y, "`{x}` `{y}`");
+            }
+        }
+        let (long1, long2) = (format!("{full}b"), format!("{full}c"));
+        assert_eq!(name_key(&long1), name_key(&long2));
+        assert_ne!(name_key(&long1), name_key(&format!("{long1}d")));
+        let props: serde_json::Map<String, Value> = [&long1, &long2, "x"]
+            .iter()
+            .map(|n| (n.to_string(), json!({"type": "integer"})))
+            .collect();
+        let schema = json!({"type": "object", "properties": props});
+        let spec = compile(&schema, &CompileOptions::default()).unwrap();
+        let tables = Tables::build(spec.shapes(), spec.notation());
+        let rec = tables
+            .object(spec.shapes().root)
+            .and_then(|o| o.plain())
+            .unwrap();
+        let (r, ix) = (rec.layout, tables.index(rec, spec.shapes()));
+        for (i, f) in r.fields.iter().enumerate() {
+            assert_eq!(ix.position(&f.name), Some(i));
+            assert_eq!(ix.position_after(&f.name, (i + 1) % 3), Some(i));
+        }
+        assert_eq!(ix.position(&format!("{full}d")), None);
+        assert_eq!(ix.position(&full), None);
     }
 }

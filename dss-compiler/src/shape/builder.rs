@@ -75,20 +75,20 @@ impl<'d, 'a> Builder<'d, 'a> {
             i += 1;
         }
         // Draft-04 counts `1.0` as no integer, where later drafts (and the encoder's type
-        // check, and the integer terminal) count it as one: with integers in its shapes, a
-        // draft-04 schema's instances are checked by the validator.
-        let draft4_integers = self
+        // check, and the integer terminal) count it as one: there the local assertions
+        // check `type` again (see [`Self::local_of`]). Draft-03 is left to the validator.
+        let draft3_integers = self
             .doc
             .root
             .get("$schema")
             .and_then(Value::as_str)
-            .is_some_and(|s| s.contains("draft-04") || s.contains("draft-03"))
+            .is_some_and(|s| s.contains("draft-03"))
             && self
                 .parts
                 .iter()
                 .flatten()
                 .any(|p| p.number.as_ref().is_some_and(|n| n.integer));
-        let mut encoding_validates = !self.approximated && !draft4_integers;
+        let mut encoding_validates = !self.approximated && !draft3_integers;
         let (mut local_assertions, mut asserted) = (Vec::new(), Vec::new());
         if encoding_validates {
             match self.local_assertions() {

@@ -67,6 +67,9 @@ impl<'a> Builder<'_, 'a> {
         let mut local = Map::new();
         if let Some((p, v)) = self.local_node(id)? {
             local = crate::schema::local_keywords(v, self.doc.formats_assert);
+            if let Some(t) = self.written_integer_type(v) {
+                local.insert("allOf".into(), Value::Array(vec![t]));
+            }
             if let Some(check) = crate::schema::pattern_check(v) {
                 local.extend(check);
             }
@@ -79,6 +82,27 @@ impl<'a> Builder<'_, 'a> {
         let local = (!local.is_empty()).then_some(local);
         memo[id] = Local::Done(local.clone());
         Some(local)
+    }
+
+    /// Where the document's dialect is draft-04 and node `v`'s `type` admits integers but
+    /// not all numbers: that `type` again, as a schema of its own (`{"type": ..}`). Draft-04
+    /// counts only a number written without fraction or exponent as an integer (`1.0` is
+    /// none), where the shapes and the encoder count every whole number; checked in the
+    /// document's dialect, it is the validator's own test. Under `allOf`, so it stays
+    /// apart from the `type` that tells an `anyOf`/`oneOf` branch.
+    fn written_integer_type(&self, v: &Value) -> Option<Value> {
+        let dialect = self.doc.root.get("$schema").and_then(Value::as_str)?;
+        if !dialect.contains("draft-04") {
+            return None;
+        }
+        let t = v.get("type")?;
+        let names: Vec<&str> = match t {
+            Value::String(s) => vec![s.as_str()],
+            Value::Array(xs) => xs.iter().filter_map(Value::as_str).collect(),
+            _ => return None,
+        };
+        (names.contains(&"integer") && !names.contains(&"number"))
+            .then(|| serde_json::json!({ "type": t }))
     }
 
     /// The schema node whose keywords are local to expression `id`: its own, or through a
