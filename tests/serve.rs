@@ -234,6 +234,34 @@ fn load_at_concurrency_1_2_4_keeps_order_and_loses_nothing() {
             n as f64 / secs
         );
     }
+    // The requests piped in (`--input -`, and no `--input`: standard input both times).
+    for input_args in [&["--input", "-"][..], &[][..]] {
+        let o = served(&server.url(), &spec, &["--jsonl"])
+            .args(input_args)
+            .args(["--concurrency", "2", "--errors", "inline"])
+            .stdin(std::fs::File::open(&input).unwrap())
+            .output()
+            .unwrap();
+        assert!(
+            o.status.success(),
+            "{input_args:?} from stdin: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let lines = stdout_lines(&o);
+        assert_eq!(
+            lines.len(),
+            n,
+            "{input_args:?}: one line per request read from stdin"
+        );
+        for (i, got) in lines.iter().enumerate() {
+            assert_eq!(
+                got,
+                &request(i).1,
+                "{input_args:?} from stdin, line {}",
+                i + 1
+            );
+        }
+    }
 }
 
 #[test]

@@ -14,7 +14,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let spec = CompiledSpec::from_json(&std::fs::read_to_string("grammars/viz-sales/spec.json")?)?;
     let model = LocalModel::load(&dss_runtime::models::resolve("qwen2.5-coder-0.5b")?)?;
     let opts = GeneratorOptions {
-        examples: dss_runtime::generate::load_examples("grammars/viz-sales/examples.jsonl".as_ref())?,
+        examples: dss_runtime::generate::load_examples(
+            "grammars/viz-sales/examples.jsonl".as_ref(),
+        )?,
         ..Default::default()
     };
     // What finds the values a request names: the schema's enums, the values and phrases of the
@@ -34,6 +36,6 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     let out = generator.generate_pruned(&found.prompt(request), &pruning)?;
     println!("{}", out.value); // out.value (JSON), out.text (shorthand), out.stats
-    // README end
+                               // README end
     Ok(())
 }
