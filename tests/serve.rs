@@ -195,6 +195,21 @@ fn requests_file(dir: &Path, lines: impl Iterator<Item = String>) -> PathBuf {
     p
 }
 
+/// `o` succeeded with one line per request of [`tiny_load`]'s `n`, each the answer to its
+/// request, in request order.
+fn assert_every_answer_in_order(o: &std::process::Output, n: usize, what: &str) {
+    assert!(
+        o.status.success(),
+        "{what}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let lines = stdout_lines(o);
+    assert_eq!(lines.len(), n, "{what}: one line per request");
+    for (i, got) in lines.iter().enumerate() {
+        assert_eq!(got, &request(i).1, "{what}, line {}", i + 1);
+    }
+}
+
 fn served(url: &str, spec: &Path, extra: &[&str]) -> Command {
     let mut c = Command::new(DSS);
     c.args(["generate", "--spec"])
@@ -219,16 +234,7 @@ fn load_at_concurrency_1_2_4_keeps_order_and_loses_nothing() {
             .output()
             .unwrap();
         let secs = t.elapsed().as_secs_f64();
-        assert!(
-            o.status.success(),
-            "concurrency {conc}: {}",
-            String::from_utf8_lossy(&o.stderr)
-        );
-        let lines = stdout_lines(&o);
-        assert_eq!(lines.len(), n, "concurrency {conc}: one line per request");
-        for (i, got) in lines.iter().enumerate() {
-            assert_eq!(got, &request(i).1, "concurrency {conc}, line {}", i + 1);
-        }
+        assert_every_answer_in_order(&o, n, &format!("concurrency {conc}"));
         eprintln!(
             "concurrency {conc}: {n} requests in {secs:.1} s ({:.1} req/s)",
             n as f64 / secs
@@ -242,25 +248,7 @@ fn load_at_concurrency_1_2_4_keeps_order_and_loses_nothing() {
             .stdin(std::fs::File::open(&input).unwrap())
             .output()
             .unwrap();
-        assert!(
-            o.status.success(),
-            "{input_args:?} from stdin: {}",
-            String::from_utf8_lossy(&o.stderr)
-        );
-        let lines = stdout_lines(&o);
-        assert_eq!(
-            lines.len(),
-            n,
-            "{input_args:?}: one line per request read from stdin"
-        );
-        for (i, got) in lines.iter().enumerate() {
-            assert_eq!(
-                got,
-                &request(i).1,
-                "{input_args:?} from stdin, line {}",
-                i + 1
-            );
-        }
+        assert_every_answer_in_order(&o, n, &format!("{input_args:?} from stdin"));
     }
 }
 
