@@ -39,6 +39,10 @@ const SKIPPED: &[(&str, &str)] = &[
         "runs a local model on every case of a suite",
     ),
     (
+        "dss eval examples/",
+        "runs a local model on every case of a bundled suite",
+    ),
+    (
         "dss eval table out/",
         "reads the reports of the `dss eval` runs above (tested in tests/cli/eval.rs)",
     ),

@@ -262,6 +262,29 @@ fn compass_negative(digits: &str, after: &str) -> bool {
         || (degrees || word.len() > 1) && matches!(word.to_lowercase().as_str(), "south" | "west")
 }
 
+/// Whether word `j` is `one` standing for a thing named before, not the number: after a
+/// determiner (`another one`, `the other one`, `this one`, `which one`), or before what
+/// describes it (`one with radius 4`, `one that`, `one of width 9`, where `of` is followed
+/// by no determiner: `one of the apples` is a count).
+fn pronoun_one(words: &[&str], j: usize) -> bool {
+    if words[j] != "one" {
+        return false;
+    }
+    let before = j.checked_sub(1).map(|k| words[k]);
+    let after = words.get(j + 1).copied();
+    let determiner = |w: &str| {
+        matches!(
+            w,
+            "the" | "these" | "those" | "my" | "your" | "our" | "their" | "his" | "her" | "its"
+        )
+    };
+    matches!(
+        before,
+        Some("another" | "other" | "this" | "that" | "which" | "each" | "every" | "the" | "no")
+    ) || matches!(after, Some("with" | "that" | "which" | "who" | "where"))
+        || (after == Some("of") && words.get(j + 2).is_some_and(|w| !determiner(w)))
+}
+
 /// The numbers of a request: digit runs (with `,` thousands, a `.` fraction and an ordinal
 /// suffix) read from the original text, and number words read from the normalised words.
 pub(crate) fn find_numbers(orig: &str, n: &Normalized) -> Vec<NumberSpan> {
@@ -360,6 +383,10 @@ pub(crate) fn find_numbers(orig: &str, n: &Normalized) -> Vec<NumberSpan> {
                 || orig[prev.orig_end..next.orig_start].trim() == "-"
         };
         if let Some((v, used, ordinal)) = parse_words(&words[j..], glued) {
+            if used == 1 && pronoun_one(&words, j) {
+                j += 1;
+                continue;
+            }
             out.push(NumberSpan {
                 tok_a: j,
                 tok_b: j + used,
@@ -399,6 +426,13 @@ mod tests {
         assert_eq!(values("the 3rd and fifth"), vec![3.0, 5.0]);
         assert_eq!(values("aircraft j32 at 4pm"), Vec::<f64>::new());
         assert_eq!(values("five six"), vec![5.0, 6.0]);
+        // `one` standing for a thing named before is no number; a count of one is.
+        assert_eq!(
+            values("a box of width 4 and one of width 9, then another one"),
+            vec![4.0, 9.0]
+        );
+        assert_eq!(values("one with 3 rooms or the other one"), vec![3.0]);
+        assert_eq!(values("one of the apples and one pear"), vec![1.0, 1.0]);
         assert_eq!(values(""), Vec::<f64>::new());
     }
 

@@ -186,6 +186,57 @@ fn prune_after_a_call_offers_another_where_numbers_repeat_their_labels() {
     assert!(done.contains("root ::= \"\""), "{done}");
 }
 
+/// Parallel calls of one tool: each name of a list (`Lyon, Le Mans and Metz`, a name of
+/// two words between the others) and each number whose words after it read as a used
+/// one's (`12 liters to gallons, and 3 cups to milliliters`) asks for a call of its own.
+#[test]
+fn prune_after_a_call_offers_one_for_each_item_the_request_lists() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let weather = json!([{"type": "function", "function": {"name": "get_weather",
+        "parameters": {"type": "object", "required": ["city"],
+            "properties": {"city": {"type": "string"}}}}}]);
+    let path = tools_file(&dir, &weather);
+    let request = "Check the weather in Lyon, Le Mans and Metz.";
+    let rest = run_ok(
+        &[
+            "prune",
+            "--spec",
+            path_str(&path),
+            request,
+            "--after",
+            "get_weather (city \"Lyon\")\n",
+        ],
+        None,
+    )
+    .stdout;
+    assert!(rest.contains("root ::= (item-body"), "{rest}");
+    assert!(rest.contains("Le Mans") && rest.contains("Metz"), "{rest}");
+
+    let dir = tempfile::tempdir().expect("tempdir");
+    let convert = json!([{"type": "function", "function": {"name": "convert_volume",
+        "parameters": {"type": "object", "required": ["amount", "from", "to"],
+            "properties": {
+                "amount": {"type": "number"},
+                "from": {"type": "string"},
+                "to": {"type": "string"}}}}}]);
+    let path = tools_file(&dir, &convert);
+    let request = "Convert 12 liters to gallons, and 3 cups to milliliters.";
+    let rest = run_ok(
+        &[
+            "prune",
+            "--spec",
+            path_str(&path),
+            request,
+            "--after",
+            "convert_volume (amount 12 from \"liters\" to \"gallons\")\n",
+        ],
+        None,
+    )
+    .stdout;
+    assert!(rest.contains("root ::= (item-body"), "{rest}");
+    assert!(rest.contains("amount 3"), "{rest}");
+}
+
 /// A request that names two tools, each with a value of its own, asks for a call of the
 /// other after a call of one, and that line is a call of the tool named; a place named
 /// nowhere near the other tool's name asks for nothing.

@@ -509,7 +509,8 @@ pub struct SpanWord {
     pub may_start: bool,
     /// Whether the request marks the word as a value's: quoted, a name (capitalized
     /// inside a sentence, or all capitals), or letters mixed with digits or joined by
-    /// symbols (`v2`, `my-bot-id`, `owner/repo`). Such a word left unwritten asks for
+    /// symbols (`v2`, `my-bot-id`, `owner/repo`), or a name given after a naming word
+    /// ([`SpanWord::given_name`]). Such a word left unwritten asks for
     /// another line where spans are all a line could take.
     pub marked: bool,
     /// Whether the word, unquoted, is a word of the schema's names (a tool's or a
@@ -525,6 +526,9 @@ pub struct SpanWord {
     pub quoted: bool,
     /// The request's text between this word and the next (empty after the last).
     pub between: String,
+    /// Whether the word is part of a name the request gives after a naming word (`called`,
+    /// `named`, `titled`): marked as a value's although not capitalized.
+    pub given_name: bool,
 }
 
 impl SpanWord {
@@ -568,7 +572,12 @@ impl Spans {
             }
             let lead = token.len() - token.trim_start_matches(|c: char| !keeps_edge(c)).len();
             let s = start + lead;
-            let opens = token[..lead].contains(is_quote);
+            // The apostrophe of a contraction cut from its word (`'m traveling`, `'s`) opens
+            // no quotation.
+            let contraction = token[..lead].ends_with(['\'', '\u{2019}'])
+                && matches!(inner, "m" | "s" | "re" | "ve" | "ll" | "d" | "t")
+                && !token[lead + inner.len()..].contains(is_quote);
+            let opens = token[..lead].contains(is_quote) && !contraction;
             let tail = &token[lead + inner.len()..];
             let closes = tail.contains(is_quote);
             let punct: usize = tail
@@ -597,11 +606,18 @@ impl Spans {
                 g.contains([',', ';'])
                     && next_word.is_some_and(|w| CLAUSE_WORDS.contains(&w.to_lowercase().as_str()))
             };
+            // An initial or a title abbreviated before a name goes on into it (`Ursula K. Le
+            // Guin`, `Dr. Ruth Ames`): its period ends no sentence.
+            let abbreviation = gap.is_some_and(|g| g.trim() == ".")
+                && request
+                    .get(..e + 1)
+                    .is_some_and(ends_with_name_abbreviation)
+                && next_word.is_some_and(|w| w.chars().next().is_some_and(char::is_uppercase));
             let crosses = gap.is_none_or(|g| {
                 g.contains(['(', ')', '[', ']', '{', '}', '?', '!', '\n'])
                     || g.contains(ENDS_UNSPACED)
                     || g.contains(is_quote)
-                    || g.contains(". ")
+                    || (g.contains(". ") && !abbreviation)
                     || clause(g)
             });
             let sentence_start = i == 0 || words_end_sentence(&request[..s]);
@@ -616,10 +632,14 @@ impl Spans {
                 FIRST_PERSON.contains(&t.to_lowercase().replace('\u{2019}', "'").as_str())
             };
             let pronoun = first_person(&text);
-            let name = gap.is_some_and(|g| g.trim().is_empty())
-                && capitalized(&text)
+            let name = gap.is_some_and(|g| g.trim().is_empty() || abbreviation)
+                && (capitalized(&text) || abbreviation)
                 && !pronoun
-                && next_word.is_some_and(|w| capitalized(w) && !first_person(w));
+                && next_word.is_some_and(|w| {
+                    // An initial goes on a name (`Mary A. Oliver`).
+                    let initial = w.chars().count() == 1 && w.chars().all(char::is_uppercase);
+                    (capitalized(w) || initial) && !first_person(w)
+                });
             // A value never ends on a function word (`in`, `the`, `and`): such a word joins
             // the next one.
             let function_word = END_WORDS.contains(&text.to_lowercase().as_str());
@@ -631,7 +651,21 @@ impl Spans {
                 opens || (prev_opens && !START_NEVER.contains(&text.to_lowercase().as_str()));
             prev_opens = !joined || (!inside_quote && (function_word || (name && sentence_start)));
             let letters = text.chars().filter(|c| c.is_alphabetic()).count();
-            let marked = quoted
+            // The words a request gives as a name (`a timer called focus`, `a list named
+            // weekend chores`): those after a naming word, up to a function word or
+            // punctuation.
+            let lower = text.to_lowercase();
+            let given_name = !END_WORDS.contains(&lower.as_str())
+                && !FUNCTION_WORDS.contains(&lower.as_str())
+                && !LIST_WORDS.contains(&lower.as_str())
+                && !CLAUSE_WORDS.contains(&lower.as_str())
+                && i > 0
+                && request[raw[i - 1].1..s].trim().is_empty()
+                && (NAMING_WORDS
+                    .contains(&request[raw[i - 1].0..raw[i - 1].1].to_lowercase().as_str())
+                    || words.last().is_some_and(|w: &SpanWord| w.given_name));
+            let marked = given_name
+                || quoted
                 || (!pronoun
                     && ((capitalized(&text) && (!sentence_start || name))
                         || (letters >= 2 && !text.chars().any(char::is_lowercase))
@@ -653,6 +687,7 @@ impl Spans {
                 at: s..e,
                 quoted: in_quotes,
                 between: gap.unwrap_or_default().to_string(),
+                given_name,
             });
         }
         Spans { words }
@@ -751,10 +786,51 @@ impl Spans {
                 }
             })
         };
+        // The words after a number, each a function word as written or a content word as
+        // `*`, up to three, within the clause (`12 meters to feet`: `* to *`).
+        let shape = |i: usize| -> Option<Vec<String>> {
+            let mut out = Vec::new();
+            let mut k = i;
+            while out.len() < 3 {
+                if self.words[k].gap.is_none() {
+                    break;
+                }
+                k += 1;
+                let Some(w) = self.words.get(k) else { break };
+                let t = w.text.to_lowercase();
+                if number(w)
+                    || LIST_WORDS.contains(&t.as_str())
+                    || CLAUSE_WORDS.contains(&t.as_str())
+                {
+                    break;
+                }
+                let function =
+                    FUNCTION_WORDS.contains(&t.as_str()) || END_WORDS.contains(&t.as_str());
+                out.push(if function { t } else { "*".to_string() });
+            }
+            let has_function = out.iter().any(|t| t != "*");
+            let has_content = out.iter().any(|t| t == "*");
+            (has_function && has_content).then_some(out)
+        };
+        // A joining word between words `a` and `b`.
+        let joined_between = |a: usize, b: usize| {
+            (a.min(b) + 1..a.max(b))
+                .any(|k| LIST_WORDS.contains(&self.words[k].text.to_lowercase().as_str()))
+        };
+        // A number left after a joining word whose words after it read as a used number's
+        // do (`convert 12 meters to feet, and 3 miles to kilometers`): the same arguments
+        // again, another call.
+        let shaped = |j: usize| {
+            shape(j).is_some_and(|sj| {
+                used.iter()
+                    .any(|&i| joined_between(i, j) && shape(i).as_ref() == Some(&sj))
+            })
+        };
         self.words.iter().enumerate().any(|(j, w)| {
             !w.used
                 && number(w)
                 && (listed(j)
+                    || shaped(j)
                     || [false, true].into_iter().any(|after| {
                         label(j, after).is_some_and(|l| {
                             used.iter().any(|&i| label(i, after).as_ref() == Some(&l))
@@ -849,8 +925,10 @@ impl Spans {
                 || t.chars().all(|c| c.is_ascii_digit() || c == '.')
         };
         // One other word may stand between where a joining word does (`buy milk and call
-        // Ada`: a second item of the same kind); none where only joined words count.
-        let others = between.iter().filter(|w| !filler(w)).count();
+        // Ada`: a second item of the same kind); none where only joined words count. Words
+        // the request marks as values are other items of the same list (`Lyon, Le Mans
+        // and Metz`), none of them used yet.
+        let others = between.iter().filter(|w| !filler(w) && !w.marked).count();
         if others > 1 || (joined && others > 0) {
             return false;
         }
@@ -1072,6 +1150,11 @@ const LIST_WORDS: &[&str] = &[
 const LABEL_GAPS: &[&str] = &[
     "is", "was", "of", "no", "no.", "number", "called", "named", "id",
 ];
+/// Words after which a request gives a name (`a timer called focus`).
+const NAMING_WORDS: &[&str] = &[
+    "called", "named", "titled", "labeled", "labelled", "entitled",
+];
+
 /// Words that begin a clause after a comma: a span does not run on into them.
 const CLAUSE_WORDS: &[&str] = &[
     "and", "because", "but", "or", "so", "then", "which", "while", "who",
@@ -1292,7 +1375,28 @@ fn escaped_line_breaks(request: &str) -> Option<String> {
 /// Whether the text before a word ends a sentence.
 fn words_end_sentence(before: &str) -> bool {
     let t = before.trim_end();
-    t.is_empty() || t.ends_with(['.', '?', '!', ':', '\n', '\u{3002}', '\u{ff1f}', '\u{ff01}'])
+    t.is_empty()
+        || (t.ends_with(['.', '?', '!', ':', '\n', '\u{3002}', '\u{ff1f}', '\u{ff01}'])
+            && !ends_with_name_abbreviation(t))
+}
+
+/// Titles written before a name and abbreviated with a period (`Dr. Ruth Ames`).
+const NAME_TITLES: &[&str] = &["mr", "mrs", "ms", "dr", "prof", "st", "mt", "ft"];
+
+/// Whether `text` ends with an abbreviation that a name goes on after: an initial (`Ursula
+/// K.`, `J. R. Tolkien`) or a title (`Dr.`); its period ends no sentence.
+fn ends_with_name_abbreviation(text: &str) -> bool {
+    let Some(t) = text.strip_suffix('.') else {
+        return false;
+    };
+    let word = t
+        .rsplit(|c: char| !c.is_alphabetic())
+        .next()
+        .unwrap_or_default();
+    let before = &t[..t.len() - word.len()];
+    let starts_word = before.is_empty() || before.ends_with(char::is_whitespace);
+    let initial = word.chars().count() == 1 && word.chars().all(char::is_uppercase);
+    starts_word && (initial || NAME_TITLES.contains(&word.to_lowercase().as_str()))
 }
 
 /// The punctuation of scripts written without spaces (Chinese, Japanese) that ends a
@@ -1840,6 +1944,13 @@ mod tests {
         let mut s = Spans::of("circles of radius 5, 10 and 15");
         assert!(s.consume("5"));
         assert!(s.numbers_listed_left());
+        // The words after it read as those after a used one, past a joining word.
+        let mut s = Spans::of("convert 12 meters to feet, and 3 miles to kilometers");
+        assert!(s.consume("12"));
+        assert!(s.numbers_listed_left());
+        let mut s = Spans::of("walk 5 km to the park and then rest 10 minutes");
+        assert!(s.consume("5"));
+        assert!(!s.numbers_listed_left());
         // A number labelled otherwise is part of the same call's values.
         let mut s = Spans::of("deliver to 221 Baker Street, apt 4");
         assert!(s.consume("221"));
@@ -2258,6 +2369,45 @@ mod tests {
     }
 
     #[test]
+    fn an_initial_or_a_title_before_a_name_ends_no_sentence() {
+        let texts = Spans::of("find poems by Mary A. Oliver and Wendell Berry").texts(6);
+        assert!(texts.contains(&"Mary A. Oliver".to_string()), "{texts:?}");
+        assert!(
+            !texts.iter().any(|t| t == "Mary A" || t == "Mary"),
+            "{texts:?}"
+        );
+        let texts = Spans::of("book a visit with Dr. Lena Fox tomorrow").texts(6);
+        assert!(texts.contains(&"Dr. Lena Fox".to_string()), "{texts:?}");
+        // A sentence still ends after a word of its own.
+        let texts = Spans::of("Email Bob. Then call Ana Diaz").texts(6);
+        assert!(!texts.iter().any(|t| t.contains("Bob. Then")), "{texts:?}");
+    }
+
+    #[test]
+    fn a_contraction_cut_from_its_word_opens_no_quotation() {
+        let spans = Spans::of("'m flying to Quito on Monday");
+        assert!(!spans.words.iter().any(|w| w.quoted), "{spans:?}");
+        assert!(Spans::of("label it 'fragile'").words[2].quoted);
+    }
+
+    #[test]
+    fn words_after_a_naming_word_are_a_name_given() {
+        let spans = Spans::of("set a timer called tea break for 4 minutes");
+        let texts = spans.texts(6);
+        assert!(texts.contains(&"tea break".to_string()), "{texts:?}");
+        let marked: Vec<&str> = spans
+            .words
+            .iter()
+            .filter(|w| w.marked)
+            .map(|w| w.text.as_str())
+            .collect();
+        assert_eq!(marked, ["tea", "break"]);
+        // A function word ends the name.
+        let spans = Spans::of("a list named the chores");
+        assert!(!spans.words.iter().any(|w| w.marked), "{spans:?}");
+    }
+
+    #[test]
     fn a_consumed_span_leaves_the_words_around_it() {
         let mut s = Spans::of("copy the file notes.txt to the backup folder");
         assert!(s.consume("notes.txt"));
@@ -2314,6 +2464,10 @@ mod tests {
         assert!(left("label it 'fragile' then maybe 'urgent'", "fragile"));
         assert!(left("ship 3 crates to Denver and 2 to Austin", "Denver"));
         assert!(left("note down buy milk and call Rosa", "buy milk"));
+        assert!(left(
+            "ship crates to Denver, Salt Lake City and Austin",
+            "Denver"
+        ));
         assert!(!left("ship crates to Denver for my cousin Rosa", "Denver"));
         assert!(!left(
             "ship crates to Denver and then wait for my cousin Rosa",
