@@ -111,12 +111,15 @@ fn prune_after_lines_prints_the_grammar_of_the_rest() {
     let after = |lines: &str| run(&["prune", "--spec", spec, request, "--after", lines], None);
     let rest = after("get_weather city \"Oslo\" unit celsius\n");
     assert_eq!(rest.code, 0, "{}", rest.stderr);
-    // The city and the unit written are used up; the other city is left, and a second
-    // call is offered for it (`Oslo and in Bergen` joins them) although the unit found
-    // nothing more.
+    // The city written is used up; the other city is left, and a second call is offered
+    // for it (`Oslo and in Bergen` joins them), with the unit said once for both.
     assert!(rest.stdout.contains("Bergen"), "{}", rest.stdout);
     assert!(!rest.stdout.contains("Oslo"), "{}", rest.stdout);
-    assert!(!rest.stdout.contains("celsius"), "{}", rest.stdout);
+    assert!(
+        rest.stdout.contains("unit ::= \"celsius\""),
+        "{}",
+        rest.stdout
+    );
     assert!(
         rest.stdout.contains("root ::= (item-body"),
         "{}",
@@ -235,6 +238,38 @@ fn prune_after_a_call_offers_one_for_each_item_the_request_lists() {
     .stdout;
     assert!(rest.contains("root ::= (item-body"), "{rest}");
     assert!(rest.contains("amount 3"), "{rest}");
+}
+
+/// A choice said once beside a list of names holds for each name's call: after the first
+/// call it is offered again, and asks for no call of its own; where the request gives
+/// another value of it, that one is offered instead.
+#[test]
+fn prune_after_a_call_offers_a_choice_said_once_for_every_name_again() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let tools = json!([{"type": "function", "function": {"name": "forecast",
+        "parameters": {"type": "object", "required": ["town"],
+            "properties": {
+                "town": {"type": "string"},
+                "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]}}}}}]);
+    let path = tools_file(&dir, &tools);
+    let spec = path_str(&path);
+    let after = |request: &str, lines: &str| {
+        run_ok(&["prune", "--spec", spec, request, "--after", lines], None).stdout
+    };
+    let request = "Forecast for Tartu and for Narva, in fahrenheit";
+    let rest = after(request, "forecast town \"Tartu\" unit fahrenheit\n");
+    assert!(rest.contains("root ::= (item-body"), "{rest}");
+    assert!(rest.contains("unit ::= \"fahrenheit\""), "{rest}");
+    let done = after(
+        request,
+        "forecast town \"Tartu\" unit fahrenheit\nforecast town \"Narva\" unit fahrenheit\n",
+    );
+    assert!(done.contains("root ::= \"\""), "{done}");
+    let rest = after(
+        "Forecast for Tartu in fahrenheit and for Narva in celsius",
+        "forecast town \"Tartu\" unit fahrenheit\n",
+    );
+    assert!(rest.contains("unit ::= \"celsius\""), "{rest}");
 }
 
 /// A request that names two tools, each with a value of its own, asks for a call of the

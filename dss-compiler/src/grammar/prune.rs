@@ -1732,7 +1732,37 @@ impl Restriction {
                 r.consume_open(site, v);
             }
         }
+        if how != Consume::Off {
+            r.share_choices(self, used);
+        }
         r
+    }
+
+    /// A choice the request says once beside a list of names (`the weather in Lisbon and in
+    /// Oslo, in celsius`) holds for the call of each name: once a line wrote it next to a
+    /// span of the request, it is offered again at its site where no other value of the
+    /// site is left. Written again it asks for no line of its own (the same value at a
+    /// written site, [`Restriction::found_asks_for_a_line`]); a site with another value
+    /// left (`Lisbon in celsius and Oslo in fahrenheit`) takes that one.
+    fn share_choices(&mut self, before: &Restriction, used: &[(String, Value)]) {
+        let record = |s: &str| s.rsplit_once('/').map_or("", |(p, _)| p).to_string();
+        for (site, v) in used {
+            let found = before
+                .candidates
+                .get(site)
+                .is_some_and(|vs| vs.iter().any(|c| same_value(c, v)));
+            let none_left = self.candidates.get(site).is_none_or(|vs| vs.is_empty());
+            let beside_span = used.iter().any(|(s2, x)| {
+                s2 != site
+                    && record(s2) == record(site)
+                    && x.is_string()
+                    && before.span_sites.contains(s2)
+                    && !before.bound.contains(s2)
+            });
+            if found && none_left && beside_span {
+                self.candidates.insert(site.clone(), vec![v.clone()]);
+            }
+        }
     }
 
     /// Whether a value found and still unwritten asks for another line of a `lines`
