@@ -156,3 +156,50 @@ fn bfcl_import_then_score_hand_written_outputs() {
     let twice = json!([{"sum": {"a": 5, "b": 3}}, {"sum": {"a": 5, "b": 3}}]);
     assert!(!em_paper_case(&twice, sum, &suite.meta.scoring));
 }
+
+/// The bundled parallel-calls suite loads; each gold is a valid list of calls of its own
+/// tools that round-trips through the notation, and BFCL's AST rule accepts it against
+/// the case's acceptable values.
+#[test]
+fn the_parallel_calls_suite_scores_its_golds_right() {
+    let dir = Path::new(WORKSPACE).join("examples/eval/tools-parallel");
+    let suite = Suite::load(&dir).expect("the suite loads");
+    assert_eq!(suite.meta.scoring.paper, PaperRule::BfclAst);
+    assert!(suite.cases.len() >= 16, "{}", suite.cases.len());
+    assert!(
+        suite
+            .cases
+            .iter()
+            .filter(|c| c.gold.as_array().is_some_and(|a| a.len() > 1))
+            .count()
+            >= 10,
+        "most cases ask for several calls"
+    );
+    for case in &suite.cases {
+        let schema = suite
+            .schema_of(case)
+            .expect("the case's tools compile to a schema");
+        let spec = dss_compiler::compile(&schema, &Default::default()).expect("compiles");
+        spec.validate(&case.gold)
+            .unwrap_or_else(|e| panic!("{}: {e}", case.id));
+        let text = spec
+            .compress(&case.gold)
+            .unwrap_or_else(|e| panic!("{}: {e}", case.id));
+        assert_eq!(
+            spec.expand(&text).expect("expands"),
+            case.gold,
+            "{}",
+            case.id
+        );
+        assert!(
+            em_paper_case(&case.gold, case, &suite.meta.scoring),
+            "{}: its gold is not accepted",
+            case.id
+        );
+        assert!(
+            em(&case.gold, &case.gold, &suite.meta.scoring),
+            "{}",
+            case.id
+        );
+    }
+}
