@@ -179,7 +179,7 @@ fn the_parallel_calls_suite_scores_its_golds_right() {
         let schema = suite
             .schema_of(case)
             .expect("the case's tools compile to a schema");
-        let spec = dss_compiler::compile(&schema, &Default::default()).expect("compiles");
+        let spec = dss_compiler::compile(schema, &Default::default()).expect("compiles");
         spec.validate(&case.gold)
             .unwrap_or_else(|e| panic!("{}: {e}", case.id));
         let text = spec
