@@ -194,50 +194,56 @@ fn prune_after_a_call_offers_another_where_numbers_repeat_their_labels() {
 /// one's (`12 liters to gallons, and 3 cups to milliliters`) asks for a call of its own.
 #[test]
 fn prune_after_a_call_offers_one_for_each_item_the_request_lists() {
-    let dir = tempfile::tempdir().expect("tempdir");
+    // The grammar of the rest after `lines`, for `tools` and `request`.
+    let rest = |tools: &Value, request: &str, lines: &str| {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = tools_file(&dir, tools);
+        run_ok(
+            &[
+                "prune",
+                "--spec",
+                path_str(&path),
+                request,
+                "--after",
+                lines,
+            ],
+            None,
+        )
+        .stdout
+    };
     let weather = json!([{"type": "function", "function": {"name": "get_weather",
         "parameters": {"type": "object", "required": ["city"],
             "properties": {"city": {"type": "string"}}}}}]);
-    let path = tools_file(&dir, &weather);
-    let request = "Check the weather in Lyon, Le Mans and Metz.";
-    let rest = run_ok(
-        &[
-            "prune",
-            "--spec",
-            path_str(&path),
-            request,
-            "--after",
-            "get_weather (city \"Lyon\")\n",
-        ],
-        None,
-    )
-    .stdout;
-    assert!(rest.contains("root ::= (item-body"), "{rest}");
-    assert!(rest.contains("Le Mans") && rest.contains("Metz"), "{rest}");
+    let rest_of_list = rest(
+        &weather,
+        "Check the weather in Lyon, Le Mans and Metz.",
+        "get_weather (city \"Lyon\")\n",
+    );
+    assert!(
+        rest_of_list.contains("root ::= (item-body"),
+        "{rest_of_list}"
+    );
+    assert!(
+        rest_of_list.contains("Le Mans") && rest_of_list.contains("Metz"),
+        "{rest_of_list}"
+    );
 
-    let dir = tempfile::tempdir().expect("tempdir");
     let convert = json!([{"type": "function", "function": {"name": "convert_volume",
         "parameters": {"type": "object", "required": ["amount", "from", "to"],
             "properties": {
                 "amount": {"type": "number"},
                 "from": {"type": "string"},
                 "to": {"type": "string"}}}}}]);
-    let path = tools_file(&dir, &convert);
-    let request = "Convert 12 liters to gallons, and 3 cups to milliliters.";
-    let rest = run_ok(
-        &[
-            "prune",
-            "--spec",
-            path_str(&path),
-            request,
-            "--after",
-            "convert_volume (amount 12 from \"liters\" to \"gallons\")\n",
-        ],
-        None,
-    )
-    .stdout;
-    assert!(rest.contains("root ::= (item-body"), "{rest}");
-    assert!(rest.contains("amount 3"), "{rest}");
+    let rest_of_numbers = rest(
+        &convert,
+        "Convert 12 liters to gallons, and 3 cups to milliliters.",
+        "convert_volume (amount 12 from \"liters\" to \"gallons\")\n",
+    );
+    assert!(
+        rest_of_numbers.contains("root ::= (item-body"),
+        "{rest_of_numbers}"
+    );
+    assert!(rest_of_numbers.contains("amount 3"), "{rest_of_numbers}");
 }
 
 /// A choice said once beside a list of names holds for each name's call: after the first

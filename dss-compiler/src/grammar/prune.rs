@@ -1589,7 +1589,7 @@ impl Restriction {
         if !self.hold_lists {
             return Vec::new();
         }
-        let record = list.rsplit_once('/').map_or("", |(r, _)| r);
+        let record = parent(list);
         if record.split('/').any(|seg| seg == "*") {
             let outside = |v: &Value| {
                 self.candidates
@@ -1745,7 +1745,6 @@ impl Restriction {
     /// written site, [`Restriction::found_asks_for_a_line`]); a site with another value
     /// left (`Lisbon in celsius and Oslo in fahrenheit`) takes that one.
     fn share_choices(&mut self, before: &Restriction, used: &[(String, Value)]) {
-        let record = |s: &str| s.rsplit_once('/').map_or("", |(p, _)| p).to_string();
         for (site, v) in used {
             let found = before
                 .candidates
@@ -1754,7 +1753,7 @@ impl Restriction {
             let none_left = self.candidates.get(site).is_none_or(|vs| vs.is_empty());
             let beside_span = used.iter().any(|(s2, x)| {
                 s2 != site
-                    && record(s2) == record(site)
+                    && parent(s2) == parent(site)
                     && x.is_string()
                     && before.span_sites.contains(s2)
                     && !before.bound.contains(s2)
@@ -1920,6 +1919,12 @@ impl Status {
     pub(crate) fn asks_for_more(self) -> bool {
         self.candidate || self.open || !self.bound
     }
+}
+
+/// The path a site's value lies in: its record's (`/*/get_weather` of
+/// `/*/get_weather/unit`).
+fn parent(site: &str) -> &str {
+    site.rsplit_once('/').map_or("", |(p, _)| p)
 }
 
 /// Whether the site path `site` lies below the path `path` (`/*/a/b` below `/*/a`).
